@@ -1,0 +1,37 @@
+/** The protocol: one home for every public type of rxagent. */
+export type {
+  AgentMessage,
+  AssistantMessage,
+  CustomAgentMessages,
+  ImageContent,
+  Message,
+  StopReason,
+  TextContent,
+  ThinkingContent,
+  ToolCall,
+  ToolResultMessage,
+  Usage,
+  UserMessage,
+} from "./types/messages.js";
+export { emptyUsage, isModelMessage, toolCallsOf } from "./types/messages.js";
+export type { LlmContext, Model, ModelEvent, ModelStreamOptions, ModelTool } from "./types/model.js";
+export type {
+  AgentTool,
+  AgentToolResult,
+  ToolExecuteResult,
+  ToolExecutionContext,
+  ToolExecutionMode,
+} from "./types/tools.js";
+export type { AgentEvent, AgentEventType, QueuedMessages } from "./types/events.js";
+export type {
+  AfterToolCallContext,
+  AfterToolCallResult,
+  AgentContext,
+  AgentLoopConfig,
+  BeforeToolCallContext,
+  BeforeToolCallResult,
+  DrainableQueue,
+  HookResult,
+  QueueMode,
+  ShouldStopAfterTurnContext,
+} from "./types/loop-config.js";

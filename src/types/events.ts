@@ -1,0 +1,55 @@
+import type { AgentMessage, AssistantMessage, ToolResultMessage } from "./messages.js";
+import type { ModelEvent } from "./model.js";
+
+/** Messages still queued when a run ended, so the caller can keep them. */
+export interface QueuedMessages {
+  steering: AgentMessage[];
+  followUp: AgentMessage[];
+}
+
+/**
+ * Everything a run reports, in order. Same shapes as pi-agent-core's `AgentEvent`:
+ *
+ * ```text
+ * agent_start
+ * └─ turn_start
+ *    ├─ message_start / message_end          (prompt, steering, follow-up)
+ *    ├─ message_start, message_update…, message_end   (assistant)
+ *    ├─ tool_execution_start, _update…, _end (per tool call)
+ *    ├─ message_start / message_end          (tool results, in call order)
+ *    └─ turn_end
+ * agent_end
+ * ```
+ */
+export type AgentEvent =
+  | { type: "agent_start" }
+  | {
+      type: "agent_end";
+      /** Every message the run added, in order (prompts included). */
+      messages: AgentMessage[];
+      /** Present when steering or follow-up messages were still queued at the end. */
+      queued?: QueuedMessages;
+    }
+  | { type: "turn_start" }
+  | { type: "turn_end"; message: AssistantMessage; toolResults: ToolResultMessage[] }
+  | { type: "message_start"; message: AgentMessage }
+  | { type: "message_update"; message: AssistantMessage; assistantMessageEvent: ModelEvent }
+  | { type: "message_end"; message: AgentMessage }
+  | { type: "tool_execution_start"; toolCallId: string; toolName: string; args: unknown }
+  | {
+      type: "tool_execution_update";
+      toolCallId: string;
+      toolName: string;
+      args: unknown;
+      partialResult: unknown;
+    }
+  | {
+      type: "tool_execution_end";
+      toolCallId: string;
+      toolName: string;
+      result: unknown;
+      isError: boolean;
+    };
+
+/** The `type` names of `AgentEvent`. */
+export type AgentEventType = AgentEvent["type"];

@@ -1,0 +1,146 @@
+import type { Observable, SchedulerLike } from "rxjs";
+import type { AgentMessage, AssistantMessage, ImageContent, Message, TextContent, ToolCall, ToolResultMessage } from "./messages.js";
+import type { Model } from "./model.js";
+import type { AgentTool, AgentToolResult, ToolExecutionMode } from "./tools.js";
+
+/**
+ * What a hook may return. A plain value is used synchronously (so a scripted run stays
+ * deterministic in virtual time); a Promise or an Observable (its last value) is waited for.
+ */
+export type HookResult<T> = T | PromiseLike<T> | Observable<T>;
+
+/** The transcript and tools a run works on. */
+export interface AgentContext {
+  systemPrompt?: string;
+  messages: AgentMessage[];
+  tools?: AgentTool[];
+}
+
+/** How many queued messages one drain takes. */
+export type QueueMode = "one-at-a-time" | "all";
+
+/**
+ * A queue the loop drains at its own moments. `MessageQueue` implements it; pass one to keep
+ * ownership of what is queued (the `Agent` does), or pass an Observable and the loop queues.
+ */
+export interface DrainableQueue {
+  /** Removes and returns the next messages (one, or all, per mode). */
+  drain(mode: QueueMode): AgentMessage[];
+  /** What is queued now, without removing it. */
+  peek(): readonly AgentMessage[];
+  /** Emits each message as it is queued. */
+  readonly arrivals: Observable<AgentMessage>;
+}
+
+export interface BeforeToolCallResult {
+  /** Prevents the call; it gets an error result with `reason`. */
+  block?: boolean;
+  reason?: string;
+}
+
+/** Field-by-field override of an executed result; omitted fields keep their value. */
+export interface AfterToolCallResult {
+  content?: (TextContent | ImageContent)[];
+  details?: unknown;
+  isError?: boolean;
+  terminate?: boolean;
+}
+
+export interface BeforeToolCallContext {
+  assistantMessage: AssistantMessage;
+  toolCall: ToolCall;
+  /** The validated (and coerced) arguments. */
+  args: unknown;
+  context: AgentContext;
+}
+
+export interface AfterToolCallContext extends BeforeToolCallContext {
+  result: AgentToolResult;
+  isError: boolean;
+}
+
+export interface ShouldStopAfterTurnContext {
+  message: AssistantMessage;
+  toolResults: ToolResultMessage[];
+  context: AgentContext;
+  /** Messages this run has added so far. */
+  newMessages: AgentMessage[];
+}
+
+export interface AgentLoopConfig {
+  model: Model;
+  /**
+   * Turns transcript messages into model messages before each call.
+   *
+   * Contract: return only user / assistant / toolResult messages. Default: keeps those three
+   * roles and drops app-defined ones. A throw ends the turn with an error assistant message.
+   * @example convertToLlm: (messages) => messages.filter((message) => message.role !== "notice")
+   */
+  convertToLlm?: (messages: AgentMessage[]) => HookResult<Message[]>;
+  /**
+   * Prunes, compacts or injects transcript messages before `convertToLlm`, on every call.
+   *
+   * Contract: return the messages to use; the transcript itself is not changed.
+   * @example transformContext: (messages) => messages.slice(-40)
+   */
+  transformContext?: (messages: AgentMessage[], signal: AbortSignal) => HookResult<AgentMessage[]>;
+  /**
+   * Asked after every `turn_end`; `true` ends the run there.
+   *
+   * Contract: a throw also ends the run (the safe choice).
+   * @example shouldStopAfterTurn: ({ newMessages }) => newMessages.length > 100
+   */
+  shouldStopAfterTurn?: (context: ShouldStopAfterTurnContext) => HookResult<boolean>;
+  /** Ends the run after this many turns. */
+  maxTurns?: number;
+  /**
+   * Messages typed while the agent works, injected before the next model call.
+   *
+   * Contract: the loop subscribes for its lifetime; nothing pushed is lost (what is still
+   * queued at the end is reported in `agent_end.queued`).
+   * @example steering: steeringSubject
+   */
+  steering?: Observable<AgentMessage> | DrainableQueue;
+  /**
+   * Messages to handle once the agent would stop; each drain starts another inner loop.
+   * @example followUp: followUpSubject
+   */
+  followUp?: Observable<AgentMessage> | DrainableQueue;
+  /** Default `"one-at-a-time"`. */
+  steeringMode?: QueueMode;
+  /** Default `"one-at-a-time"`. */
+  followUpMode?: QueueMode;
+  /** Default `"parallel"`. A tool with `executionMode: "sequential"` makes its batch sequential. */
+  toolExecution?: ToolExecutionMode;
+  /** Most tool calls running at once. Default: unbounded. */
+  maxConcurrency?: number;
+  /**
+   * Steering that arrives during a tool batch aborts running tools and skips the rest. Default
+   * `false`: steering waits for the batch.
+   */
+  steeringInterruptsTools?: boolean;
+  /**
+   * Asked before each tool runs, one call at a time in source order (it may wait for a person).
+   *
+   * Contract: `{ block: true, reason }` prevents the call; a throw becomes an error result.
+   * @example beforeToolCall: ({ toolCall }) => toolCall.name === "rm" ? { block: true, reason: "no" } : undefined
+   */
+  beforeToolCall?: (
+    context: BeforeToolCallContext,
+    signal: AbortSignal,
+  ) => HookResult<BeforeToolCallResult | undefined>;
+  /**
+   * Asked after each tool ran; may override its result.
+   *
+   * Contract: a throw turns the result into an error result with the thrown message.
+   * @example afterToolCall: ({ result }) => ({ details: { audited: true } })
+   */
+  afterToolCall?: (
+    context: AfterToolCallContext,
+    signal: AbortSignal,
+  ) => HookResult<AfterToolCallResult | undefined>;
+  /** Aborting ends the run gracefully: `stopReason: "aborted"`, a result for every tool call. */
+  signal?: AbortSignal;
+  /** Source of time (timestamps, timeouts). Default: `asyncScheduler`. */
+  scheduler?: SchedulerLike;
+}

@@ -1,0 +1,133 @@
+/**
+ * Message shapes of the agent protocol. Field for field the same as pi-ai's, so a UI or a
+ * transcript written for pi-agent-core works with rxagent unchanged.
+ */
+
+/** A piece of text in a message. */
+export interface TextContent {
+  type: "text";
+  text: string;
+  /** Opaque provider data that must travel back with the text (e.g. a Responses item id). */
+  textSignature?: string;
+}
+
+/** Reasoning the model showed before answering. */
+export interface ThinkingContent {
+  type: "thinking";
+  thinking: string;
+  /** Opaque provider data (e.g. encrypted reasoning) to send back on the next call. */
+  thinkingSignature?: string;
+  /** True when the provider redacted the reasoning; the payload then sits in `thinkingSignature`. */
+  redacted?: boolean;
+}
+
+/** An image, base64 encoded. */
+export interface ImageContent {
+  type: "image";
+  data: string;
+  mimeType: string;
+}
+
+/** A tool call requested by the model. `arguments` is the parsed JSON object. */
+export interface ToolCall {
+  type: "toolCall";
+  id: string;
+  name: string;
+  arguments: Record<string, unknown>;
+  thoughtSignature?: string;
+}
+
+/** Token counts and cost of one model call. */
+export interface Usage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  totalTokens: number;
+  cost: {
+    input: number;
+    output: number;
+    cacheRead: number;
+    cacheWrite: number;
+    total: number;
+  };
+}
+
+/** Why an assistant message ended. */
+export type StopReason = "stop" | "length" | "toolUse" | "error" | "aborted";
+
+export interface UserMessage {
+  role: "user";
+  content: string | (TextContent | ImageContent)[];
+  timestamp: number;
+}
+
+export interface AssistantMessage {
+  role: "assistant";
+  content: (TextContent | ThinkingContent | ToolCall)[];
+  /** Wire API that produced the message, e.g. `"openai-completions"`. */
+  api: string;
+  provider: string;
+  model: string;
+  /** Model name the server reported, when it differs from the requested one. */
+  responseModel?: string;
+  responseId?: string;
+  usage: Usage;
+  stopReason: StopReason;
+  /** Set when `stopReason` is `"error"` or `"aborted"`: what went wrong, readable. */
+  errorMessage?: string;
+  timestamp: number;
+}
+
+export interface ToolResultMessage<TDetails = unknown> {
+  role: "toolResult";
+  toolCallId: string;
+  toolName: string;
+  content: (TextContent | ImageContent)[];
+  details?: TDetails;
+  isError: boolean;
+  timestamp: number;
+}
+
+/** A message a model understands. */
+export type Message = UserMessage | AssistantMessage | ToolResultMessage;
+
+/**
+ * App-defined messages (notifications, artifacts, ...) that live in the transcript but are not
+ * sent to the model unless `convertToLlm` turns them into model messages.
+ *
+ * Extend by declaration merging:
+ * ```ts
+ * declare module "rxagent" {
+ *   interface CustomAgentMessages { notice: { role: "notice"; text: string; timestamp: number } }
+ * }
+ * ```
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface CustomAgentMessages {}
+
+/** Any message of the transcript: model messages plus app-defined ones. */
+export type AgentMessage = Message | CustomAgentMessages[keyof CustomAgentMessages];
+
+/** Usage with every count at zero. */
+export function emptyUsage(): Usage {
+  return {
+    input: 0,
+    output: 0,
+    cacheRead: 0,
+    cacheWrite: 0,
+    totalTokens: 0,
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+  };
+}
+
+/** True for the three message roles a model understands. */
+export function isModelMessage(message: AgentMessage): message is Message {
+  const role = (message as { role?: unknown }).role;
+  return role === "user" || role === "assistant" || role === "toolResult";
+}
+
+/** The tool calls of an assistant message, in the order the model wrote them. */
+export function toolCallsOf(message: AssistantMessage): ToolCall[] {
+  return message.content.filter((block): block is ToolCall => block.type === "toolCall");
+}

@@ -1,0 +1,59 @@
+import type { Observable } from "rxjs";
+import type { TSchema } from "@sinclair/typebox";
+import type { AssistantMessage, Message, StopReason, ToolCall } from "./messages.js";
+
+/**
+ * What a model streams while it writes one assistant message. Each event carries the `partial`
+ * message as it stands after the event; a stream ends with exactly one `done` or `error`.
+ */
+export type ModelEvent =
+  | { type: "start"; partial: AssistantMessage }
+  | { type: "text_start"; contentIndex: number; partial: AssistantMessage }
+  | { type: "text_delta"; contentIndex: number; delta: string; partial: AssistantMessage }
+  | { type: "text_end"; contentIndex: number; content: string; partial: AssistantMessage }
+  | { type: "thinking_start"; contentIndex: number; partial: AssistantMessage }
+  | { type: "thinking_delta"; contentIndex: number; delta: string; partial: AssistantMessage }
+  | { type: "thinking_end"; contentIndex: number; content: string; partial: AssistantMessage }
+  | { type: "toolcall_start"; contentIndex: number; partial: AssistantMessage }
+  | { type: "toolcall_delta"; contentIndex: number; delta: string; partial: AssistantMessage }
+  | { type: "toolcall_end"; contentIndex: number; toolCall: ToolCall; partial: AssistantMessage }
+  | { type: "done"; reason: Extract<StopReason, "stop" | "length" | "toolUse">; message: AssistantMessage }
+  | { type: "error"; reason: Extract<StopReason, "aborted" | "error">; error: AssistantMessage };
+
+/** A tool as the model sees it: TypeBox schemas are JSON Schema, sent unchanged. */
+export interface ModelTool {
+  name: string;
+  description: string;
+  parameters: TSchema;
+}
+
+/** Everything a model call gets: the system prompt, model messages and tools. */
+export interface LlmContext {
+  systemPrompt?: string;
+  messages: Message[];
+  tools?: ModelTool[];
+}
+
+export interface ModelStreamOptions {
+  /**
+   * Fires when the run is aborted or the subscriber leaves.
+   *
+   * Contract: stop the request at once and end with an `error` event whose message has
+   * `stopReason: "aborted"`.
+   */
+  signal: AbortSignal;
+}
+
+/**
+ * A language model the loop can call.
+ *
+ * Contract: a provider failure is not an Observable error but an `error` event with a final
+ * message (`stopReason` `"error"` or `"aborted"`, `errorMessage` set). The Observable is cold:
+ * the request starts on subscribe and unsubscribing cancels it.
+ */
+export interface Model {
+  id: string;
+  provider: string;
+  api: string;
+  stream(context: LlmContext, options: ModelStreamOptions): Observable<ModelEvent>;
+}

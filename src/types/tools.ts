@@ -1,0 +1,64 @@
+import type { Observable } from "rxjs";
+import type { Static, TSchema } from "@sinclair/typebox";
+import type { ImageContent, TextContent } from "./messages.js";
+import type { ModelTool } from "./model.js";
+
+/** What a tool returns: content for the model, details for the app, and an optional stop hint. */
+export interface AgentToolResult<TDetails = unknown> {
+  content: (TextContent | ImageContent)[];
+  details: TDetails;
+  /**
+   * Ask the loop to stop after this batch. The loop stops only when every result of the batch
+   * says so.
+   */
+  terminate?: boolean;
+}
+
+/** What `execute` gets besides the arguments. */
+export interface ToolExecutionContext<TDetails = unknown> {
+  /** Fires on abort, timeout, unsubscribe, or when steering interrupts tools. */
+  signal: AbortSignal;
+  /** Reports progress; each call becomes a `tool_execution_update` event. */
+  update(partialResult: AgentToolResult<TDetails>): void;
+}
+
+/**
+ * What `execute` may return: a result, a Promise of one, or an Observable whose values are
+ * progress (each one is reported as an update) and whose last value is the result.
+ */
+export type ToolExecuteResult<TDetails = unknown> =
+  | AgentToolResult<TDetails>
+  | PromiseLike<AgentToolResult<TDetails>>
+  | Observable<AgentToolResult<TDetails>>;
+
+/** `"sequential"`: a batch holding this tool runs one call at a time. */
+export type ToolExecutionMode = "sequential" | "parallel";
+
+/** A tool the agent can call. Build one with `defineTool` to get typed arguments. */
+export interface AgentTool<TParameters extends TSchema = TSchema, TDetails = unknown> extends ModelTool {
+  /** Name for people (a UI's tool card). */
+  label: string;
+  parameters: TParameters;
+  /**
+   * Reshapes raw arguments before validation, for models that send an older or looser shape.
+   *
+   * Contract: returns the arguments to validate; a throw becomes an error result.
+   */
+  prepareArguments?: (rawArguments: unknown) => unknown;
+  /**
+   * Runs the tool with validated arguments.
+   *
+   * Contract: throw (or reject, or error) on failure rather than encoding errors in content;
+   * honour `signal`.
+   */
+  execute: (
+    toolCallId: string,
+    args: Static<TParameters>,
+    context: ToolExecutionContext<TDetails>,
+  ) => ToolExecuteResult<TDetails>;
+  executionMode?: ToolExecutionMode;
+  /** How many calls of this tool may run at once, within the loop's `maxConcurrency`. */
+  concurrency?: number;
+  /** Calls running longer are aborted and get an error result saying they timed out. */
+  timeoutMs?: number;
+}
