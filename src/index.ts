@@ -1,0 +1,25 @@
+/** rxagent: LLM agents as a reactive stream. */
+
+// Protocol
+export * from "./types.js";
+
+// The loop
+export { agentLoop, agentLoopContinue } from "./streams/agent-loop.js";
+export { MessageQueue } from "./streams/message-queue.js";
+export { fromAbortSignal } from "./streams/from-abort-signal.js";
+
+// Tools
+export { defineTool } from "./tools/define-tool.js";
+export type { ToolDefinition } from "./tools/define-tool.js";
+export { compileSchema, validateArguments } from "./tools/validate-arguments.js";
+export type { ArgumentValidation } from "./tools/validate-arguments.js";
+export { errorResult, isToolResult, textResult } from "./tools/tool-results.js";
+
+// Operators
+export { callHook } from "./operators/call-hook.js";
+export { fromHookResult } from "./operators/from-hook-result.js";
+export { mergeMapCapped } from "./operators/merge-map-capped.js";
+export type { ConcurrencyCap } from "./operators/merge-map-capped.js";
+
+// Errors
+export { errorText, HookError, InvalidStateError, RxAgentError } from "./errors.js";

@@ -1,0 +1,130 @@
+import {
+  asyncScheduler,
+  catchError,
+  concat,
+  EMPTY,
+  expand,
+  filter,
+  ignoreElements,
+  isObservable,
+  merge,
+  Observable,
+  queueScheduler,
+  subscribeOn,
+  takeWhile,
+  tap,
+} from "rxjs";
+import { InvalidStateError } from "../errors.js";
+import type { AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, DrainableQueue } from "../types.js";
+import { fromAbortSignal } from "./from-abort-signal.js";
+import { MessageQueue } from "./message-queue.js";
+import { announce, appendMessage, type RunState, TurnContinuation } from "./run-state.js";
+import { runTurn, type TurnOutput } from "./run-turn.js";
+
+/**
+ * Runs an agent from new prompt messages: a cold Observable of the run's events.
+ *
+ * Each subscription is one run on its own copy of the transcript: `agent_start`, a first turn
+ * that opens with the prompts, more turns while there are tool results or steering, more inner
+ * loops while follow-ups are queued, and `agent_end` with every message the run added.
+ * Unsubscribing tears everything down at once: the model request, running tools, timers.
+ *
+ * @example
+ * agentLoop([{ role: "user", content: "Hi", timestamp: 0 }], { messages: [] }, { model })
+ *   .subscribe((event) => console.log(event.type));
+ */
+export function agentLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLoopConfig): Observable<AgentEvent> {
+  return runLoop(prompts, context, config);
+}
+
+/**
+ * Resumes a run from an existing transcript without a new message (e.g. to retry).
+ *
+ * Contract: the transcript must not be empty and must not end with an assistant message; it
+ * throws an `InvalidStateError` at once otherwise.
+ */
+export function agentLoopContinue(context: AgentContext, config: AgentLoopConfig): Observable<AgentEvent> {
+  const last = context.messages[context.messages.length - 1];
+  if (last === undefined) {
+    throw new InvalidStateError("Cannot continue: the transcript has no messages.");
+  }
+  if ((last as { role?: unknown }).role === "assistant") {
+    throw new InvalidStateError(
+      "Cannot continue from an assistant message: add a user message or tool results first, or start a new run with agentLoop.",
+    );
+  }
+  return runLoop([], context, config);
+}
+
+function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLoopConfig): Observable<AgentEvent> {
+  return new Observable<AgentEvent>((subscriber) => {
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(config.signal?.reason);
+    config.signal?.addEventListener("abort", onAbort, { once: true });
+    if (config.signal?.aborted) onAbort();
+
+    const steering = queueFrom(config.steering);
+    const followUp = queueFrom(config.followUp);
+    const run: RunState = {
+      config,
+      scheduler: config.scheduler ?? asyncScheduler,
+      context: { ...context, messages: [...context.messages] },
+      newMessages: [],
+      steering: steering.queue,
+      followUp: followUp.queue,
+      ownsQueues: steering.source !== undefined || followUp.source !== undefined,
+      signal: controller.signal,
+      abort$: fromAbortSignal(config.signal),
+      turns: 0,
+    };
+
+    const opening: AgentEvent[] = [{ type: "agent_start" }, { type: "turn_start" }];
+    for (const prompt of prompts) {
+      appendMessage(run, prompt);
+      opening.push(...announce(prompt));
+    }
+    const turns$ = concat(opening, runTurn(run, undefined)).pipe(
+      // Why subscribeOn(queueScheduler): a model that answers synchronously would otherwise
+      // nest every turn inside the previous one's call stack; the queue trampolines them.
+      expand((output: TurnOutput) =>
+        output instanceof TurnContinuation ? runTurn(run, output.pending).pipe(subscribeOn(queueScheduler)) : EMPTY,
+      ),
+      filter((output): output is AgentEvent => !(output instanceof TurnContinuation)),
+    );
+    let ended = false;
+    const subscription = merge(feed(steering), feed(followUp), turns$)
+      .pipe(
+        takeWhile((event) => event.type !== "agent_end", true),
+        tap({ complete: () => (ended = true) }),
+      )
+      .subscribe(subscriber);
+    return () => {
+      subscription.unsubscribe();
+      config.signal?.removeEventListener("abort", onAbort);
+      if (!ended) controller.abort(new Error("The run was unsubscribed"));
+    };
+  });
+}
+
+interface QueueBinding {
+  queue: DrainableQueue;
+  /** Set when the loop owns the queue and must fill it from this Observable. */
+  source?: Observable<AgentMessage>;
+}
+
+function queueFrom(input: Observable<AgentMessage> | DrainableQueue | undefined): QueueBinding {
+  if (input === undefined) return { queue: new MessageQueue() };
+  if (isObservable(input)) return { queue: new MessageQueue(), source: input };
+  return { queue: input };
+}
+
+/** Keeps a queue filled from its source for the run's lifetime; a failing source is dropped. */
+function feed(binding: QueueBinding): Observable<never> {
+  const { source, queue } = binding;
+  if (!source || !(queue instanceof MessageQueue)) return EMPTY;
+  return source.pipe(
+    tap((message) => queue.push(message)),
+    ignoreElements(),
+    catchError(() => EMPTY),
+  );
+}

@@ -1,0 +1,55 @@
+import type { Observable, SchedulerLike } from "rxjs";
+import type { AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, DrainableQueue, QueuedMessages } from "../types.js";
+
+/**
+ * The mutable bookkeeping of one subscription to a loop. Each subscription gets its own, so the
+ * loop Observable stays cold and re-subscribable.
+ */
+export interface RunState {
+  readonly config: AgentLoopConfig;
+  readonly scheduler: SchedulerLike;
+  /** The run's own copy of the transcript; the caller's array is never changed. */
+  readonly context: AgentContext;
+  /** Every message the run added, for `agent_end`. */
+  readonly newMessages: AgentMessage[];
+  readonly steering: DrainableQueue;
+  readonly followUp: DrainableQueue;
+  /** Whether leftovers in the queues are the run's to report (it made the queues). */
+  readonly ownsQueues: boolean;
+  /** Handed to hooks; fires on abort and when the subscriber leaves mid-run. */
+  readonly signal: AbortSignal;
+  /** Emits when `config.signal` aborts. */
+  readonly abort$: Observable<void>;
+  turns: number;
+}
+
+/** Adds a message to the transcript and to the run's new messages. */
+export function appendMessage(run: RunState, message: AgentMessage): void {
+  run.context.messages.push(message);
+  run.newMessages.push(message);
+}
+
+/** The closing event of a run, with whatever is still queued when the run made the queues. */
+export function agentEnd(run: RunState): AgentEvent {
+  const event: AgentEvent = { type: "agent_end", messages: run.newMessages };
+  if (run.ownsQueues) {
+    const queued: QueuedMessages = { steering: [...run.steering.peek()], followUp: [...run.followUp.peek()] };
+    if (queued.steering.length > 0 || queued.followUp.length > 0) {
+      event.queued = queued;
+    }
+  }
+  return event;
+}
+
+/** Emitted by a turn that wants another one; `pending` is injected at its start. */
+export class TurnContinuation {
+  constructor(readonly pending: AgentMessage[]) {}
+}
+
+/** A message's `message_start` and `message_end`. */
+export function announce(message: AgentMessage): AgentEvent[] {
+  return [
+    { type: "message_start", message },
+    { type: "message_end", message },
+  ];
+}

@@ -1,0 +1,5 @@
+/** `rxagent/testing`: a scripted model and checks for marble tests of agent runs. */
+export { scriptedModel } from "./scripted-model.js";
+export type { ScriptedBlock, ScriptedModel, ScriptedModelOptions, ScriptedReply, ScriptedTurn } from "./scripted-model.js";
+export { assertEventGrammar, checkEventGrammar } from "./event-grammar.js";
+export type { EventGrammarOptions } from "./event-grammar.js";
