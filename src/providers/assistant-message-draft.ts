@@ -1,0 +1,229 @@
+import type { AssistantMessage, StopReason, TextContent, ThinkingContent, ToolCall, Usage } from "../types/messages.js";
+import { emptyUsage } from "../types/messages.js";
+import type { ModelEvent } from "../types/model.js";
+import { parseToolArguments } from "./partial-json.js";
+
+type Block = TextContent | ThinkingContent | ToolCall;
+
+/** What every message of one model call shares. */
+export interface DraftIdentity {
+  api: string;
+  provider: string;
+  model: string;
+  timestamp: number;
+}
+
+/**
+ * The assistant message being streamed, turned into `ModelEvent`s with immutable snapshots.
+ *
+ * Both accumulators drive it, so the event grammar (start, block start/delta/end, one terminal
+ * event) and the copy-on-write rules live in one place. Every event gets a new message object
+ * and a new content array; only the block that changed is a new object, so consumers may keep
+ * any `partial` they saw without it changing under them.
+ */
+export class AssistantMessageDraft {
+  private content: readonly Block[] = [];
+  private readonly open = new Set<number>();
+  /** Raw JSON text of each tool call's arguments, by content index. */
+  private readonly rawArguments = new Map<number, string>();
+  private usage: Usage = emptyUsage();
+  private responseId: string | undefined;
+  private responseModel: string | undefined;
+  private started = false;
+  private ended = false;
+
+  constructor(private readonly identity: DraftIdentity) {}
+
+  get isStarted(): boolean {
+    return this.started;
+  }
+
+  get isEnded(): boolean {
+    return this.ended;
+  }
+
+  get hasToolCalls(): boolean {
+    return this.content.some((block) => block.type === "toolCall");
+  }
+
+  /** Emits `start` once; later calls return nothing. */
+  start(): ModelEvent[] {
+    if (this.started) return [];
+    this.started = true;
+    return [{ type: "start", partial: this.snapshot() }];
+  }
+
+  setUsage(usage: Usage): void {
+    this.usage = usage;
+  }
+
+  /** Records what the server reported; the first non-empty values win. */
+  setResponse(id: string | undefined, model: string | undefined): void {
+    if (!this.responseId && id) this.responseId = id;
+    if (!this.responseModel && model && model !== this.identity.model) this.responseModel = model;
+  }
+
+  isOpen(contentIndex: number): boolean {
+    return this.open.has(contentIndex);
+  }
+
+  openIndices(): number[] {
+    return [...this.open].sort((left, right) => left - right);
+  }
+
+  openText(textSignature?: string): { index: number; events: ModelEvent[] } {
+    const block: TextContent = textSignature ? { type: "text", text: "", textSignature } : { type: "text", text: "" };
+    return this.openBlock(block, "text_start");
+  }
+
+  openThinking(): { index: number; events: ModelEvent[] } {
+    return this.openBlock({ type: "thinking", thinking: "" }, "thinking_start");
+  }
+
+  openToolCall(id: string, name: string): { index: number; events: ModelEvent[] } {
+    const result = this.openBlock({ type: "toolCall", id, name, arguments: {} }, "toolcall_start");
+    this.rawArguments.set(result.index, "");
+    return result;
+  }
+
+  appendText(index: number, delta: string): ModelEvent[] {
+    const block = this.blockAt(index, "text");
+    if (!block || delta === "") return [];
+    this.replace(index, { ...block, text: block.text + delta });
+    return [{ type: "text_delta", contentIndex: index, delta, partial: this.snapshot() }];
+  }
+
+  appendThinking(index: number, delta: string): ModelEvent[] {
+    const block = this.blockAt(index, "thinking");
+    if (!block || delta === "") return [];
+    this.replace(index, { ...block, thinking: block.thinking + delta });
+    return [{ type: "thinking_delta", contentIndex: index, delta, partial: this.snapshot() }];
+  }
+
+  /** Adds an argument fragment; the block's `arguments` become the best parse so far. */
+  appendToolArguments(index: number, delta: string): ModelEvent[] {
+    const block = this.blockAt(index, "toolCall");
+    if (!block || delta === "") return [];
+    const raw = (this.rawArguments.get(index) ?? "") + delta;
+    this.rawArguments.set(index, raw);
+    this.replace(index, { ...block, arguments: parseToolArguments(raw) });
+    return [{ type: "toolcall_delta", contentIndex: index, delta, partial: this.snapshot() }];
+  }
+
+  /** The thinking text of a block so far ("" for other blocks). */
+  thinkingAt(index: number): string {
+    const block = this.content[index];
+    return block?.type === "thinking" ? block.thinking : "";
+  }
+
+  rawArgumentsOf(index: number): string {
+    return this.rawArguments.get(index) ?? "";
+  }
+
+  /** Fills in an id or name that arrived after the call opened (no event: nothing streamed). */
+  updateToolCall(index: number, patch: { id?: string; name?: string }): void {
+    const block = this.blockAt(index, "toolCall");
+    if (!block) return;
+    const id = block.id || patch.id || "";
+    const name = block.name || patch.name || "";
+    if (id !== block.id || name !== block.name) this.replace(index, { ...block, id, name });
+  }
+
+  /** Sets provider data on a thinking block, e.g. the encrypted reasoning item. */
+  updateThinking(index: number, patch: { thinking?: string; thinkingSignature?: string }): void {
+    const block = this.blockAt(index, "thinking");
+    if (block) this.replace(index, { ...block, ...patch });
+  }
+
+  updateText(index: number, patch: { text?: string; textSignature?: string }): void {
+    const block = this.blockAt(index, "text");
+    if (block) this.replace(index, { ...block, ...patch });
+  }
+
+  /**
+   * Closes a block. For a tool call, `finalArguments` (when the server sent the whole string)
+   * replaces the streamed fragments.
+   */
+  close(index: number, finalArguments?: string): ModelEvent[] {
+    if (!this.open.delete(index)) return [];
+    const block = this.content[index];
+    if (!block) return [];
+    switch (block.type) {
+      case "text":
+        return [{ type: "text_end", contentIndex: index, content: block.text, partial: this.snapshot() }];
+      case "thinking":
+        return [{ type: "thinking_end", contentIndex: index, content: block.thinking, partial: this.snapshot() }];
+      case "toolCall": {
+        const raw = finalArguments ?? this.rawArguments.get(index) ?? "";
+        this.rawArguments.set(index, raw);
+        const toolCall: ToolCall = {
+          ...block,
+          // Some servers send no id at all; the loop still needs one to pair the result.
+          id: block.id || `call_${index}`,
+          arguments: parseToolArguments(raw),
+        };
+        this.replace(index, toolCall);
+        return [{ type: "toolcall_end", contentIndex: index, toolCall, partial: this.snapshot() }];
+      }
+    }
+  }
+
+  closeAll(): ModelEvent[] {
+    return this.openIndices().flatMap((index) => this.close(index));
+  }
+
+  /** Closes what is open and emits `done`. */
+  finish(reason: Extract<StopReason, "stop" | "length" | "toolUse">): ModelEvent[] {
+    if (this.ended) return [];
+    const events = [...this.start(), ...this.closeAll()];
+    this.ended = true;
+    return [...events, { type: "done", reason, message: this.snapshot({ stopReason: reason }) }];
+  }
+
+  /** Emits `error`; open blocks stay as they are in the final message (no `*_end` events). */
+  fail(reason: Extract<StopReason, "error" | "aborted">, errorMessage: string): ModelEvent[] {
+    if (this.ended) return [];
+    const events = this.start();
+    this.ended = true;
+    const error = this.snapshot({ stopReason: reason, errorMessage });
+    return [...events, { type: "error", reason, error }];
+  }
+
+  private openBlock(block: Block, type: "text_start" | "thinking_start" | "toolcall_start"): { index: number; events: ModelEvent[] } {
+    const events = this.start();
+    const index = this.content.length;
+    this.content = [...this.content, block];
+    this.open.add(index);
+    events.push({ type, contentIndex: index, partial: this.snapshot() });
+    return { index, events };
+  }
+
+  private blockAt<T extends Block["type"]>(index: number, type: T): Extract<Block, { type: T }> | undefined {
+    if (!this.open.has(index)) return undefined;
+    const block = this.content[index];
+    return block?.type === type ? (block as Extract<Block, { type: T }>) : undefined;
+  }
+
+  private replace(index: number, block: Block): void {
+    const next = [...this.content];
+    next[index] = block;
+    this.content = next;
+  }
+
+  private snapshot(end?: { stopReason: StopReason; errorMessage?: string }): AssistantMessage {
+    const message: AssistantMessage = {
+      role: "assistant",
+      content: [...this.content],
+      api: this.identity.api,
+      provider: this.identity.provider,
+      model: this.identity.model,
+      usage: this.usage,
+      stopReason: end?.stopReason ?? "stop",
+      timestamp: this.identity.timestamp,
+    };
+    if (this.responseModel) message.responseModel = this.responseModel;
+    if (this.responseId) message.responseId = this.responseId;
+    if (end?.errorMessage !== undefined) message.errorMessage = end.errorMessage;
+    return message;
+  }
+}

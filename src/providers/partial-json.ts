@@ -1,0 +1,132 @@
+/**
+ * Parses JSON that may be cut off anywhere, returning the best guess of the value so far.
+ *
+ * Streaming tool-call arguments arrive as fragments (`{"ci`, `ty": "Par`, ...); a UI wants to
+ * show the fields that are already known. An unfinished string keeps the characters received,
+ * an unfinished key or literal is dropped, open arrays and objects are closed.
+ *
+ * Contract: never throws; returns `undefined` when nothing usable has arrived yet.
+ * @example parsePartialJson('{"city": "Par') // { city: "Par" }
+ */
+export function parsePartialJson(text: string): unknown {
+  const trimmed = text.trim();
+  if (trimmed === "") return undefined;
+  try {
+    return JSON.parse(trimmed);
+  } catch {
+    // Fall through: the text is incomplete, close it and try again.
+  }
+  const repaired = closeIncompleteJson(trimmed);
+  if (repaired === undefined) return undefined;
+  try {
+    return JSON.parse(repaired);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The best-effort object form of streamed tool-call arguments: `{}` until an object is known.
+ *
+ * Contract: always returns a fresh plain object, never throws.
+ */
+export function parseToolArguments(text: string): Record<string, unknown> {
+  const value = parsePartialJson(text);
+  return isPlainObject(value) ? value : {};
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+type Container = "object" | "array";
+
+/**
+ * Walks the text once, remembering the open containers and the last position where cutting
+ * would leave valid JSON, then appends the closers.
+ */
+function closeIncompleteJson(text: string): string | undefined {
+  const stack: Container[] = [];
+  // Text up to `safeEnd` is a prefix we can close without leaving a dangling key or comma.
+  let safeEnd = 0;
+  let safeStack: Container[] = [];
+  let inString = false;
+  let stringStart = 0;
+  let escaped = false;
+  // Inside an object, whether the next string is a key (true) or a value (false).
+  const expectKey: boolean[] = [];
+
+  const markSafe = (end: number): void => {
+    safeEnd = end;
+    safeStack = [...stack];
+  };
+
+  for (let index = 0; index < text.length; index++) {
+    const char = text[index];
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (char === "\\") escaped = true;
+      else if (char === '"') {
+        inString = false;
+        const isKey = stack[stack.length - 1] === "object" && expectKey[expectKey.length - 1] === true;
+        if (!isKey) markSafe(index + 1);
+      }
+      continue;
+    }
+    switch (char) {
+      case '"':
+        inString = true;
+        stringStart = index;
+        break;
+      case "{":
+        stack.push("object");
+        expectKey.push(true);
+        markSafe(index + 1);
+        break;
+      case "[":
+        stack.push("array");
+        expectKey.push(false);
+        markSafe(index + 1);
+        break;
+      case "}":
+      case "]":
+        stack.pop();
+        expectKey.pop();
+        markSafe(index + 1);
+        break;
+      case ":":
+        expectKey[expectKey.length - 1] = false;
+        break;
+      case ",":
+        if (stack[stack.length - 1] === "object") expectKey[expectKey.length - 1] = true;
+        break;
+      default:
+        // A complete number or literal followed by more text is safe up to its end.
+        if (/[0-9a-z.+-]/i.test(char ?? "") && !/[0-9a-z.+-]/i.test(text[index + 1] ?? "")) {
+          if (index + 1 < text.length || isCompleteLiteral(text, index)) markSafe(index + 1);
+        }
+    }
+  }
+
+  let prefix = text.slice(0, safeEnd);
+  let closers = safeStack;
+  if (inString) {
+    const isKey = stack[stack.length - 1] === "object" && expectKey[expectKey.length - 1] === true;
+    if (!isKey) {
+      // Keep the partial string value, dropping a dangling backslash or a cut \u escape.
+      const received = text.slice(stringStart);
+      const partial = escaped ? received.slice(0, -1) : received.replace(/\\u[0-9a-fA-F]{0,3}$/, "");
+      prefix = text.slice(0, stringStart) + partial + '"';
+      closers = stack;
+    }
+  }
+  if (prefix === "") return undefined;
+  return prefix + closers.map((container) => (container === "object" ? "}" : "]")).reverse().join("");
+}
+
+/** A literal at the very end of the text counts only when it is complete (`true`, `12`). */
+function isCompleteLiteral(text: string, lastIndex: number): boolean {
+  const match = /(true|false|null|-?\d+(\.\d+)?([eE][+-]?\d+)?)$/.exec(text.slice(0, lastIndex + 1));
+  // A number at the very end may still grow (`12` -> `123`), but its value so far is useful.
+  return match !== null;
+}

@@ -1,0 +1,121 @@
+import { APIConnectionError, APIError, APIUserAbortError } from "openai";
+
+/**
+ * The caller aborted (its signal fired). Never retried; ends the stream with
+ * `stopReason: "aborted"`.
+ */
+export class RequestAbortedError extends Error {
+  constructor(message = "Request was aborted") {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** The connection ended after some chunks had arrived but before the response was complete. */
+export class StreamInterruptedError extends Error {
+  constructor(
+    readonly chunks: number,
+    options?: { cause?: unknown; detail?: string },
+  ) {
+    const detail = options?.detail ?? describeCause(options?.cause);
+    super(`Connection closed mid-stream after ${chunks} chunks${detail ? ` (${detail})` : ""}`, { cause: options?.cause });
+    this.name = new.target.name;
+  }
+}
+
+/** A transient failure that was still failing when the retries ran out. */
+export class RetriesExhaustedError extends Error {
+  constructor(
+    readonly attempts: number,
+    override readonly cause: unknown,
+  ) {
+    super(`${describeProviderError(cause)} (gave up after ${attempts} attempts)`, { cause });
+    this.name = new.target.name;
+  }
+}
+
+const connectionCodes = new Set(["ECONNRESET", "ECONNREFUSED", "EPIPE", "ETIMEDOUT", "EAI_AGAIN", "UND_ERR_SOCKET"]);
+
+/** True for an abort requested by the caller, however the SDK or fetch reported it. */
+export function isAbortError(error: unknown): boolean {
+  return (
+    error instanceof RequestAbortedError ||
+    error instanceof APIUserAbortError ||
+    (error instanceof Error && error.name === "AbortError")
+  );
+}
+
+/**
+ * True for failures worth another attempt: 408, 409, 429, 5xx, and a connection that failed,
+ * was reset or refused.
+ *
+ * Contract: aborts and other 4xx are never transient.
+ */
+export function isTransientError(error: unknown): boolean {
+  if (isAbortError(error)) return false;
+  if (error instanceof APIConnectionError) return true;
+  if (error instanceof APIError) {
+    const status = error.status;
+    if (status === undefined) return false;
+    return status === 408 || status === 409 || status === 429 || status >= 500;
+  }
+  if (error instanceof StreamInterruptedError) return true;
+  return isConnectionFailure(error);
+}
+
+/**
+ * The delay a server asked for with `retry-after-ms` or `Retry-After` (seconds or an HTTP date),
+ * in milliseconds; `undefined` when it did not ask.
+ */
+export function retryAfterMs(error: unknown, now: number): number | undefined {
+  if (!(error instanceof APIError) || !error.headers) return undefined;
+  const milliseconds = error.headers.get("retry-after-ms");
+  if (milliseconds !== null && milliseconds.trim() !== "") {
+    const value = Number(milliseconds);
+    if (Number.isFinite(value) && value >= 0) return value;
+  }
+  const header = error.headers.get("retry-after");
+  if (header === null || header.trim() === "") return undefined;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds)) return seconds >= 0 ? seconds * 1000 : undefined;
+  const date = Date.parse(header);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/**
+ * A readable one-line message for any failure of a model call.
+ * @example describeProviderError(authError) // "401 Incorrect API key provided: sk-..."
+ */
+export function describeProviderError(error: unknown): string {
+  if (isAbortError(error)) return "Request was aborted";
+  if (error instanceof APIConnectionError) {
+    const cause = describeCause(error.cause);
+    const base = error.message.replace(/\.$/, "");
+    return cause ? `${base}: ${cause}` : base;
+  }
+  if (error instanceof Error) return error.message || error.name;
+  if (typeof error === "string") return error;
+  try {
+    return JSON.stringify(error) ?? String(error);
+  } catch {
+    return String(error);
+  }
+}
+
+/** True when the error (or one of its causes) is a socket failing, not a server answer. */
+export function isConnectionFailure(error: unknown): boolean {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === "string" && connectionCodes.has(code)) return true;
+    if (current instanceof TypeError && /terminated|fetch failed|other side closed/i.test(current.message)) return true;
+  }
+  return false;
+}
+
+function describeCause(cause: unknown): string {
+  const parts: string[] = [];
+  for (let current = cause, depth = 0; current instanceof Error && depth < 4; current = current.cause, depth++) {
+    if (current.message && !parts.includes(current.message)) parts.push(current.message);
+  }
+  return parts.join(": ");
+}
