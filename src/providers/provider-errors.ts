@@ -93,6 +93,10 @@ export function describeProviderError(error: unknown): string {
     const base = error.message.replace(/\.$/, "");
     return cause ? `${base}: ${cause}` : base;
   }
+  // An error the server put inside the stream has no status; its code says what kind it was.
+  if (error instanceof APIError && error.status === undefined && typeof error.code === "string" && error.code !== "") {
+    return `${error.message} (${error.code})`;
+  }
   if (error instanceof Error) return error.message || error.name;
   if (typeof error === "string") return error;
   try {
