@@ -23,3 +23,13 @@ export type { ConcurrencyCap } from "./operators/merge-map-capped.js";
 
 // Errors
 export { errorText, HookError, InvalidStateError, RxAgentError } from "./errors.js";
+
+// Agent session
+export { Agent } from "./streams/agent.js";
+export type { AgentOptions } from "./streams/agent.js";
+export { initialAgentState, reduceAgentState } from "./streams/agent-state.js";
+export { missingToolResults, INTERRUPTED_TOOL_TEXT } from "./streams/repair-transcript.js";
+export { toAsyncIterable, BufferOverflowError } from "./streams/to-async-iterable.js";
+export type { ToAsyncIterableOptions } from "./streams/to-async-iterable.js";
+export { JsonlTranscriptStore } from "./store/jsonl-transcript-store.js";
+export type { JsonlTranscriptStoreOptions } from "./store/jsonl-transcript-store.js";

@@ -35,3 +35,4 @@ export type {
   QueueMode,
   ShouldStopAfterTurnContext,
 } from "./types/loop-config.js";
+export type { AgentSnapshot, AgentState, PromptInput, TranscriptStore } from "./types/agent.js";

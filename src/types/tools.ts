@@ -44,18 +44,16 @@ export interface AgentTool<TParameters extends TSchema = TSchema, TDetails = unk
    *
    * Contract: returns the arguments to validate; a throw becomes an error result.
    */
-  prepareArguments?: (rawArguments: unknown) => unknown;
+  prepareArguments?(rawArguments: unknown): unknown;
   /**
    * Runs the tool with validated arguments.
    *
    * Contract: throw (or reject, or error) on failure rather than encoding errors in content;
    * honour `signal`.
    */
-  execute: (
-    toolCallId: string,
-    args: Static<TParameters>,
-    context: ToolExecutionContext<TDetails>,
-  ) => ToolExecuteResult<TDetails>;
+  // A method, not a property, so that a tool with a specific schema is still an `AgentTool`
+  // (method parameters are bivariant) and `tools: AgentTool[]` needs no `any`.
+  execute(toolCallId: string, args: Static<TParameters>, context: ToolExecutionContext<TDetails>): ToolExecuteResult<TDetails>;
   executionMode?: ToolExecutionMode;
   /** How many calls of this tool may run at once, within the loop's `maxConcurrency`. */
   concurrency?: number;

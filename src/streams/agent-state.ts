@@ -1,0 +1,78 @@
+import { emptyUsage } from "../types/messages.js";
+import type { AgentEvent, AgentMessage, AgentState, AssistantMessage, Usage } from "../types.js";
+
+/** The state of an agent that has not run. */
+export function initialAgentState(messages: readonly AgentMessage[]): AgentState {
+  return {
+    messages,
+    isStreaming: false,
+    pendingToolCalls: [],
+    queuedSteering: 0,
+    queuedFollowUp: 0,
+    usage: messages.reduce((total, message) => addUsage(total, message), emptyUsage()),
+  };
+}
+
+/**
+ * The state after one event. Returns the same object when the event changes nothing, and never
+ * mutates: the transcript array is copied only when a message ends, so streaming deltas cost no
+ * copy of the transcript.
+ */
+export function reduceAgentState(state: AgentState, event: AgentEvent): AgentState {
+  switch (event.type) {
+    case "agent_start": {
+      const next: AgentState = { ...state, isStreaming: true, pendingToolCalls: [] };
+      delete next.errorMessage;
+      delete next.streamingMessage;
+      return next;
+    }
+    case "message_start":
+    case "message_update":
+      return isAssistant(event.message) ? { ...state, streamingMessage: event.message } : state;
+    case "message_end": {
+      const next: AgentState = { ...state, messages: [...state.messages, event.message] };
+      if (isAssistant(event.message)) {
+        delete next.streamingMessage;
+        next.usage = addUsage(state.usage, event.message);
+        if (event.message.stopReason === "error" || event.message.stopReason === "aborted") {
+          next.errorMessage = event.message.errorMessage ?? event.message.stopReason;
+        }
+      }
+      return next;
+    }
+    case "tool_execution_start":
+      return { ...state, pendingToolCalls: [...state.pendingToolCalls, event.toolCallId] };
+    case "tool_execution_end":
+      return { ...state, pendingToolCalls: state.pendingToolCalls.filter((id) => id !== event.toolCallId) };
+    case "agent_end": {
+      const next: AgentState = { ...state, isStreaming: false, pendingToolCalls: [] };
+      delete next.streamingMessage;
+      return next;
+    }
+    default:
+      return state;
+  }
+}
+
+function isAssistant(message: AgentMessage): message is AssistantMessage {
+  return (message as { role?: unknown }).role === "assistant";
+}
+
+function addUsage(total: Usage, message: AgentMessage): Usage {
+  if (!isAssistant(message)) return total;
+  const usage = message.usage;
+  return {
+    input: total.input + usage.input,
+    output: total.output + usage.output,
+    cacheRead: total.cacheRead + usage.cacheRead,
+    cacheWrite: total.cacheWrite + usage.cacheWrite,
+    totalTokens: total.totalTokens + usage.totalTokens,
+    cost: {
+      input: total.cost.input + usage.cost.input,
+      output: total.cost.output + usage.cost.output,
+      cacheRead: total.cost.cacheRead + usage.cost.cacheRead,
+      cacheWrite: total.cost.cacheWrite + usage.cost.cacheWrite,
+      total: total.cost.total + usage.cost.total,
+    },
+  };
+}

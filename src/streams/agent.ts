@@ -1,0 +1,292 @@
+import { asyncScheduler, BehaviorSubject, filter, firstValueFrom, map, type Observable, ReplaySubject, Subject, Subscription } from "rxjs";
+import { InvalidStateError } from "../errors.js";
+import type {
+  AgentContext,
+  AgentEvent,
+  AgentLoopConfig,
+  AgentMessage,
+  AgentSnapshot,
+  AgentState,
+  AgentTool,
+  PromptInput,
+  QueueMode,
+  TranscriptStore,
+} from "../types.js";
+import { agentLoop, agentLoopContinue } from "./agent-loop.js";
+import { initialAgentState, reduceAgentState } from "./agent-state.js";
+import { MessageQueue } from "./message-queue.js";
+import { toMessages } from "./prompt-input.js";
+import { missingToolResults } from "./repair-transcript.js";
+
+export interface AgentOptions extends Omit<AgentLoopConfig, "steering" | "followUp" | "signal"> {
+  systemPrompt?: string;
+  tools?: AgentTool[];
+  /** The transcript to start from. */
+  messages?: AgentMessage[];
+  /** Every message that ends is appended here. */
+  store?: TranscriptStore;
+  /** Told about problems that must not stop the agent, e.g. a store that failed to write. */
+  onWarning?: (message: string) => void;
+}
+
+interface ActiveRun {
+  controller: AbortController;
+  subscription: Subscription;
+  events: ReplaySubject<AgentEvent>;
+}
+
+/**
+ * A long-lived agent around the loop: it keeps the transcript, owns the steering and follow-up
+ * Subjects that feed every run, and publishes `events$` and `state$`.
+ *
+ * One run at a time: `prompt` starts one, `steer` and `followUp` talk to it while it works.
+ */
+export class Agent {
+  /** Push a message here (or call `steer`) to redirect the agent before its next model call. */
+  readonly steering = new Subject<AgentMessage>();
+  /** Push a message here (or call `followUp`) to handle it once the agent would stop. */
+  readonly followUps = new Subject<AgentMessage>();
+  steeringMode: QueueMode = "one-at-a-time";
+  followUpMode: QueueMode = "one-at-a-time";
+
+  private readonly steeringQueue = new MessageQueue();
+  private readonly followUpQueue = new MessageQueue();
+  private readonly eventSubject = new Subject<AgentEvent>();
+  private readonly stateSubject: BehaviorSubject<AgentState>;
+  private readonly wiring = new Subscription();
+  private activeRun: ActiveRun | undefined;
+  private options: AgentOptions;
+
+  /** Every event of every run, hot: a late subscriber gets what comes next. */
+  readonly events$: Observable<AgentEvent>;
+  /** The current state, replayed to each new subscriber, then every change. */
+  readonly state$: Observable<AgentState>;
+
+  constructor(options: AgentOptions) {
+    this.options = options;
+    this.stateSubject = new BehaviorSubject(initialAgentState([...(options.messages ?? [])]));
+    this.events$ = this.eventSubject.asObservable();
+    this.state$ = this.stateSubject.asObservable();
+    this.wiring.add(this.steering.subscribe((message) => this.steeringQueue.push(message)));
+    this.wiring.add(this.followUps.subscribe((message) => this.followUpQueue.push(message)));
+    this.wiring.add(this.steeringQueue.size$.subscribe((queuedSteering) => this.patchState({ queuedSteering })));
+    this.wiring.add(this.followUpQueue.size$.subscribe((queuedFollowUp) => this.patchState({ queuedFollowUp })));
+  }
+
+  /** Opens an agent on a store and picks up the transcript it holds. */
+  static async open(options: AgentOptions & { store: TranscriptStore }): Promise<Agent> {
+    const messages = await options.store.load();
+    return new Agent({ ...options, messages });
+  }
+
+  /** Recreates an agent from `snapshot()`, queued messages included. */
+  static fromSnapshot(snapshot: AgentSnapshot, options: AgentOptions): Agent {
+    const systemPrompt = snapshot.systemPrompt ?? options.systemPrompt;
+    const agent = new Agent({ ...options, ...(systemPrompt === undefined ? {} : { systemPrompt }), messages: snapshot.messages });
+    for (const message of snapshot.queued.steering) agent.steer(message);
+    for (const message of snapshot.queued.followUp) agent.followUp(message);
+    return agent;
+  }
+
+  get state(): AgentState {
+    return this.stateSubject.value;
+  }
+
+  get messages(): readonly AgentMessage[] {
+    return this.state.messages;
+  }
+
+  get isRunning(): boolean {
+    return this.activeRun !== undefined;
+  }
+
+  /** Changes the model, tools, system prompt or hooks for the next model call's run. */
+  configure(options: Partial<Omit<AgentOptions, "messages" | "store">>): void {
+    this.options = { ...this.options, ...options };
+  }
+
+  /**
+   * Starts a run with new input and returns its events, hot and replayed: the run goes on
+   * whether or not anyone subscribes, and a late subscriber still sees it from the start.
+   *
+   * Contract: throws an `InvalidStateError` while a run is active; use `steer` or `followUp`.
+   */
+  prompt(input: PromptInput): Observable<AgentEvent> {
+    this.assertIdle("prompt");
+    const prompts = toMessages(input, this.now());
+    return this.startRun((config) => agentLoop(prompts, this.context(), config));
+  }
+
+  /**
+   * Resumes from the transcript. A transcript that ends in tool calls without results (a crash
+   * during tool execution) is repaired first: each missing result becomes an error result. One
+   * that ends with an assistant message runs the queued messages instead.
+   *
+   * Contract: throws an `InvalidStateError` while running, or when there is nothing to do.
+   */
+  continue(): Observable<AgentEvent> {
+    this.assertIdle("continue");
+    const messages = this.state.messages;
+    const repairs = missingToolResults(messages, this.now());
+    if (repairs.length > 0) {
+      return this.startRun((config) => agentLoop(repairs, this.context(), config));
+    }
+    const last = messages[messages.length - 1];
+    if (last === undefined) {
+      throw new InvalidStateError("Cannot continue: the transcript is empty. Use prompt() to start.");
+    }
+    if ((last as { role?: unknown }).role !== "assistant") {
+      return this.startRun((config) => agentLoopContinue(this.context(), config));
+    }
+    const queued = this.steeringQueue.size > 0 ? this.steeringQueue.drain(this.steeringMode) : this.followUpQueue.drain(this.followUpMode);
+    if (queued.length === 0) {
+      throw new InvalidStateError(
+        "Cannot continue: the transcript ends with an assistant message and no messages are queued. Use prompt().",
+      );
+    }
+    return this.startRun((config) => agentLoop(queued, this.context(), config));
+  }
+
+  /** Queues a message injected before the next model call of the active (or next) run. */
+  steer(input: PromptInput): void {
+    for (const message of toMessages(input, this.now())) this.steering.next(message);
+  }
+
+  /** Queues a message handled once the agent would stop. */
+  followUp(input: PromptInput): void {
+    for (const message of toMessages(input, this.now())) this.followUps.next(message);
+  }
+
+  /** Drops every queued steering and follow-up message and returns them. */
+  clearQueues(): { steering: AgentMessage[]; followUp: AgentMessage[] } {
+    return { steering: this.steeringQueue.clear(), followUp: this.followUpQueue.clear() };
+  }
+
+  /**
+   * Ends the active run gracefully (`stopReason: "aborted"`, a result for every tool call) and
+   * drops queued steering; queued follow-ups stay unless `clearFollowUps`.
+   */
+  abort(options: { clearFollowUps?: boolean } = {}): void {
+    this.steeringQueue.clear();
+    if (options.clearFollowUps) this.followUpQueue.clear();
+    this.activeRun?.controller.abort(new Error("Aborted by the user"));
+  }
+
+  /** Forgets the transcript, the queues and the totals; a running run is torn down first. */
+  reset(): void {
+    const run = this.activeRun;
+    if (run) {
+      this.activeRun = undefined;
+      run.subscription.unsubscribe();
+      run.events.complete();
+    }
+    this.clearQueues();
+    this.options.store?.clear();
+    this.stateSubject.next(initialAgentState([]));
+  }
+
+  /** Resolves once no run is active. */
+  waitForIdle(): Promise<void> {
+    return firstValueFrom(
+      this.state$.pipe(
+        filter((state) => !state.isStreaming && this.activeRun === undefined),
+        map(() => undefined),
+      ),
+    );
+  }
+
+  /** The agent as plain JSON. */
+  snapshot(): AgentSnapshot {
+    const snapshot: AgentSnapshot = {
+      version: 1,
+      messages: [...this.state.messages],
+      queued: { steering: [...this.steeringQueue.peek()], followUp: [...this.followUpQueue.peek()] },
+    };
+    if (this.options.systemPrompt !== undefined) snapshot.systemPrompt = this.options.systemPrompt;
+    return snapshot;
+  }
+
+  /** Tears down the active run and stops publishing. */
+  dispose(): void {
+    this.reset();
+    this.wiring.unsubscribe();
+    this.eventSubject.complete();
+    this.stateSubject.complete();
+    this.options.store?.close?.();
+  }
+
+  private startRun(createLoop: (config: AgentLoopConfig) => Observable<AgentEvent>): Observable<AgentEvent> {
+    const controller = new AbortController();
+    const events = new ReplaySubject<AgentEvent>();
+    const run: ActiveRun = { controller, events, subscription: new Subscription() };
+    this.activeRun = run;
+    const { messages: _messages, store: _store, onWarning: _onWarning, systemPrompt: _systemPrompt, tools: _tools, ...loopOptions } = this.options;
+    const config: AgentLoopConfig = {
+      ...loopOptions,
+      steering: this.steeringQueue,
+      followUp: this.followUpQueue,
+      steeringMode: this.steeringMode,
+      followUpMode: this.followUpMode,
+      signal: controller.signal,
+    };
+    const subscription = createLoop(config).subscribe({
+      next: (event) => {
+        if (this.activeRun !== run) return;
+        this.apply(event, run);
+        events.next(event);
+      },
+      error: (error: unknown) => {
+        if (this.activeRun === run) this.activeRun = undefined;
+        this.patchState({ isStreaming: false });
+        events.error(error);
+      },
+      complete: () => events.complete(),
+    });
+    run.subscription.add(subscription);
+    return events.asObservable();
+  }
+
+  private apply(event: AgentEvent, run: ActiveRun): void {
+    if (event.type === "message_end" && this.options.store) {
+      try {
+        this.options.store.append(event.message);
+      } catch (error) {
+        this.warn(`The transcript store failed to append a message: ${(error as Error).message}`);
+      }
+    }
+    if (event.type === "agent_end" && this.activeRun === run) {
+      // Idle before anyone hears agent_end, so a listener may prompt again at once.
+      this.activeRun = undefined;
+    }
+    this.stateSubject.next(reduceAgentState(this.stateSubject.value, event));
+    this.eventSubject.next(event);
+  }
+
+  private context(): AgentContext {
+    const context: AgentContext = { messages: [...this.state.messages] };
+    if (this.options.systemPrompt !== undefined) context.systemPrompt = this.options.systemPrompt;
+    if (this.options.tools !== undefined) context.tools = this.options.tools;
+    return context;
+  }
+
+  private patchState(patch: Partial<AgentState>): void {
+    this.stateSubject.next({ ...this.stateSubject.value, ...patch });
+  }
+
+  private assertIdle(action: string): void {
+    if (this.activeRun) {
+      throw new InvalidStateError(
+        `Cannot ${action} while the agent is running. Use steer() to redirect it now, or followUp() to queue a message for when it finishes.`,
+      );
+    }
+  }
+
+  private now(): number {
+    return (this.options.scheduler ?? asyncScheduler).now();
+  }
+
+  private warn(message: string): void {
+    (this.options.onWarning ?? ((text: string) => console.warn(`rxagent: ${text}`)))(message);
+  }
+}
+

@@ -1,0 +1,47 @@
+import type { AgentMessage, AssistantMessage, ImageContent, Usage } from "./messages.js";
+
+/**
+ * What `Agent.prompt` accepts: text, text with images, one message, or several messages.
+ * @example agent.prompt({ text: "What is in this picture?", images: [{ type: "image", data, mimeType: "image/png" }] })
+ */
+export type PromptInput = string | { text: string; images?: ImageContent[] } | AgentMessage | AgentMessage[];
+
+/** The state of an `Agent`, as `state$` replays it. Arrays are never mutated once emitted. */
+export interface AgentState {
+  /** The transcript: every message that has ended. */
+  messages: readonly AgentMessage[];
+  /** True from a run's start until its `agent_end`. */
+  isStreaming: boolean;
+  /** The assistant message being streamed, as it stands. */
+  streamingMessage?: AssistantMessage;
+  /** Ids of the tool calls running now. */
+  pendingToolCalls: readonly string[];
+  /** Why the most recent run's last assistant message failed or was aborted, if it did. */
+  errorMessage?: string;
+  queuedSteering: number;
+  queuedFollowUp: number;
+  /** Token and cost totals of every assistant message in the transcript. */
+  usage: Usage;
+}
+
+/** An agent as plain JSON, for apps with their own storage. */
+export interface AgentSnapshot {
+  version: 1;
+  systemPrompt?: string;
+  messages: AgentMessage[];
+  queued: { steering: AgentMessage[]; followUp: AgentMessage[] };
+}
+
+/**
+ * Where an `Agent` keeps its transcript. `JsonlTranscriptStore` is the default implementation.
+ *
+ * Contract: `append` is called once per message as it ends, in transcript order, and must have
+ * made the message durable (at least against a crash of the process) when it returns.
+ */
+export interface TranscriptStore {
+  load(): Promise<AgentMessage[]>;
+  append(message: AgentMessage): void;
+  /** Forgets the whole transcript (used by `Agent.reset`). */
+  clear(): void;
+  close?(): void;
+}
