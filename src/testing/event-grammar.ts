@@ -25,6 +25,7 @@ export function checkEventGrammar(events: readonly AgentEvent[], options: EventG
   const seenToolIds = new Set<string>();
   let expectedResults: ToolCall[] = [];
   let lastAssistant: AssistantMessage | undefined;
+  let sawAssistant = false;
   const endedMessages: AgentMessage[] = [];
 
   if (events[0]?.type !== "agent_start") problem(0, "the first event must be agent_start");
@@ -64,6 +65,7 @@ export function checkEventGrammar(events: readonly AgentEvent[], options: EventG
         endedMessages.push(event.message);
         const role = roleOf(event.message);
         if (role === "assistant") {
+          sawAssistant = true;
           lastAssistant = event.message as AssistantMessage;
           expectedResults = lastAssistant.content.filter((block): block is ToolCall => block.type === "toolCall");
           const failed = lastAssistant.stopReason === "error" || lastAssistant.stopReason === "aborted";
@@ -71,6 +73,9 @@ export function checkEventGrammar(events: readonly AgentEvent[], options: EventG
         } else if (role === "toolResult") {
           const result = event.message as Extract<AgentMessage, { role: "toolResult" }>;
           const expected = expectedResults.shift();
+          // Before the run's first assistant message, a result answers a call from the
+          // transcript the run started from (e.g. a repaired crash).
+          if (!expected && !sawAssistant) break;
           if (!expected) problem(index, `unexpected tool result for ${result.toolCallId}`);
           else if (expected.id !== result.toolCallId) problem(index, `tool result for ${result.toolCallId}, expected ${expected.id} (source order)`);
         }
