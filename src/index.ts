@@ -33,3 +33,6 @@ export { toAsyncIterable, BufferOverflowError } from "./streams/to-async-iterabl
 export type { ToAsyncIterableOptions } from "./streams/to-async-iterable.js";
 export { JsonlTranscriptStore } from "./store/jsonl-transcript-store.js";
 export type { JsonlTranscriptStoreOptions } from "./store/jsonl-transcript-store.js";
+
+// OpenAI provider
+export * from "./providers/index.js";
