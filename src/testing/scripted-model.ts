@@ -81,16 +81,22 @@ export function scriptedModel(turns: ScriptedTurn[], options: ScriptedModelOptio
           }
           const event = events.list[index++];
           if (event === undefined) {
-            if (reply.failure?.kind === "observable-error") subscriber.error(reply.failure.error);
-            else subscriber.complete();
+            subscriber.complete();
             return false;
           }
-          if (reply.failure?.kind === "complete-early" && (event.type === "done" || event.type === "error")) {
-            subscriber.complete();
+          const final = event.type === "done" || event.type === "error";
+          // A failure replaces the final event: the loop must never see done or error then.
+          if (final && reply.failure) {
+            if (reply.failure.kind === "observable-error") subscriber.error(reply.failure.error);
+            else subscriber.complete();
             return false;
           }
           if ("partial" in event) lastPartial = event.partial;
           subscriber.next(event);
+          if (final) {
+            subscriber.complete();
+            return false;
+          }
           return true;
         };
         if (delay === 0) {
