@@ -1,4 +1,4 @@
-import { catchError, concatMap, defer, map, mergeMap, Observable, tap, throwError } from "rxjs";
+import { catchError, concatMap, defer, finalize, map, mergeMap, Observable, tap, throwError } from "rxjs";
 import { HookError } from "../errors.js";
 import { callHook } from "../operators/call-hook.js";
 import { toMessageEvents } from "../operators/to-message-events.js";
@@ -12,12 +12,14 @@ import type { RunState } from "./run-state.js";
  *
  * The last event is always the assistant's `message_end`, also when a hook throws, the model
  * fails, or the run is aborted (then no model call is made if it had not begun). The model gets
- * a signal of its own that fires if the call is torn down before its message ended.
+ * a signal of its own that fires if the call is torn down before the model sent `done` or `error`
+ * (abort, unsubscribe, a broken stream).
  */
 export function streamAssistant(run: RunState): Observable<AgentEvent> {
   return defer(() => {
     const controller = new AbortController();
-    let ended = false;
+    // Why not "the message ended": on abort the message ends with the request still open.
+    let modelFinished = false;
     const { config } = run;
     const messages$ = config.transformContext
       ? callHook(config.transformContext, [...run.context.messages], run.signal).pipe(
@@ -38,19 +40,20 @@ export function streamAssistant(run: RunState): Observable<AgentEvent> {
         if (run.context.tools && run.context.tools.length > 0) llmContext.tools = run.context.tools;
         return llmContext;
       }),
-      mergeMap((llmContext) => config.model.stream(llmContext, { signal: controller.signal })),
+      mergeMap((llmContext) =>
+        config.model.stream(llmContext, { signal: controller.signal }).pipe(
+          tap((event) => {
+            if (event.type === "done" || event.type === "error") modelFinished = true;
+          }),
+        ),
+      ),
       toMessageEvents(run.abort$, (partial, stopReason, errorMessage) => ({
         ...(partial ?? emptyAssistant(run)),
         stopReason,
         errorMessage,
       })),
-      tap({
-        next: (event) => {
-          if (event.type === "message_end") ended = true;
-        },
-        finalize: () => {
-          if (!ended) controller.abort(new Error("The model call was cancelled"));
-        },
+      finalize(() => {
+        if (!modelFinished) controller.abort(new Error("The model call was cancelled"));
       }),
     );
   });
