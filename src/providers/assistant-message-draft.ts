@@ -116,10 +116,6 @@ export class AssistantMessageDraft {
     return block?.type === "thinking" ? block.thinking : "";
   }
 
-  rawArgumentsOf(index: number): string {
-    return this.rawArguments.get(index) ?? "";
-  }
-
   /** Fills in an id or name that arrived after the call opened (no event: nothing streamed). */
   updateToolCall(index: number, patch: { id?: string; name?: string }): void {
     const block = this.blockAt(index, "toolCall");
