@@ -1,0 +1,361 @@
+import { Type } from "@sinclair/typebox";
+import type { Observable } from "rxjs";
+import type { Context } from "rxjs-marbles";
+import { describe, expect, it } from "vitest";
+import { executeToolCalls } from "../../src/operators/execute-tool-calls.js";
+import { ToolBatchSummary } from "../../src/operators/tool-batch.js";
+import { fromAbortSignal } from "../../src/streams/from-abort-signal.js";
+import { MessageQueue } from "../../src/streams/message-queue.js";
+import { scriptedModel } from "../../src/testing/scripted-model.js";
+import { defineTool } from "../../src/tools/define-tool.js";
+import { errorResult, textResult } from "../../src/tools/tool-results.js";
+import type { AgentEvent, AgentLoopConfig, AgentTool, AgentToolResult, ToolCall, ToolResultMessage } from "../../src/types.js";
+import { marbles } from "../helpers/marbles.js";
+import { announce, assistantMessage, lettered, toolCall, toolResultMessage, userMessage } from "../testing/fixtures.js";
+
+type BatchOutput = AgentEvent | ToolBatchSummary;
+
+const results: Record<string, AgentToolResult> = { a: textResult("A"), b: textResult("B"), c: textResult("C") };
+
+/**
+ * Three calls (ids a, b, c) whose bodies are cold marble Observables, by default:
+ *   a: 30ms (a|)    b: 10ms (b|)    c: 40ms (c|)
+ * Tools are built from `body(id)`; the default is one tool "work" for all three.
+ */
+function setup(
+  m: Context,
+  options: {
+    config?: Partial<AgentLoopConfig>;
+    bodies?: Record<string, string>;
+    tools?: (body: (id: string, signal: AbortSignal) => Observable<AgentToolResult>) => AgentTool[];
+    calls?: ToolCall[];
+  } = {},
+) {
+  const bodies = options.bodies ?? { a: "30ms (a|)", b: "10ms (b|)", c: "40ms (c|)" };
+  const colds = Object.fromEntries(Object.entries(bodies).map(([id, marble]) => [id, m.cold<AgentToolResult>(marble, results)]));
+  const signals: Record<string, AbortSignal> = {};
+  const body = (id: string, signal: AbortSignal) => {
+    signals[id] = signal;
+    return colds[id]!;
+  };
+  const tools = options.tools?.(body) ?? [
+    defineTool({
+      name: "work",
+      description: "Works for a while",
+      parameters: Type.Object({}),
+      execute: (id, _args, { signal }) => body(id, signal),
+    }),
+  ];
+  const calls = options.calls ?? [toolCall("a", "work"), toolCall("b", "work"), toolCall("c", "work")];
+  const controller = new AbortController();
+  const steering = new MessageQueue();
+  const batch$ = executeToolCalls(assistantMessage(calls), calls, {
+    context: { messages: [], tools },
+    config: { model: scriptedModel([]), ...options.config },
+    scheduler: m.scheduler,
+    signal: controller.signal,
+    abort$: fromAbortSignal(controller.signal),
+    steering,
+  });
+  const callOf = (id: string) => calls.find((call) => call.id === id)!;
+  const events = {
+    start: (id: string): AgentEvent => ({ type: "tool_execution_start", toolCallId: id, toolName: callOf(id).name, args: {} }),
+    update: (id: string): AgentEvent => ({ type: "tool_execution_update", toolCallId: id, toolName: callOf(id).name, args: {}, partialResult: results[id] }),
+    end: (id: string, result: AgentToolResult = results[id]!, isError = false): AgentEvent => ({
+      type: "tool_execution_end",
+      toolCallId: id,
+      toolName: callOf(id).name,
+      result,
+      isError,
+    }),
+    result: (id: string, timestamp: number, error?: string): ToolResultMessage =>
+      error === undefined
+        ? toolResultMessage(callOf(id), id.toUpperCase(), { timestamp })
+        : toolResultMessage(callOf(id), error, { timestamp, isError: true }),
+  };
+  return { colds, signals, controller, steering, batch$, events };
+}
+
+describe("executeToolCalls", () => {
+  describe("three tools of different latencies (a 30, b 10, c 40)", () => {
+    it(
+      "unbounded: all start at once; tool_execution_end as each finishes; results in call order as predecessors finish",
+      marbles((m) => {
+        const { colds, batch$, events: e } = setup(m);
+        const [ra, rb, rc] = [e.result("a", 30), e.result("b", 10), e.result("c", 40)];
+        const expected: BatchOutput[] = [
+          e.start("a"), e.start("b"), e.start("c"),
+          e.update("b"), e.end("b"),
+          e.update("a"), e.end("a"), ...announce(ra), ...announce(rb),
+          e.update("c"), e.end("c"), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false),
+        ];
+        m.expect(batch$).toBeObservable("(abc) 5ms (de) 16ms (fghijk) 2ms (lmnop|)", lettered(expected));
+        m.expect(colds.a!).toHaveSubscriptions("^ 29ms !");
+        m.expect(colds.b!).toHaveSubscriptions("^ 9ms !");
+        m.expect(colds.c!).toHaveSubscriptions("^ 39ms !");
+      }),
+    );
+
+    it(
+      "maxConcurrency 1: one after the other, each result as soon as its call ends",
+      marbles((m) => {
+        const { colds, batch$, events: e } = setup(m, { config: { maxConcurrency: 1 } });
+        const [ra, rb, rc] = [e.result("a", 30), e.result("b", 40), e.result("c", 80)];
+        const expected: BatchOutput[] = [
+          e.start("a"), e.start("b"), e.start("c"),
+          e.update("a"), e.end("a"), ...announce(ra),
+          e.update("b"), e.end("b"), ...announce(rb),
+          e.update("c"), e.end("c"), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false),
+        ];
+        m.expect(batch$).toBeObservable("(abc) 25ms (defg) 4ms (hijk) 34ms (lmnop|)", lettered(expected));
+        m.expect(colds.a!).toHaveSubscriptions("^ 29ms !");
+        m.expect(colds.b!).toHaveSubscriptions("30ms ^ 9ms !");
+        m.expect(colds.c!).toHaveSubscriptions("40ms ^ 39ms !");
+      }),
+    );
+
+    it(
+      "maxConcurrency 2: c starts when b frees a slot",
+      marbles((m) => {
+        const { colds, batch$, events: e } = setup(m, { config: { maxConcurrency: 2 } });
+        const [ra, rb, rc] = [e.result("a", 30), e.result("b", 10), e.result("c", 50)];
+        const expected: BatchOutput[] = [
+          e.start("a"), e.start("b"), e.start("c"),
+          e.update("b"), e.end("b"),
+          e.update("a"), e.end("a"), ...announce(ra), ...announce(rb),
+          e.update("c"), e.end("c"), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false),
+        ];
+        m.expect(batch$).toBeObservable("(abc) 5ms (de) 16ms (fghijk) 12ms (lmnop|)", lettered(expected));
+        m.expect(colds.a!).toHaveSubscriptions("^ 29ms !");
+        m.expect(colds.b!).toHaveSubscriptions("^ 9ms !");
+        m.expect(colds.c!).toHaveSubscriptions("10ms ^ 39ms !");
+      }),
+    );
+  });
+
+  describe("sequential execution", () => {
+    const sequentialMarble = "a 29ms (bcdef) 3ms (ghijk) 33ms (lmnop|)";
+    const sequentialEvents = (e: ReturnType<typeof setup>["events"]): BatchOutput[] => {
+      const [ra, rb, rc] = [e.result("a", 30), e.result("b", 40), e.result("c", 80)];
+      return [
+        e.start("a"),
+        e.update("a"), e.end("a"), ...announce(ra), e.start("b"),
+        e.update("b"), e.end("b"), ...announce(rb), e.start("c"),
+        e.update("c"), e.end("c"), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false),
+      ];
+    };
+
+    it(
+      'toolExecution "sequential" prepares and runs each call to its end before the next',
+      marbles((m) => {
+        const { colds, batch$, events: e } = setup(m, { config: { toolExecution: "sequential" } });
+        m.expect(batch$).toBeObservable(sequentialMarble, lettered(sequentialEvents(e)));
+        m.expect(colds.a!).toHaveSubscriptions("^ 29ms !");
+        m.expect(colds.b!).toHaveSubscriptions("30ms ^ 9ms !");
+        m.expect(colds.c!).toHaveSubscriptions("40ms ^ 39ms !");
+      }),
+    );
+
+    it(
+      'one tool with executionMode "sequential" makes its whole batch sequential',
+      marbles((m) => {
+        const { colds, batch$, events: e } = setup(m, {
+          calls: [toolCall("a", "work"), toolCall("b", "serial"), toolCall("c", "work")],
+          tools: (body) => [
+            defineTool({ name: "work", description: "w", parameters: Type.Object({}), execute: (id, _args, { signal }) => body(id, signal) }),
+            defineTool({
+              name: "serial",
+              description: "s",
+              parameters: Type.Object({}),
+              executionMode: "sequential",
+              execute: (id, _args, { signal }) => body(id, signal),
+            }),
+          ],
+        });
+        m.expect(batch$).toBeObservable(sequentialMarble, lettered(sequentialEvents(e)));
+        m.expect(colds.b!).toHaveSubscriptions("30ms ^ 9ms !");
+        m.expect(colds.c!).toHaveSubscriptions("40ms ^ 39ms !");
+      }),
+    );
+  });
+
+  it(
+    "a tool's concurrency caps its own calls while other tools run freely",
+    marbles((m) => {
+      const { colds, batch$, events: e } = setup(m, {
+        bodies: { a: "30ms (a|)", b: "10ms (b|)", c: "50ms (c|)" },
+        calls: [toolCall("a", "capped"), toolCall("b", "capped"), toolCall("c", "free")],
+        tools: (body) => [
+          defineTool({ name: "capped", description: "c", parameters: Type.Object({}), concurrency: 1, execute: (id, _args, { signal }) => body(id, signal) }),
+          defineTool({ name: "free", description: "f", parameters: Type.Object({}), execute: (id, _args, { signal }) => body(id, signal) }),
+        ],
+      });
+      const [ra, rb, rc] = [e.result("a", 30), e.result("b", 40), e.result("c", 50)];
+      const expected: BatchOutput[] = [
+        e.start("a"), e.start("b"), e.start("c"),
+        e.update("a"), e.end("a"), ...announce(ra),
+        e.update("b"), e.end("b"), ...announce(rb),
+        e.update("c"), e.end("c"), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false),
+      ];
+      m.expect(batch$).toBeObservable("(abc) 25ms (defg) 4ms (hijk) 4ms (lmnop|)", lettered(expected));
+      m.expect(colds.a!).toHaveSubscriptions("^ 29ms !");
+      m.expect(colds.b!).toHaveSubscriptions("30ms ^ 9ms !");
+      m.expect(colds.c!).toHaveSubscriptions("^ 49ms !");
+    }),
+  );
+
+  it(
+    "a per-tool cap and maxConcurrency together: a call waiting for its tool does not hold a global slot",
+    marbles((m) => {
+      const { colds, batch$, events: e } = setup(m, {
+        config: { maxConcurrency: 2 },
+        bodies: { a: "30ms (a|)", b: "10ms (b|)", c: "20ms (c|)" },
+        calls: [toolCall("a", "capped"), toolCall("b", "capped"), toolCall("c", "free")],
+        tools: (body) => [
+          defineTool({ name: "capped", description: "c", parameters: Type.Object({}), concurrency: 1, execute: (id, _args, { signal }) => body(id, signal) }),
+          defineTool({ name: "free", description: "f", parameters: Type.Object({}), execute: (id, _args, { signal }) => body(id, signal) }),
+        ],
+      });
+      const [ra, rb, rc] = [e.result("a", 30), e.result("b", 40), e.result("c", 20)];
+      const expected: BatchOutput[] = [
+        e.start("a"), e.start("b"), e.start("c"),
+        e.update("c"), e.end("c"),
+        e.update("a"), e.end("a"), ...announce(ra),
+        e.update("b"), e.end("b"), ...announce(rb), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false),
+      ];
+      m.expect(batch$).toBeObservable("(abc) 15ms (de) 6ms (fghi) 4ms (jklmnop|)", lettered(expected));
+      m.expect(colds.a!).toHaveSubscriptions("^ 29ms !");
+      m.expect(colds.b!).toHaveSubscriptions("30ms ^ 9ms !");
+      m.expect(colds.c!).toHaveSubscriptions("^ 19ms !");
+    }),
+  );
+
+  it(
+    "times a call out after timeoutMs: its signal fires and its result says it timed out",
+    marbles((m) => {
+      const { colds, signals, batch$, events: e } = setup(m, {
+        bodies: { a: "30ms (a|)" },
+        calls: [toolCall("a", "slow")],
+        tools: (body) => [
+          defineTool({ name: "slow", description: "s", parameters: Type.Object({}), timeoutMs: 15, execute: (id, _args, { signal }) => body(id, signal) }),
+        ],
+      });
+      const message = 'Tool "slow" timed out after 15 ms';
+      const ra = e.result("a", 15, message);
+      const expected: BatchOutput[] = [e.start("a"), e.end("a", errorResult(message), true), ...announce(ra), new ToolBatchSummary([ra], false)];
+      m.expect(batch$).toBeObservable("a 14ms (bcde|)", lettered(expected));
+      m.expect(colds.a!).toHaveSubscriptions("^ 14ms !");
+      m.flush();
+      expect(signals.a!.aborted).toBe(true);
+      expect(String(signals.a!.reason)).toContain("timed out");
+    }),
+  );
+
+  it(
+    "steeringInterruptsTools: steering aborts the running call and skips the rest, each with an error result",
+    marbles((m) => {
+      const skipped = "Skipped due to queued user message.";
+      const { colds, signals, steering, batch$, events: e } = setup(m, { config: { maxConcurrency: 1, steeringInterruptsTools: true } });
+      m.scheduler.schedule(() => steering.push(userMessage("stop that")), 15);
+      const [ra, rb, rc] = [e.result("a", 15, skipped), e.result("b", 15, skipped), e.result("c", 15, skipped)];
+      const expected: BatchOutput[] = [
+        e.start("a"), e.start("b"), e.start("c"),
+        e.end("a", errorResult(skipped), true), ...announce(ra),
+        e.end("b", errorResult(skipped), true), ...announce(rb),
+        e.end("c", errorResult(skipped), true), ...announce(rc),
+        new ToolBatchSummary([ra, rb, rc], false),
+      ];
+      m.expect(batch$).toBeObservable("(abc) 10ms (defghijklm|)", lettered(expected));
+      m.expect(colds.a!).toHaveSubscriptions("^ 14ms !");
+      m.expect(colds.b!).toHaveSubscriptions([]);
+      m.expect(colds.c!).toHaveSubscriptions([]);
+      m.flush();
+      expect(signals.a!.aborted).toBe(true);
+      expect(steering.size).toBe(1);
+    }),
+  );
+
+  it(
+    "without steeringInterruptsTools, steering waits for the batch",
+    marbles((m) => {
+      const { steering, batch$, events: e } = setup(m);
+      m.scheduler.schedule(() => steering.push(userMessage("later")), 15);
+      const [ra, rb, rc] = [e.result("a", 30), e.result("b", 10), e.result("c", 40)];
+      const expected: BatchOutput[] = [
+        e.start("a"), e.start("b"), e.start("c"),
+        e.update("b"), e.end("b"),
+        e.update("a"), e.end("a"), ...announce(ra), ...announce(rb),
+        e.update("c"), e.end("c"), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false),
+      ];
+      m.expect(batch$).toBeObservable("(abc) 5ms (de) 16ms (fghijk) 2ms (lmnop|)", lettered(expected));
+    }),
+  );
+
+  it(
+    "abort mid-batch: running calls are torn down, every call gets an error result",
+    marbles((m) => {
+      const aborted = "Tool execution was aborted.";
+      const { colds, signals, controller, batch$, events: e } = setup(m);
+      m.scheduler.schedule(() => controller.abort(), 15);
+      const [ra, rb, rc] = [e.result("a", 15, aborted), e.result("b", 10), e.result("c", 15, aborted)];
+      const expected: BatchOutput[] = [
+        e.start("a"), e.start("b"), e.start("c"),
+        e.update("b"), e.end("b"),
+        e.end("a", errorResult(aborted), true), ...announce(ra), ...announce(rb),
+        e.end("c", errorResult(aborted), true), ...announce(rc),
+        new ToolBatchSummary([ra, rb, rc], false),
+      ];
+      m.expect(batch$).toBeObservable("(abc) 5ms (de) 1ms (fghijklmn|)", lettered(expected));
+      m.expect(colds.a!).toHaveSubscriptions("^ 14ms !");
+      m.expect(colds.b!).toHaveSubscriptions("^ 9ms !");
+      m.expect(colds.c!).toHaveSubscriptions("^ 14ms !");
+      m.flush();
+      expect([signals.a!.aborted, signals.b!.aborted, signals.c!.aborted]).toStrictEqual([true, false, true]);
+    }),
+  );
+
+  it(
+    "unsubscribe mid-batch: every running call is torn down and nothing more is emitted",
+    marbles((m) => {
+      const { colds, signals, batch$, events: e } = setup(m);
+      const expected: BatchOutput[] = [e.start("a"), e.start("b"), e.start("c"), e.update("b"), e.end("b")];
+      m.expect(batch$, "^ 14ms !").toBeObservable("(abc) 5ms (de)", lettered(expected));
+      m.expect(colds.a!).toHaveSubscriptions("^ 14ms !");
+      m.expect(colds.b!).toHaveSubscriptions("^ 9ms !");
+      m.expect(colds.c!).toHaveSubscriptions("^ 14ms !");
+      m.flush();
+      expect([signals.a!.aborted, signals.b!.aborted, signals.c!.aborted]).toStrictEqual([true, false, true]);
+    }),
+  );
+
+  it(
+    "terminate: the summary says stop only when every result asks to",
+    marbles((m) => {
+      for (const [terminates, expected] of [
+        [[true, true], true],
+        [[true, false], false],
+      ] as const) {
+        const calls = [toolCall("x", "finish"), toolCall("y", "finish")];
+        const finish = defineTool({
+          name: "finish",
+          description: "f",
+          parameters: Type.Object({}),
+          execute: (id) => ({ ...textResult(id), terminate: terminates[id === "x" ? 0 : 1] }),
+        });
+        const outputs: BatchOutput[] = [];
+        executeToolCalls(assistantMessage(calls), calls, {
+          context: { messages: [], tools: [finish] },
+          config: { model: scriptedModel([]) },
+          scheduler: m.scheduler,
+          signal: new AbortController().signal,
+          abort$: fromAbortSignal(undefined),
+          steering: new MessageQueue(),
+        }).subscribe((output) => outputs.push(output));
+        const summary = outputs.at(-1) as ToolBatchSummary;
+        expect(summary).toBeInstanceOf(ToolBatchSummary);
+        expect(summary.terminate).toBe(expected);
+        expect(summary.results.map((result) => result.toolCallId)).toStrictEqual(["x", "y"]);
+      }
+    }),
+  );
+});
