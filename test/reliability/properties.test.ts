@@ -1,0 +1,32 @@
+/**
+ * Property-based tests of the loop's invariants: random turns, tool fan-out with failures and
+ * timeouts, hooks, steering, follow-ups, aborts and unsubscribes, all in virtual time.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { allProblems } from "./invariants.js";
+import { runScenario } from "./run-scenario.js";
+import { scenarioArbitrary, type Scenario } from "./scenario.js";
+
+/** Fails with the problems found; fast-check adds the shrunk scenario. */
+function holds(scenario: Scenario): void {
+  const run = runScenario(scenario);
+  const problems = allProblems(scenario, run);
+  if (problems.length > 0) {
+    throw new Error(`${problems.join("\n")}\nEvents: ${run.events.map((event) => event.type).join(", ")}`);
+  }
+}
+
+describe("agentLoop invariants (property-based, virtual time)", () => {
+  it("hold in runs that end on their own", () => {
+    fc.assert(fc.property(scenarioArbitrary({ stops: ["none"] }), holds), { numRuns: 1500 });
+  });
+
+  it("hold in runs aborted at a random time", () => {
+    fc.assert(fc.property(scenarioArbitrary({ stops: ["abort"] }), holds), { numRuns: 1500 });
+  });
+
+  it("hold in runs unsubscribed at a random time", () => {
+    fc.assert(fc.property(scenarioArbitrary({ stops: ["unsubscribe"] }), holds), { numRuns: 1500 });
+  });
+});
