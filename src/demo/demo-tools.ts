@@ -1,0 +1,172 @@
+import type { Dirent } from "node:fs";
+import { lstat, readdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import { Type } from "@sinclair/typebox";
+import { asyncScheduler, concat, defer, map, type Observable, of, type SchedulerLike, timer } from "rxjs";
+import { defineTool } from "../tools/define-tool.js";
+import type { AgentTool, AgentToolResult } from "../types.js";
+import { evaluate, format } from "./calculator.js";
+import { Sandbox } from "./sandbox.js";
+
+export interface DemoToolsOptions {
+  /** The only folder `list_files` and `read_file` may see. Default: the current directory. */
+  root?: string;
+  /** Paces the calculator's progress and gives the clock its time. Default `asyncScheduler`. */
+  scheduler?: SchedulerLike;
+  /** Time between the calculator's progress steps, so a spinner has something to show. Default 150. */
+  stepDelay?: number;
+}
+
+/** `calculator` details: the steps so far, then the value. */
+export interface CalculatorDetails {
+  expression: string;
+  steps: string[];
+  value?: number;
+}
+
+/** `clock` details: the instant in several forms. */
+export interface ClockDetails {
+  iso: string;
+  epochMs: number;
+  timeZone: string;
+  time: string;
+  date: string;
+}
+
+/** One entry of a listed folder. */
+export interface FileEntry {
+  name: string;
+  kind: "file" | "directory" | "symlink" | "other";
+  /** Bytes, for files. */
+  size?: number;
+}
+
+/** `list_files` details: the folder (relative to the sandbox root) and its entries. */
+export interface ListFilesDetails {
+  path: string;
+  entries: FileEntry[];
+  /** Entries left out beyond the limit. */
+  omitted: number;
+}
+
+/** `read_file` details: what was read and whether it was cut. */
+export interface ReadFileDetails {
+  path: string;
+  bytes: number;
+  lines: number;
+  truncated: boolean;
+}
+
+const maxEntries = 200;
+const defaultMaxBytes = 16_000;
+
+/**
+ * The demo's tools: a calculator, a clock, and two read-only file tools sandboxed to one folder.
+ * A real model gets the same tools, so both paths show the same loop.
+ *
+ * @example new Agent({ model: demoModel(), tools: demoTools({ root: process.cwd() }) })
+ */
+export function demoTools(options: DemoToolsOptions = {}): AgentTool[] {
+  const scheduler = options.scheduler ?? asyncScheduler;
+  const sandbox = new Sandbox(options.root ?? process.cwd());
+  return [calculatorTool(scheduler, options.stepDelay ?? 150), clockTool(scheduler), listFilesTool(sandbox), readFileTool(sandbox)];
+}
+
+function calculatorTool(scheduler: SchedulerLike, stepDelay: number): AgentTool {
+  return defineTool({
+    name: "calculator",
+    label: "Calculator",
+    description:
+      "Evaluates an arithmetic expression exactly. Supports numbers, + - * / % ^, parentheses, unary minus, " +
+      "sqrt, cbrt, abs, round, floor, ceil, sin, cos, tan, ln, log (base 10), log2, exp, min, max, pow, pi, e.",
+    parameters: Type.Object({ expression: Type.String({ description: 'For example "(12 + 3) * sqrt(16)"' }) }),
+    // An Observable body: each value before the last is progress, which the UI shows live.
+    execute: (_toolCallId, { expression }): Observable<AgentToolResult<CalculatorDetails>> =>
+      defer(() => {
+        const { value, steps } = evaluate(expression);
+        const progress = steps.map((_step, index) => {
+          const shown = steps.slice(0, index + 1);
+          return { content: [{ type: "text" as const, text: shown[index] ?? "" }], details: { expression, steps: shown } };
+        });
+        const result = { content: [{ type: "text" as const, text: `${expression} = ${format(value)}` }], details: { expression, steps, value } };
+        const all = [...progress, result];
+        if (stepDelay <= 0) return of(...all);
+        return concat(...all.map((item) => timer(stepDelay, scheduler).pipe(map(() => item))));
+      }),
+  });
+}
+
+function clockTool(scheduler: SchedulerLike): AgentTool {
+  return defineTool({
+    name: "clock",
+    label: "Clock",
+    description: "Tells the current date and time, in the machine's time zone or a given IANA time zone.",
+    parameters: Type.Object({ timeZone: Type.Optional(Type.String({ description: 'IANA name, e.g. "Europe/Paris"' })) }),
+    execute: (_toolCallId, { timeZone }): AgentToolResult<ClockDetails> => {
+      const epochMs = scheduler.now();
+      const zone = timeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
+      // An unknown zone makes Intl throw a RangeError, which becomes an error result.
+      const time = new Intl.DateTimeFormat("en-GB", { timeZone: zone, timeStyle: "medium" }).format(epochMs);
+      const date = new Intl.DateTimeFormat("en-GB", { timeZone: zone, dateStyle: "full" }).format(epochMs);
+      const details = { iso: new Date(epochMs).toISOString(), epochMs, timeZone: zone, time, date };
+      return { content: [{ type: "text", text: `It is ${time} on ${date} (${zone}).` }], details };
+    },
+  });
+}
+
+function listFilesTool(sandbox: Sandbox): AgentTool {
+  return defineTool({
+    name: "list_files",
+    label: "List files",
+    description: `Lists a folder inside ${sandbox.root} (paths are relative to it; default: that folder itself).`,
+    parameters: Type.Object({ path: Type.Optional(Type.String({ description: 'Relative folder, e.g. "src"' })) }),
+    execute: async (_toolCallId, args): Promise<AgentToolResult<ListFilesDetails>> => {
+      const folder = await sandbox.resolve(args.path ?? ".");
+      const dirents = await readdir(folder, { withFileTypes: true });
+      const entries = await Promise.all(dirents.map((dirent) => describeEntry(folder, dirent)));
+      entries.sort((left, right) => Number(right.kind === "directory") - Number(left.kind === "directory") || left.name.localeCompare(right.name));
+      const shown = entries.slice(0, maxEntries);
+      const relative = sandbox.relative(folder);
+      const lines = shown.map((entry) => (entry.kind === "directory" ? `${entry.name}/` : entry.size === undefined ? entry.name : `${entry.name} (${entry.size} bytes)`));
+      const omitted = entries.length - shown.length;
+      const text = `${relative}: ${entries.length} entries\n${lines.join("\n")}${omitted > 0 ? `\n… and ${omitted} more` : ""}`;
+      return { content: [{ type: "text", text }], details: { path: relative, entries: shown, omitted } };
+    },
+  });
+}
+
+function readFileTool(sandbox: Sandbox): AgentTool {
+  return defineTool({
+    name: "read_file",
+    label: "Read file",
+    description: `Reads a text file inside ${sandbox.root} (paths are relative to it).`,
+    parameters: Type.Object({
+      path: Type.String({ description: 'Relative path, e.g. "README.md"' }),
+      maxBytes: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: `Default ${defaultMaxBytes}` })),
+    }),
+    execute: async (_toolCallId, args, { signal }): Promise<AgentToolResult<ReadFileDetails>> => {
+      const file = await sandbox.resolve(args.path);
+      if ((await lstat(file)).isDirectory()) throw new Error(`"${args.path}" is a folder; list_files shows what it holds.`);
+      const buffer = await readFile(file, { signal });
+      if (buffer.includes(0)) throw new Error(`"${args.path}" looks like a binary file; only text files can be read.`);
+      const limit = args.maxBytes ?? defaultMaxBytes;
+      const truncated = buffer.length > limit;
+      const text = buffer.subarray(0, limit).toString("utf8");
+      const details = { path: sandbox.relative(file), bytes: buffer.length, lines: countLines(buffer.toString("utf8")), truncated };
+      return { content: [{ type: "text", text: truncated ? `${text}\n… (cut at ${limit} of ${buffer.length} bytes)` : text }], details };
+    },
+  });
+}
+
+async function describeEntry(folder: string, dirent: Dirent): Promise<FileEntry> {
+  if (dirent.isDirectory()) return { name: dirent.name, kind: "directory" };
+  if (dirent.isSymbolicLink()) return { name: dirent.name, kind: "symlink" };
+  if (!dirent.isFile()) return { name: dirent.name, kind: "other" };
+  const stats = await lstat(path.join(folder, dirent.name)).catch(() => undefined);
+  return stats === undefined ? { name: dirent.name, kind: "file" } : { name: dirent.name, kind: "file", size: stats.size };
+}
+
+function countLines(text: string): number {
+  if (text === "") return 0;
+  return text.split("\n").length - (text.endsWith("\n") ? 1 : 0);
+}
