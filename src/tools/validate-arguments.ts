@@ -34,8 +34,9 @@ export function compileSchema(schema: TSchema): CompiledSchema {
  * Arguments that pass as they are come back unchanged (no copy). Otherwise a copy gets schema
  * defaults filled in and strings converted where the schema wants numbers, booleans or the
  * like, and is checked again. A string is taken as raw JSON text (a provider that could not
- * parse the model's output passes it on as is). Failures name every failing path, what was
- * expected and what arrived, so the model can correct itself.
+ * parse the model's output passes it on as is). A conversion never changes a number's value
+ * (4.5 is not an integer). Failures name every failing path, what was expected and what arrived,
+ * so the model can correct itself.
  */
 export function validateArguments(toolName: string, schema: TSchema, rawArguments: unknown): ArgumentValidation {
   let argumentsValue = rawArguments;
@@ -59,11 +60,36 @@ export function validateArguments(toolName: string, schema: TSchema, rawArgument
   if (!hasDefaults && check.Check(argumentsValue)) {
     return { valid: true, value: argumentsValue };
   }
-  const coerced = Value.Convert(schema, Value.Default(schema, Value.Clone(argumentsValue)));
+  const coerced = undoLossyConversions(
+    argumentsValue,
+    Value.Convert(schema, Value.Default(schema, Value.Clone(argumentsValue))),
+  );
   if (check.Check(coerced)) {
     return { valid: true, value: coerced };
   }
   return { valid: false, message: describeErrors(toolName, check, coerced, argumentsValue) };
+}
+
+/**
+ * Puts back every original value that conversion turned into a different number, so it fails
+ * the check instead of reaching the tool altered.
+ *
+ * Why: TypeBox converts to integers with `Math.trunc` / `parseInt`, so 4.5, "4.5" and "1e3"
+ * would pass as 4, 4 and 1. Converted values are a fresh copy, so they are changed in place.
+ */
+function undoLossyConversions(original: unknown, converted: unknown): unknown {
+  if (typeof converted === "number" && (typeof original === "number" || typeof original === "string")) {
+    return Object.is(Number(original), converted) ? converted : original;
+  }
+  if (typeof converted !== "object" || converted === null || typeof original !== "object" || original === null) {
+    return converted;
+  }
+  const target = converted as Record<string, unknown>;
+  const source = original as Record<string, unknown>;
+  for (const key of Object.keys(target)) {
+    if (Object.hasOwn(source, key)) target[key] = undoLossyConversions(source[key], target[key]);
+  }
+  return converted;
 }
 
 function describeErrors(toolName: string, check: TypeCheck<TSchema>, value: unknown, received: unknown): string {
