@@ -39,7 +39,7 @@ function readyToolCall(
   if (!tool) {
     return failed(`Tool ${toolCall.name} not found`);
   }
-  let rawArguments: unknown = toolCall.arguments;
+  let rawArguments: unknown = toolCall.rawArguments ?? toolCall.arguments;
   if (tool.prepareArguments) {
     try {
       rawArguments = tool.prepareArguments(rawArguments);

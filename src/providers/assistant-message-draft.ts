@@ -158,6 +158,7 @@ export class AssistantMessageDraft {
           id: block.id || `call_${index}`,
           arguments: parseToolArguments(raw),
         };
+        if (!isJsonObjectText(raw)) toolCall.rawArguments = raw;
         this.replace(index, toolCall);
         return [{ type: "toolcall_end", contentIndex: index, toolCall, partial: this.snapshot() }];
       }
@@ -221,5 +222,16 @@ export class AssistantMessageDraft {
     if (this.responseId) message.responseId = this.responseId;
     if (end?.errorMessage !== undefined) message.errorMessage = end.errorMessage;
     return message;
+  }
+}
+
+/** True for text that is a complete JSON object; an empty text counts as `{}`. */
+function isJsonObjectText(text: string): boolean {
+  if (text.trim() === "") return true;
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === "object" && value !== null && !Array.isArray(value);
+  } catch {
+    return false;
   }
 }

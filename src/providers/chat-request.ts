@@ -126,8 +126,10 @@ function toChatAssistant(message: AssistantMessage): ChatCompletionMessageParam 
     .filter((block): block is TextContent => block.type === "text")
     .map((block) => block.text)
     .join("");
+  // A failed or aborted message's tool calls never ran and have no results to pair with.
+  const failed = message.stopReason === "error" || message.stopReason === "aborted";
   const toolCalls: ChatCompletionMessageToolCall[] = message.content.flatMap((block) =>
-    block.type === "toolCall"
+    block.type === "toolCall" && !failed
       ? [{ id: block.id, type: "function", function: { name: block.name, arguments: JSON.stringify(block.arguments) } }]
       : [],
   );

@@ -104,7 +104,8 @@ function toInputContent(block: TextContent | ImageContent): ResponseInputContent
 function toAssistantItems(message: AssistantMessage): ResponseInputItem[] {
   const native = message.api === responsesApi;
   // A failed response may end right after a reasoning item, which the API rejects on its own.
-  const keepReasoning = native && message.stopReason !== "error" && message.stopReason !== "aborted";
+  const failed = message.stopReason === "error" || message.stopReason === "aborted";
+  const keepReasoning = native && !failed;
   const items: ResponseInputItem[] = [];
   for (const block of message.content) {
     switch (block.type) {
@@ -128,6 +129,8 @@ function toAssistantItems(message: AssistantMessage): ResponseInputItem[] {
         );
         break;
       case "toolCall": {
+        // A failed or aborted message's tool calls never ran and have no results to pair with.
+        if (failed) break;
         const { callId, itemId } = splitToolCallId(block.id);
         items.push({
           type: "function_call",

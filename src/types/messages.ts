@@ -35,6 +35,12 @@ export interface ToolCall {
   name: string;
   arguments: Record<string, unknown>;
   thoughtSignature?: string;
+  /**
+   * The model's argument text, kept only when it was not a valid JSON object (then `arguments`
+   * holds the best partial parse). The loop answers such a call with an error result that
+   * quotes the parse error, so the model can correct itself.
+   */
+  rawArguments?: string;
 }
 
 /** Token counts and cost of one model call. */

@@ -3,7 +3,8 @@ import { Type } from "@sinclair/typebox";
 import { distinctUntilChanged, lastValueFrom, map, timer, toArray } from "rxjs";
 import type { TestScheduler } from "rxjs/testing";
 import { Agent, defineTool, InvalidStateError, textResult } from "../../src/index.js";
-import type { AgentEvent, AgentMessage, AgentState, SchedulerLike } from "../../src/index.js";
+import type { AgentEvent, AgentMessage, AgentState } from "../../src/index.js";
+import type { SchedulerLike } from "rxjs";
 import { assertEventGrammar, scriptedModel, type ScriptedTurn } from "../../src/testing/index.js";
 import { marbles } from "../helpers/marbles.js";
 
