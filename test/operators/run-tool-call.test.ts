@@ -1,0 +1,156 @@
+import { Type } from "@sinclair/typebox";
+import { EMPTY, of, throwError } from "rxjs";
+import { describe, expect, it } from "vitest";
+import { defineTool } from "../../src/tools/define-tool.js";
+import { textResult } from "../../src/tools/tool-results.js";
+import type { AgentEvent, AgentTool, AgentToolResult, ToolExecuteResult } from "../../src/types.js";
+import { call, runToolTurn, runToolTurnAsync } from "./run-tools.js";
+
+function toolReturning(name: string, execute: (update: (partial: AgentToolResult) => void) => ToolExecuteResult): AgentTool {
+  return defineTool({ name, description: name, parameters: Type.Object({}), execute: (_id, _args, { update }) => execute(update) });
+}
+
+describe("running tool calls", () => {
+  describe("failures become error results", () => {
+    it("execute throws, returns an erroring Observable, returns a non-result or nothing", () => {
+      const tools = [
+        toolReturning("throws", () => {
+          throw new Error("disk full");
+        }),
+        toolReturning("errors", () => throwError(() => new Error("stream broke"))),
+        toolReturning("odd", () => ({ text: "not a result" }) as never),
+        toolReturning("empty", () => EMPTY),
+        toolReturning("fine", () => textResult("ok")),
+      ];
+      const turn = runToolTurn(tools, ["throws", "errors", "odd", "empty", "fine"].map((name) => call(name, {})));
+      expect(turn.texts).toStrictEqual([
+        "disk full",
+        "stream broke",
+        'Tool "odd" returned something that is not a tool result ({ content: [...], details }).',
+        'Tool "empty" returned no result.',
+        "ok",
+      ]);
+      expect(turn.results.map((result) => result.isError)).toStrictEqual([true, true, true, true, false]);
+      expect(turn.ends.map((end) => end.isError)).toStrictEqual([true, true, true, true, false]);
+    });
+
+    it("execute rejects (real async)", async () => {
+      const turn = await runToolTurnAsync([toolReturning("rejects", () => Promise.reject(new Error("network down")))], [call("rejects", {})]);
+      expect(turn.texts).toStrictEqual(["network down"]);
+      expect(turn.results[0]!.isError).toBe(true);
+    });
+  });
+
+  it("a Promise-returning tool (real async) gets its result in call order", async () => {
+    const sleepy = defineTool({
+      name: "sleepy",
+      description: "s",
+      parameters: Type.Object({ ms: Type.Number() }),
+      execute: async (_id, { ms }) => {
+        await new Promise((resolve) => setTimeout(resolve, ms));
+        return textResult(`slept ${ms}`, { ms });
+      },
+    });
+    const turn = await runToolTurnAsync([sleepy], [call("sleepy", { ms: 20 }), call("sleepy", { ms: 1 })]);
+    expect(turn.ends.map((end) => (end.result as AgentToolResult).details)).toStrictEqual([{ ms: 1 }, { ms: 20 }]);
+    expect(turn.texts).toStrictEqual(["slept 20", "slept 1"]);
+    expect(turn.results.map((result) => result.details)).toStrictEqual([{ ms: 20 }, { ms: 1 }]);
+  });
+
+  it("reports progress from update() calls and from an Observable's values", () => {
+    const p1 = textResult("10%");
+    const p2 = textResult("50%");
+    const done = textResult("done");
+    const tools = [
+      toolReturning("updates", (update) => {
+        update(p1);
+        update(p2);
+        return done;
+      }),
+      toolReturning("streams", () => of(p1, p2, done)),
+    ];
+    const turn = runToolTurn(tools, [call("updates", {}, "u"), call("streams", {}, "s")]);
+    const update = (id: string, name: string, partialResult: unknown): AgentEvent => ({ type: "tool_execution_update", toolCallId: id, toolName: name, args: {}, partialResult });
+    expect(turn.events.filter((event) => event.type.startsWith("tool_execution"))).toStrictEqual([
+      { type: "tool_execution_start", toolCallId: "u", toolName: "updates", args: {} },
+      update("u", "updates", p1),
+      update("u", "updates", p2),
+      { type: "tool_execution_end", toolCallId: "u", toolName: "updates", result: done, isError: false },
+      { type: "tool_execution_start", toolCallId: "s", toolName: "streams", args: {} },
+      update("s", "streams", p1),
+      update("s", "streams", p2),
+      update("s", "streams", done),
+      { type: "tool_execution_end", toolCallId: "s", toolName: "streams", result: done, isError: false },
+    ] satisfies AgentEvent[]);
+    expect(turn.texts).toStrictEqual(["done", "done"]);
+  });
+
+  describe("afterToolCall", () => {
+    const plain = () => toolReturning("plain", () => textResult("original", { n: 1 }));
+
+    it("overrides content, details, isError and terminate field by field", () => {
+      const seen: unknown[] = [];
+      const turn = runToolTurn([plain()], [call("plain", {}, "a"), call("plain", {}, "b"), call("plain", {}, "c")], {
+        afterToolCall: ({ toolCall, result, isError }) => {
+          seen.push([toolCall.id, result, isError]);
+          if (toolCall.id === "a") return { content: [{ type: "text", text: "rewritten" }] };
+          if (toolCall.id === "b") return { details: { audited: true }, isError: true };
+          return undefined;
+        },
+      });
+      expect(seen).toStrictEqual([
+        ["a", textResult("original", { n: 1 }), false],
+        ["b", textResult("original", { n: 1 }), false],
+        ["c", textResult("original", { n: 1 }), false],
+      ]);
+      expect(turn.results.map(({ content, details, isError }) => ({ content, details, isError }))).toStrictEqual([
+        { content: [{ type: "text", text: "rewritten" }], details: { n: 1 }, isError: false },
+        { content: [{ type: "text", text: "original" }], details: { audited: true }, isError: true },
+        { content: [{ type: "text", text: "original" }], details: { n: 1 }, isError: false },
+      ]);
+      expect(turn.ends.map((end) => end.isError)).toStrictEqual([false, true, false]);
+      expect(turn.modelCalls).toBe(2);
+    });
+
+    it("terminate from afterToolCall on every result ends the run after the batch", () => {
+      const turn = runToolTurn([plain()], [call("plain", {}), call("plain", {})], { afterToolCall: () => ({ terminate: true }) });
+      expect(turn.modelCalls).toBe(1);
+      expect(turn.events.map((event) => event.type).slice(-2)).toStrictEqual(["turn_end", "agent_end"]);
+    });
+
+    it("answers a throwing afterToolCall with an error result", () => {
+      const turn = runToolTurn([plain()], [call("plain", {})], {
+        afterToolCall: () => {
+          throw new Error("audit failed");
+        },
+      });
+      expect(turn.texts).toStrictEqual(['afterToolCall failed for tool "plain": audit failed']);
+      expect(turn.results[0]!.isError).toBe(true);
+    });
+
+    it("is not asked about calls that never ran (unknown tool, invalid arguments, blocked)", () => {
+      const asked: string[] = [];
+      const strict = defineTool({ name: "strict", description: "s", parameters: Type.Object({ a: Type.Number() }), execute: () => textResult("ran") });
+      const turn = runToolTurn([strict], [call("nope", {}), call("strict", { a: "x" }), call("strict", { a: 1 }), call("strict", { a: 2 })], {
+        beforeToolCall: ({ args }) => ((args as { a: number }).a === 1 ? { block: true, reason: "no" } : undefined),
+        afterToolCall: ({ toolCall }) => {
+          asked.push(toolCall.id);
+          return undefined;
+        },
+      });
+      expect(asked).toStrictEqual(["call_1_4"]);
+      expect(turn.results.map((result) => result.isError)).toStrictEqual([true, true, true, false]);
+    });
+  });
+
+  describe("terminate", () => {
+    const finishing = (terminate: boolean) => toolReturning(`finish_${terminate}`, () => ({ ...textResult("x"), terminate }));
+
+    it("ends the run early only when every result of the batch asks to", () => {
+      const all = runToolTurn([finishing(true)], [call("finish_true", {}), call("finish_true", {})]);
+      expect(all.modelCalls).toBe(1);
+      const some = runToolTurn([finishing(true), finishing(false)], [call("finish_true", {}), call("finish_false", {})]);
+      expect(some.modelCalls).toBe(2);
+    });
+  });
+});
