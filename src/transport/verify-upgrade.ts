@@ -1,0 +1,41 @@
+import type { IncomingMessage } from "node:http";
+
+/** What `verifyUpgrade` checks; a subset of `ServeAgentsOptions`. */
+export interface UpgradePolicy {
+  auth?: (token: string | undefined, request: IncomingMessage) => boolean | Promise<boolean>;
+  allowedOrigins?: readonly string[];
+}
+
+/** Why an upgrade is refused, as the HTTP status `ws` answers with. */
+export interface UpgradeRefusal {
+  status: 401 | 403;
+  message: string;
+}
+
+/**
+ * Checks an upgrade request before any WebSocket exists: origin first (cheap, and a browser on
+ * a foreign page must not learn whether its token works), then the token.
+ */
+export async function verifyUpgrade(
+  info: { origin: string | undefined; req: IncomingMessage },
+  policy: UpgradePolicy,
+): Promise<UpgradeRefusal | undefined> {
+  // Browsers always send Origin on a WebSocket upgrade; other clients usually do not, and an
+  // origin check protects browsers only, so a missing Origin passes.
+  if (policy.allowedOrigins && info.origin !== undefined && !policy.allowedOrigins.includes(info.origin)) {
+    return { status: 403, message: "Origin not allowed" };
+  }
+  if (policy.auth && !(await policy.auth(tokenOf(info.req), info.req))) {
+    return { status: 401, message: "Unauthorized" };
+  }
+  return undefined;
+}
+
+/** The token of a request: `Authorization: Bearer <token>`, else the `token` query parameter (browsers cannot set headers on a WebSocket). */
+export function tokenOf(request: IncomingMessage): string | undefined {
+  const header = request.headers.authorization;
+  const match = header === undefined ? null : /^Bearer\s+(.+)$/i.exec(header);
+  if (match?.[1] !== undefined) return match[1].trim();
+  const query = new URL(request.url ?? "/", "http://localhost").searchParams.get("token");
+  return query ?? undefined;
+}

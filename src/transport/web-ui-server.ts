@@ -1,0 +1,89 @@
+import { readFile } from "node:fs/promises";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { type AgentServer, serveAgents, type ServeAgentsOptions } from "./server.js";
+
+export interface ServeWebUiOptions extends Omit<ServeAgentsOptions, "server" | "port" | "host" | "path"> {
+  /** 0 (default) picks a free port. */
+  port?: number;
+  /** Default `"127.0.0.1"`: the page drives an agent with tools, so it stays local unless asked. */
+  host?: string;
+}
+
+export interface WebUiServer {
+  /** The page, e.g. `http://127.0.0.1:8787/`; its WebSocket endpoint is `/ws` beside it. */
+  url: string;
+  agents: AgentServer;
+  close(): Promise<void>;
+}
+
+/** The page's files, relative to this module so it works from `src/` (tsx) and `dist/` alike. */
+const WEB_ROOT = new URL("../../examples/web/", import.meta.url);
+const FILES: Record<string, string> = {
+  "/": "index.html",
+  "/index.html": "index.html",
+  "/app.js": "app.js",
+  "/client.js": "client.js",
+  "/style.css": "style.css",
+};
+const CONTENT_TYPES: Record<string, string> = {
+  html: "text/html; charset=utf-8",
+  js: "text/javascript; charset=utf-8",
+  css: "text/css; charset=utf-8",
+};
+
+/**
+ * Serves the browser UI of `examples/web/` and the agent WebSocket endpoint (`/ws`) on one
+ * port. `rxagent serve` calls this with its Agent factory.
+ *
+ * By default only the page's own origin may open the WebSocket: any other site the user visits
+ * could otherwise drive a local agent (and its tools) through the browser.
+ *
+ * @example
+ * const ui = await serveWebUi({ port: 8787, createAgent: () => new Agent({ model }) });
+ * console.log(`Open ${ui.url}`);
+ */
+export async function serveWebUi(options: ServeWebUiOptions): Promise<WebUiServer> {
+  const host = options.host ?? "127.0.0.1";
+  const http = createServer((request, response) => {
+    serveFile(request, response).catch(() => {
+      if (!response.headersSent) response.writeHead(500);
+      response.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    http.once("error", reject);
+    http.listen(options.port ?? 0, host, () => resolve());
+  });
+  const port = (http.address() as AddressInfo).port;
+  const urlHost = host.includes(":") ? `[${host}]` : host;
+  const origin = `http://${urlHost}:${port}`;
+  const allowedOrigins = options.allowedOrigins ?? [origin, ...(host === "127.0.0.1" ? [`http://localhost:${port}`] : [])];
+  const agents = await serveAgents({ ...options, server: http, path: "/ws", allowedOrigins });
+  return {
+    url: `${origin}/`,
+    agents,
+    async close() {
+      await agents.close();
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+}
+
+async function serveFile(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const path = new URL(request.url ?? "/", "http://localhost").pathname;
+  const name = FILES[path];
+  if (request.method !== "GET" || name === undefined) {
+    response.writeHead(404, { "content-type": "text/plain" }).end("Not found");
+    return;
+  }
+  const body = await readFile(new URL(name, WEB_ROOT));
+  response.writeHead(200, {
+    "content-type": CONTENT_TYPES[name.split(".").pop() ?? ""] ?? "application/octet-stream",
+    "x-content-type-options": "nosniff",
+    "content-security-policy": "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:",
+    "cache-control": "no-store",
+  });
+  response.end(body);
+}
