@@ -1,0 +1,134 @@
+import { lastValueFrom, toArray } from "rxjs";
+import { describe, expect, it } from "vitest";
+import { scriptedModel } from "../../src/testing/scripted-model.js";
+import type { LlmContext, ModelEvent } from "../../src/types.js";
+import { marbles } from "../helpers/marbles.js";
+import { assistantMessage, text, toolCall, userMessage } from "./fixtures.js";
+
+const context: LlmContext = { messages: [userMessage("Hi")] };
+const live = () => ({ signal: new AbortController().signal });
+const eventsOf = (model: ReturnType<typeof scriptedModel>) => {
+  const events: ModelEvent[] = [];
+  model.stream(context, live()).subscribe((event) => events.push(event));
+  return events;
+};
+
+describe("scriptedModel", () => {
+  it(
+    "plays a reply in virtual time, one event per delay, and completes with done",
+    marbles((m) => {
+      const model = scriptedModel(["Hi there"], { scheduler: m.scheduler, delay: 10 });
+      const p0 = assistantMessage([]);
+      const p1 = assistantMessage([text("")]);
+      const p2 = assistantMessage([text("Hi ")]);
+      const p3 = assistantMessage([text("Hi there")]);
+      m.expect(model.stream(context, live())).toBeObservable("10ms a 9ms b 9ms c 9ms d 9ms e 9ms (f|)", {
+        a: { type: "start", partial: p0 },
+        b: { type: "text_start", contentIndex: 0, partial: p1 },
+        c: { type: "text_delta", contentIndex: 0, delta: "Hi ", partial: p2 },
+        d: { type: "text_delta", contentIndex: 0, delta: "there", partial: p3 },
+        e: { type: "text_end", contentIndex: 0, content: "Hi there", partial: p3 },
+        f: { type: "done", reason: "stop", message: p3 },
+      });
+      m.flush();
+      expect(model.calls).toStrictEqual([context]);
+      expect(model.calls[0]!.messages).not.toBe(context.messages);
+    }),
+  );
+
+  it(
+    "ends with an aborted error event at the next tick after its signal fires",
+    marbles((m) => {
+      const model = scriptedModel(["Hi there"], { scheduler: m.scheduler, delay: 10 });
+      const controller = new AbortController();
+      m.scheduler.schedule(() => controller.abort(), 15);
+      const p0 = assistantMessage([]);
+      m.expect(model.stream(context, { signal: controller.signal })).toBeObservable("10ms a 9ms (c|)", {
+        a: { type: "start", partial: p0 },
+        c: { type: "error", reason: "aborted", error: { ...p0, stopReason: "aborted", errorMessage: "Request was aborted" } },
+      });
+    }),
+  );
+
+  it(
+    "replaces the final event with an Observable error or an early completion when scripted to fail",
+    marbles((m) => {
+      const failure = new Error("socket closed");
+      const model = scriptedModel(
+        [
+          { content: [{ type: "text", text: "Hi" }], failure: { kind: "observable-error", error: failure } },
+          { content: [{ type: "text", text: "Hi" }], failure: { kind: "complete-early" } },
+        ],
+        { scheduler: m.scheduler, delay: 1 },
+      );
+      const p1 = assistantMessage([text("")]);
+      const p2 = assistantMessage([text("Hi")]);
+      const values = {
+        a: { type: "start", partial: assistantMessage([]) },
+        b: { type: "text_start", contentIndex: 0, partial: p1 },
+        c: { type: "text_delta", contentIndex: 0, delta: "Hi", partial: p2 },
+        d: { type: "text_end", contentIndex: 0, content: "Hi", partial: p2 },
+      } satisfies Record<string, ModelEvent>;
+      m.expect(model.stream(context, live())).toBeObservable("-abcd#", values, failure);
+      m.expect(model.stream(context, live())).toBeObservable("-abcd|", values);
+    }),
+  );
+
+  it("streams tool calls with default ids call_<call>_<block>, thinking, and usage totals", () => {
+    const model = scriptedModel([
+      {
+        content: [
+          { type: "thinking", thinking: "Let me see" },
+          { type: "toolCall", name: "add", arguments: { a: 1 } },
+          { type: "toolCall", id: "mine", name: "add", arguments: { a: 2 } },
+        ],
+        usage: { input: 3, output: 4 },
+      },
+    ]);
+    const events = eventsOf(model);
+    expect(events.map((event) => event.type)).toStrictEqual([
+      "start",
+      "thinking_start", "thinking_delta", "thinking_delta", "thinking_delta", "thinking_end",
+      "toolcall_start", "toolcall_delta", "toolcall_end",
+      "toolcall_start", "toolcall_delta", "toolcall_end",
+      "done",
+    ]);
+    const done = events.at(-1) as Extract<ModelEvent, { type: "done" }>;
+    expect(done.reason).toBe("toolUse");
+    expect(done.message.content).toStrictEqual([{ type: "thinking", thinking: "Let me see" }, toolCall("call_1_2", "add", { a: 1 }), toolCall("mine", "add", { a: 2 })]);
+    expect(done.message.usage).toMatchObject({ input: 3, output: 4, totalTokens: 7 });
+    expect(events[7]).toMatchObject({ type: "toolcall_delta", delta: '{"a":1}' });
+  });
+
+  it("cuts text into chunkSize deltas", () => {
+    const events = eventsOf(scriptedModel(["abcde"], { chunkSize: 2 }));
+    expect(events.filter((event) => event.type === "text_delta").map((event) => (event as { delta: string }).delta)).toStrictEqual(["ab", "cd", "e"]);
+  });
+
+  it("calls function turns with the context and call index", () => {
+    const seen: number[] = [];
+    const model = scriptedModel([(ctx, index) => { seen.push(index); return `echo ${String(ctx.messages[0]!.content)}`; }]);
+    const done = eventsOf(model).at(-1) as Extract<ModelEvent, { type: "done" }>;
+    expect(done.message.content).toStrictEqual([text("echo Hi")]);
+    expect(seen).toStrictEqual([0]);
+  });
+
+  it("answers a scripted error with an error event, and a call past the script with an error saying so", () => {
+    const model = scriptedModel([{ content: [{ type: "text", text: "Par" }], stopReason: "error", errorMessage: "rate limited" }]);
+    expect(eventsOf(model).at(-1)).toStrictEqual({
+      type: "error",
+      reason: "error",
+      error: assistantMessage([text("Par")], { stopReason: "error", errorMessage: "rate limited" }),
+    });
+    expect(eventsOf(model)).toStrictEqual([
+      { type: "start", partial: assistantMessage([], { stopReason: "error" }) },
+      { type: "error", reason: "error", error: assistantMessage([], { stopReason: "error", errorMessage: "scriptedModel: no reply scripted for call #2" }) },
+    ]);
+  });
+
+  it("needs a scheduler for a delay", async () => {
+    await expect(lastValueFrom(scriptedModel(["x"], { delay: 1 }).stream(context, live()).pipe(toArray()))).rejects.toThrow(
+      "scriptedModel: a delay needs a scheduler",
+    );
+  });
+});
