@@ -13,6 +13,7 @@ import {
   Observable,
   of,
   ReplaySubject,
+  Subscription,
   take,
   type SchedulerLike,
 } from "rxjs";
@@ -61,9 +62,12 @@ export function executeToolCalls(
       : steering.peek().length > 0
         ? of(STEERING_SKIP_TEXT)
         : steering.arrivals.pipe(map(() => STEERING_SKIP_TEXT));
-    const subscription = merge(options.abort$.pipe(map(() => ABORTED_TOOL_TEXT)), steeringInterrupts$)
-      .pipe(take(1))
-      .subscribe(interruption);
+    // A Subscription of its own: the trigger's take(1) closes its subscription as it fires, and
+    // the batch, perhaps mid-emission when the abort comes re-entrantly, must not close with it.
+    const subscription = new Subscription();
+    subscription.add(
+      merge(options.abort$.pipe(map(() => ABORTED_TOOL_TEXT)), steeringInterrupts$).pipe(take(1)).subscribe(interruption),
+    );
 
     const batch: ToolBatch = {
       assistantMessage,

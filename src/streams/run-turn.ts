@@ -46,7 +46,10 @@ function finishTurn(run: RunState, assistant: AssistantMessage): Observable<Turn
   const failed = assistant.stopReason === "error" || assistant.stopReason === "aborted";
   const toolCalls = failed ? [] : toolCallsOf(assistant);
   if (toolCalls.length === 0) {
-    return concat(of<AgentEvent>({ type: "turn_end", message: assistant, toolResults: [] }), decideNext(run, assistant, [], false, failed));
+    return concat(
+      of<AgentEvent>({ type: "turn_end", message: assistant, toolResults: [] }),
+      defer(() => decideNext(run, assistant, [], false, failed)),
+    );
   }
   let summary = new ToolBatchSummary([], false);
   const batch$ = executeToolCalls(assistant, toolCalls, {
@@ -71,7 +74,7 @@ function finishTurn(run: RunState, assistant: AssistantMessage): Observable<Turn
       for (const result of summary.results) appendMessage(run, result);
       return concat(
         of<AgentEvent>({ type: "turn_end", message: assistant, toolResults: summary.results }),
-        decideNext(run, assistant, summary.results, !summary.terminate, false),
+        defer(() => decideNext(run, assistant, summary.results, !summary.terminate, false)),
       );
     }),
   );
@@ -80,6 +83,8 @@ function finishTurn(run: RunState, assistant: AssistantMessage): Observable<Turn
 /**
  * After `turn_end`: stop (error, abort, `maxTurns`, `shouldStopAfterTurn`), go on with the tool
  * results or steering, or start another inner loop with follow-ups.
+ *
+ * Call it deferred, once `turn_end` is out: a listener may abort as it hears `turn_end`.
  */
 function decideNext(
   run: RunState,

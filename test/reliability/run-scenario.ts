@@ -4,7 +4,7 @@
  * calls, the messages pushed, and what happened after an unsubscribe.
  */
 import { Type } from "@sinclair/typebox";
-import { concat, map, Observable, Subject, timer, type SchedulerLike, type Subscription } from "rxjs";
+import { concat, map, Observable, Subject, take, timer, type SchedulerLike, type Subscription } from "rxjs";
 import { TestScheduler } from "rxjs/testing";
 import { agentLoop } from "../../src/streams/agent-loop.js";
 import { defineTool } from "../../src/tools/define-tool.js";
@@ -104,19 +104,27 @@ function planned<T>(plan: HookPlan, call: number, scheduler: SchedulerLike, valu
   return value();
 }
 
+export interface RunOptions {
+  /**
+   * Aborts, or unsubscribes (through `take`), from inside the observer as the event with this
+   * index is emitted: the most re-entrant moment there is.
+   */
+  stopAtEvent?: { kind: "abort" | "unsubscribe"; index: number };
+}
+
 /**
  * Runs the scenario to the end of virtual time. Each call makes a fresh `TestScheduler`.
  */
-export function runScenario(scenario: Scenario): ScenarioRun {
+export function runScenario(scenario: Scenario, options: RunOptions = {}): ScenarioRun {
   const scheduler = new TestScheduler(() => undefined);
   let result: ScenarioRun | undefined;
   scheduler.run(() => {
-    result = startScenario(scenario, scheduler);
+    result = startScenario(scenario, scheduler, options);
   });
   return result!;
 }
 
-function startScenario(scenario: Scenario, scheduler: SchedulerLike): ScenarioRun {
+function startScenario(scenario: Scenario, scheduler: SchedulerLike, options: RunOptions): ScenarioRun {
   const prompt: UserMessage = { role: "user", content: "start", timestamp: 0 };
   const run: ScenarioRun = {
     events: [],
@@ -295,14 +303,29 @@ function startScenario(scenario: Scenario, scheduler: SchedulerLike): ScenarioRu
 
   const live = () => !run.completed && !run.unsubscribed && run.error === undefined;
   let subscription: Subscription | undefined;
+  const stopAtEvent = options.stopAtEvent;
+  const stopNow = (event: AgentEvent) => {
+    if (stopAtEvent === undefined || run.events.length !== stopAtEvent.index + 1 || event.type === "agent_end") return;
+    if (stopAtEvent.kind === "abort") {
+      run.aborted = true;
+      run.atAbort = { ...counters };
+      controller.abort(new Error("abort at an event"));
+    } else {
+      run.unsubscribed = true;
+      run.atUnsubscribe = { ...counters };
+    }
+  };
   scheduler.schedule(() => {
-    subscription = agentLoop([prompt], { messages: [], tools }, config).subscribe({
+    const loop$ = agentLoop([prompt], { messages: [], tools }, config);
+    const events$ = stopAtEvent?.kind === "unsubscribe" ? loop$.pipe(take(stopAtEvent.index + 1)) : loop$;
+    subscription = events$.subscribe({
       next: (event) => {
         counters.events += 1;
         run.events.push(event);
+        stopNow(event);
       },
       error: (error: unknown) => (run.error = error),
-      complete: () => (run.completed = true),
+      complete: () => (run.completed = !run.unsubscribed),
     });
   });
   scenario.steering.forEach((at, index) =>
