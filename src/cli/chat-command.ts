@@ -1,0 +1,214 @@
+import { interval, type Observable, type Subscription } from "rxjs";
+import { demoTools } from "../demo/demo-tools.js";
+import { errorText } from "../errors.js";
+import { Agent } from "../streams/agent.js";
+import type { AgentEvent } from "../types.js";
+import type { Styled } from "./ansi.js";
+import { chatHelp, parseChatCommand } from "./chat-commands.js";
+import { InputReader } from "./input-reader.js";
+import type { ModelChoice } from "./model-from-environment.js";
+import { initialRenderState, type RenderState, renderEvent, statusLine } from "./terminal-renderer.js";
+import { TerminalScreen } from "./terminal-screen.js";
+
+export interface ChatOptions {
+  choice: ModelChoice;
+  /** The folder the file tools may read. */
+  root: string;
+  /** Print the raw events as JSON Lines on stdout; everything else goes to stderr. */
+  json: boolean;
+  /** Time between the calculator's progress steps. */
+  toolStepDelay: number;
+  /** Sent as the first line, before anything is read. */
+  initialPrompt?: string;
+  input: NodeJS.ReadableStream & { isTTY?: boolean };
+  output: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  errorOutput: NodeJS.WritableStream;
+  /** Colour on: a terminal and no `NO_COLOR`. */
+  color: boolean;
+}
+
+/**
+ * `rxagent chat`: an interactive agent in the terminal. A line typed while idle starts a run;
+ * while it runs, a line steers it, `/later` queues a follow-up, Ctrl-C aborts.
+ *
+ * Contract: resolves with the exit code once the person quits, or once input has ended and
+ * the agent is idle with nothing queued.
+ */
+export function runChat(options: ChatOptions): Promise<number> {
+  return new Promise((resolve) => {
+    const live = !options.json && options.output.isTTY === true;
+    const reader = new InputReader({ input: options.input, output: options.output, prompt: "› " });
+    const screen = new TerminalScreen(options.json ? options.errorOutput : options.output, {
+      live,
+      color: options.color,
+      ...(live && reader.interactive ? { input: reader } : {}),
+    });
+    const agent = new Agent({
+      model: options.choice.model,
+      tools: demoTools({ root: options.root, stepDelay: options.toolStepDelay }),
+      systemPrompt: systemPrompt(options.root),
+      onWarning: (message) => notice(message, "warning"),
+    });
+    const subscriptions: Subscription[] = [];
+    let render: RenderState = initialRenderState;
+    let spinner: Subscription | undefined;
+    let frame = 0;
+    let inputEnded = false;
+    let abortRequested = false;
+    let exitArmed = false;
+    let finished = false;
+    // A terminal already shows the typed prompt; a run started from queued messages does not.
+    let echoPrompt = !reader.interactive;
+
+    function notice(text: string, style: Styled["style"] = "dim"): void {
+      if (options.json) options.errorOutput.write(`${text}\n`);
+      else screen.write([{ text: render.atLineStart ? "" : "\n", style: "plain" }, { text: `${text}\n`, style }]);
+      if (!render.atLineStart && !options.json) render = { ...render, atLineStart: true };
+    }
+
+    function updateStatus(): void {
+      if (live) screen.setStatus(statusLine(render, frame, agent.state));
+    }
+
+    function onEvent(event: AgentEvent): void {
+      if (options.json) {
+        options.output.write(`${JSON.stringify(event)}\n`);
+        return;
+      }
+      const rendered = renderEvent(render, event, { echoPrompt });
+      render = rendered.state;
+      screen.write(rendered.output);
+      updateStatus();
+    }
+
+    function startRun(events: Observable<AgentEvent>, fromQueue = false): void {
+      echoPrompt = fromQueue || !reader.interactive;
+      abortRequested = false;
+      exitArmed = false;
+      if (live) spinner ??= interval(80).subscribe(() => (frame += 1, updateStatus()));
+      events.subscribe({
+        next: onEvent,
+        error: (error: unknown) => {
+          notice(`The run failed: ${errorText(error)}`, "error");
+          afterRun();
+        },
+        complete: afterRun,
+      });
+    }
+
+    function afterRun(): void {
+      if (finished || agent.isRunning) return;
+      // Steering typed just as the run ended, or follow-ups: nothing typed is lost.
+      if (agent.state.queuedSteering + agent.state.queuedFollowUp > 0) {
+        startRun(agent.continue(), true);
+        return;
+      }
+      spinner?.unsubscribe();
+      spinner = undefined;
+      updateStatus();
+      if (inputEnded) finish(0);
+    }
+
+    function send(text: string, kind: "message" | "later"): void {
+      if (!agent.isRunning) startRun(agent.prompt(text));
+      else if (kind === "later") agent.followUp(text);
+      else agent.steer(text);
+      updateStatus();
+    }
+
+    function onLine(line: string): void {
+      const command = parseChatCommand(line);
+      exitArmed = false;
+      if (reader.interactive && live) {
+        // While a run streams, a steering line shows in the status line until it is injected
+        // (then the renderer prints it), so the line being streamed is not split.
+        const quiet = command.kind === "empty" || (agent.isRunning && (command.kind === "message" || command.kind === "later"));
+        screen.lineEntered(quiet ? undefined : [{ text: `› ${line.trim()}`, style: "bold" }]);
+      }
+      switch (command.kind) {
+        case "empty":
+          break;
+        case "message":
+        case "later":
+          send(command.text, command.kind);
+          break;
+        case "help":
+          notice(chatHelp, "plain");
+          break;
+        case "reset":
+          agent.reset();
+          render = initialRenderState;
+          spinner?.unsubscribe();
+          spinner = undefined;
+          updateStatus();
+          notice("The conversation is cleared.");
+          break;
+        case "quit":
+          finish(0);
+          break;
+        case "unknown":
+          notice(`Unknown command ${command.command}. /help lists the commands.`, "warning");
+          break;
+      }
+    }
+
+    function onInterrupt(): void {
+      if (agent.isRunning && !abortRequested) {
+        abortRequested = true;
+        exitArmed = true;
+        // Queued follow-ups would start a new run right after the abort; Ctrl-C means stop.
+        agent.abort({ clearFollowUps: true });
+        return;
+      }
+      if (reader.interactive && reader.pending !== "") {
+        reader.clearPending();
+        return;
+      }
+      if (exitArmed || !reader.interactive) {
+        finish(0);
+        return;
+      }
+      exitArmed = true;
+      notice("(Press Ctrl-C again, or type /quit, to exit.)");
+    }
+
+    function finish(code: number): void {
+      if (finished) return;
+      finished = true;
+      if (agent.isRunning) agent.abort({ clearFollowUps: true });
+      for (const subscription of subscriptions) subscription.unsubscribe();
+      spinner?.unsubscribe();
+      screen.close();
+      reader.close();
+      agent.dispose();
+      resolve(code);
+    }
+
+    const banner = `rxagent · ${options.choice.description}`;
+    if (options.json) options.errorOutput.write(`${banner}\n`);
+    else {
+      const tips = reader.interactive ? "\nType a message. While the agent works, type to steer it; /help for more." : "";
+      screen.write([{ text: `${banner}${tips}\n`, style: "dim" }]);
+    }
+    subscriptions.push(
+      reader.lines.subscribe({
+        next: onLine,
+        complete: () => {
+          inputEnded = true;
+          afterRun();
+        },
+      }),
+      reader.interrupts.subscribe(onInterrupt),
+    );
+    if (options.initialPrompt) send(options.initialPrompt, "message");
+  });
+}
+
+function systemPrompt(root: string): string {
+  return [
+    "You are a helpful assistant in a terminal, run by rxagent.",
+    `Tools: calculator (exact arithmetic), clock (current time), list_files and read_file (read-only, inside ${root}).`,
+    "Use a tool whenever it gives a better answer; when several independent tools are needed, call them in the same reply.",
+    "The user may add messages while you work: take the newest one into account. Be concise.",
+  ].join("\n");
+}

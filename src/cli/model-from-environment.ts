@@ -1,0 +1,64 @@
+import type { SchedulerLike } from "rxjs";
+import { demoModel } from "../demo/demo-model.js";
+import { openaiChat, openaiResponses } from "../providers/index.js";
+import type { Model } from "../types.js";
+
+/** The model the CLI will use, and how to announce it. */
+export interface ModelChoice {
+  model: Model;
+  /** One line for the banner, e.g. "gpt-4o-mini via OpenAI Chat Completions". */
+  description: string;
+  isDemo: boolean;
+}
+
+export interface ModelChoiceOptions {
+  /** Usually `process.env`: `OPENAI_API_KEY` or `OPENAI_BASE_URL` select the OpenAI provider. */
+  environment: Record<string, string | undefined>;
+  /** Model name for the OpenAI provider. Default `gpt-4o-mini`. */
+  modelName?: string;
+  /** Which OpenAI API. Default `chat`. */
+  api?: "chat" | "responses";
+  /** Use the demo model even when a key is set. */
+  forceDemo?: boolean;
+  /** The demo model's time between tokens. */
+  demoDelay?: number;
+  scheduler?: SchedulerLike;
+}
+
+export const defaultModelName = "gpt-4o-mini";
+
+/**
+ * Picks the model: the OpenAI provider (any compatible server) when the environment points
+ * to one, else the offline demo model, so the first run works with no key at all.
+ * @example modelFromEnvironment({ environment: process.env }).description
+ */
+export function modelFromEnvironment(options: ModelChoiceOptions): ModelChoice {
+  const apiKey = nonEmpty(options.environment["OPENAI_API_KEY"]);
+  const baseURL = nonEmpty(options.environment["OPENAI_BASE_URL"]);
+  if (options.forceDemo || (apiKey === undefined && baseURL === undefined)) {
+    const model = demoModel({
+      ...(options.demoDelay === undefined ? {} : { delay: options.demoDelay }),
+      ...(options.scheduler ? { scheduler: options.scheduler } : {}),
+    });
+    return {
+      model,
+      description: "the offline demo model (no API key needed). For a real model set OPENAI_API_KEY, or OPENAI_BASE_URL for Ollama, vLLM or llama.cpp.",
+      isDemo: true,
+    };
+  }
+  const modelName = options.modelName ?? defaultModelName;
+  const settings = {
+    model: modelName,
+    ...(apiKey === undefined ? {} : { apiKey }),
+    ...(baseURL === undefined ? {} : { baseURL }),
+    ...(options.scheduler ? { scheduler: options.scheduler } : {}),
+  };
+  const api = options.api ?? "chat";
+  const model = api === "responses" ? openaiResponses(settings) : openaiChat(settings);
+  const apiName = api === "responses" ? "OpenAI Responses API" : "OpenAI Chat Completions API";
+  return { model, description: `${modelName} via the ${apiName}${baseURL ? ` at ${baseURL}` : ""}.`, isDemo: false };
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === "" ? undefined : value.trim();
+}

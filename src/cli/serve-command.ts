@@ -1,0 +1,35 @@
+import { demoTools } from "../demo/demo-tools.js";
+import { Agent } from "../streams/agent.js";
+import { serveWebUi } from "../transport/index.js";
+import type { ModelChoice } from "./model-from-environment.js";
+
+export interface ServeOptions {
+  choice: ModelChoice;
+  port: number;
+  host: string;
+  /** The folder the file tools may read. */
+  root: string;
+  toolStepDelay: number;
+  output: NodeJS.WritableStream;
+}
+
+/**
+ * `rxagent serve`: the browser UI over a WebSocket, one agent per session, same model choice
+ * and tools as the chat.
+ *
+ * Contract: resolves with a function that closes the server.
+ */
+export async function runServe(options: ServeOptions): Promise<() => Promise<void>> {
+  const server = await serveWebUi({
+    port: options.port,
+    host: options.host,
+    createAgent: () =>
+      new Agent({
+        model: options.choice.model,
+        tools: demoTools({ root: options.root, stepDelay: options.toolStepDelay }),
+        systemPrompt: `You are a helpful assistant in a browser, run by rxagent. Tools: calculator, clock, list_files and read_file (inside ${options.root}). Call independent tools in the same reply. Be concise.`,
+      }),
+  });
+  options.output.write(`rxagent · ${options.choice.description}\nServing the web UI at ${server.url}  (Ctrl-C stops)\n`);
+  return () => server.close();
+}
