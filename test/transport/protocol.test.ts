@@ -88,7 +88,7 @@ describe("serveAgents protocol", () => {
     // Still connected, still the same session: the run finishes and is delivered.
     await waitFor(() => client.hasEvent("agent_end"), "agent_end after the errors");
     expect(client.socket.readyState).toBe(WebSocket.OPEN);
-    expect(errors).toHaveLength(12);
+    expect(errors).toHaveLength(11);
   });
 
   it("acks steer, follow_up, abort and reset, and reset sends every client a fresh snapshot", async () => {

@@ -1,0 +1,137 @@
+// The rxagent page: renders the session's state (transcript, streaming message, tool cards)
+// and sends what the user types. Plain DOM, no build step.
+import { AgentConnection } from "/client.js";
+
+const transcript = document.getElementById("transcript");
+const input = document.getElementById("input");
+const abortButton = document.getElementById("abort");
+const laterButton = document.getElementById("later");
+const connectionBadge = document.getElementById("connection");
+const runStatus = document.getElementById("run-status");
+const errorBox = document.getElementById("error");
+
+// The session survives reloads of this tab; #session=<id> in the URL picks one explicitly.
+const hashSession = new URLSearchParams(location.hash.slice(1)).get("session");
+const storedSession = sessionStorage.getItem("rxagent-session");
+const wsUrl = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws${location.search}`;
+/** Keys of the thinking blocks the user unfolded, so a re-render keeps them open. */
+const openDetails = new Set();
+let renderScheduled = false;
+
+const connection = new AgentConnection(wsUrl, {
+  session: hashSession ?? storedSession ?? undefined,
+  onChange: () => {
+    if (connection.session) sessionStorage.setItem("rxagent-session", connection.session);
+    scheduleRender();
+  },
+});
+window.rxagent = connection;
+
+function scheduleRender() {
+  if (renderScheduled) return;
+  renderScheduled = true;
+  requestAnimationFrame(() => {
+    renderScheduled = false;
+    render();
+  });
+}
+
+function render() {
+  const { state, status } = connection;
+  connectionBadge.dataset.status = status;
+  connectionBadge.querySelector(".label").textContent = status;
+  runStatus.dataset.running = String(state.isStreaming);
+  runStatus.textContent = state.isStreaming ? (state.pendingToolCalls.length > 0 ? "running tools…" : "thinking…") : "idle";
+  abortButton.disabled = !state.isStreaming;
+  errorBox.hidden = connection.lastError === undefined;
+  errorBox.textContent = connection.lastError ? `${connection.lastError.code}: ${connection.lastError.message}` : "";
+
+  const atBottom = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 40;
+  const results = new Map();
+  for (const message of state.messages) if (message.role === "toolResult") results.set(message.toolCallId, message);
+  const messages = state.streamingMessage ? [...state.messages, state.streamingMessage] : state.messages;
+  transcript.replaceChildren(
+    ...messages.map((message, index) => renderMessage(message, index, results, message === state.streamingMessage)).filter(Boolean),
+  );
+  if (atBottom) transcript.scrollTop = transcript.scrollHeight;
+}
+
+function renderMessage(message, index, results, streaming) {
+  if (message.role === "user") {
+    return element("div", { class: "msg user" }, textOf(message.content));
+  }
+  if (message.role !== "assistant") return undefined;
+  const blocks = message.content.map((block, blockIndex) => {
+    if (block.type === "text") return element("div", { class: "text" }, block.text);
+    if (block.type === "thinking") {
+      const key = `${index}:${blockIndex}`;
+      const details = element("details", { class: "thinking" }, element("summary", {}, "Thinking"), element("div", {}, block.thinking));
+      details.open = openDetails.has(key);
+      details.addEventListener("toggle", () => (details.open ? openDetails.add(key) : openDetails.delete(key)));
+      return details;
+    }
+    if (block.type === "toolCall") return renderToolCard(block, results.get(block.id));
+    return undefined;
+  });
+  const stop =
+    !streaming && (message.stopReason === "aborted" || message.stopReason === "error")
+      ? element("div", { class: "stop" }, message.stopReason === "aborted" ? "■ aborted" : `error: ${message.errorMessage ?? "unknown"}`)
+      : undefined;
+  return element("div", { class: `msg assistant${streaming ? " streaming" : ""}`, "data-stop": message.stopReason }, ...blocks, stop);
+}
+
+function renderToolCard(call, resultMessage) {
+  const run = connection.toolRuns.get(call.id);
+  const result = resultMessage ?? run?.result;
+  const isError = resultMessage?.isError ?? run?.isError ?? false;
+  const state = result ? (isError ? "error" : "done") : run ? "running" : "pending";
+  const progress = run?.progress && !result ? element("pre", { class: "progress" }, textOf(run.progress.content ?? run.progress)) : undefined;
+  return element(
+    "div",
+    { class: "tool-card", "data-tool": call.name, "data-state": state },
+    element("div", { class: "head" }, element("span", {}, `tool · ${call.name}`), element("span", { class: "status" }, state)),
+    element("pre", { class: "args" }, JSON.stringify(call.arguments, null, 2)),
+    progress,
+    result ? element("pre", { class: "result" }, textOf(result.content ?? result)) : undefined,
+  );
+}
+
+function textOf(content) {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) return content.map((part) => (part.type === "text" ? part.text : `[${part.type}]`)).join("");
+  return JSON.stringify(content);
+}
+
+function element(tag, attributes, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) if (value !== undefined) node.setAttribute(name, value);
+  node.append(...children.filter((child) => child !== undefined && child !== null));
+  return node;
+}
+
+function submit(asFollowUp) {
+  let text = input.value.trim();
+  if (text === "") return;
+  if (text.startsWith("/later ")) {
+    asFollowUp = true;
+    text = text.slice("/later ".length).trim();
+  }
+  input.value = "";
+  connection.lastError = undefined;
+  const send = asFollowUp ? connection.followUp(text) : connection.state.isStreaming ? connection.steer(text) : connection.prompt(text);
+  send.catch(() => scheduleRender());
+}
+
+document.getElementById("composer").addEventListener("submit", (event) => {
+  event.preventDefault();
+  submit(false);
+});
+input.addEventListener("keydown", (event) => {
+  if (event.key === "Enter" && !event.shiftKey) {
+    event.preventDefault();
+    submit(false);
+  }
+});
+laterButton.addEventListener("click", () => submit(true));
+abortButton.addEventListener("click", () => connection.abort().catch(() => scheduleRender()));
+render();
