@@ -4,7 +4,7 @@ import { errorResult } from "../tools/tool-results.js";
 import { validateArguments } from "../tools/validate-arguments.js";
 import type { AgentEvent, ToolCall } from "../types.js";
 import { callHook } from "./call-hook.js";
-import { FinalizedToolCall, PreparedToolCall, type ToolBatch } from "./tool-batch.js";
+import { ABORTED_TOOL_TEXT, FinalizedToolCall, PreparedToolCall, type ToolBatch } from "./tool-batch.js";
 
 /**
  * Announces one tool call and readies it to run.
@@ -12,7 +12,8 @@ import { FinalizedToolCall, PreparedToolCall, type ToolBatch } from "./tool-batc
  * Emits `tool_execution_start`, then either a `PreparedToolCall` (tool found, arguments
  * prepared and valid, `beforeToolCall` allowed it) or a `FinalizedToolCall` holding the error
  * result that explains why the call will not run. If the batch is interrupted meanwhile (abort,
- * steering), `beforeToolCall` is dropped and the call is finalized as skipped.
+ * steering), `beforeToolCall` is dropped and the call is finalized as skipped; once the run's
+ * signal has fired, nothing of the tool or the hooks is called.
  */
 export function prepareToolCall(
   index: number,
@@ -35,6 +36,12 @@ function readyToolCall(
 ): Observable<PreparedToolCall | FinalizedToolCall> {
   const failed = (message: string, interrupted = false) =>
     of(new FinalizedToolCall(index, toolCall, errorResult(message), true, interrupted));
+  // Why check the signal here: a subscriber that leaves as it hears `tool_execution_start` tears
+  // the batch down, but the parallel fan-out's `connect` still finishes this synchronous step.
+  // A fired signal (abort, or the run torn down) means no hook or tool code may run any more.
+  if (batch.signal.aborted) {
+    return failed(ABORTED_TOOL_TEXT, true);
+  }
   const tool = batch.context.tools?.find((candidate) => candidate.name === toolCall.name);
   if (!tool) {
     return failed(`Tool ${toolCall.name} not found`);

@@ -59,7 +59,7 @@ describe.each([
   it("runs cleanly without a stop (the baseline of the loops below)", () => {
     expect(allProblems(scenario, whole)).toStrictEqual([]);
     expect(whole.events.length).toBeGreaterThan(60);
-    expect(whole.tools.length).toBeGreaterThan(4);
+    expect(whole.tools.length).toBeGreaterThanOrEqual(4);
   });
 
   it("ends cleanly when aborted as any event is emitted", () => {

@@ -2,12 +2,16 @@
  * Shrunk counterexamples the property tests found, kept as plain example tests. Each failed
  * before its fix.
  */
+import { Type } from "@sinclair/typebox";
+import { map, takeWhile, timer } from "rxjs";
 import { TestScheduler } from "rxjs/testing";
 import { describe, expect, it } from "vitest";
 import { agentLoop } from "../../src/streams/agent-loop.js";
 import { checkEventGrammar } from "../../src/testing/event-grammar.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";
-import type { AgentEvent, Model } from "../../src/types.js";
+import { defineTool } from "../../src/tools/define-tool.js";
+import { textResult } from "../../src/tools/tool-results.js";
+import type { AgentEvent, AgentEventType, AgentLoopConfig, Model } from "../../src/types.js";
 import { allProblems } from "./invariants.js";
 import { runScenario } from "./run-scenario.js";
 import type { Scenario } from "./scenario.js";
@@ -71,4 +75,83 @@ describe("regressions found by the property tests", () => {
     const scenario: Scenario = { ...baseScenario, afterToolCall: { kind: "throw", every: 1 }, stop: { kind: "abort", at: 0 } };
     expect(allProblems(scenario, runScenario(scenario))).toStrictEqual([]);
   });
+
+  // Found by every-index.test.ts as: abort from inside the observer as `tool_execution_end` (or
+  // the tool's `tool_execution_update`) of an asynchronous tool is emitted. The run hung: no
+  // result message, no turn_end, no agent_end, never completes.
+  // Cause: executeToolCalls added the batch's subscription to the subscription of its
+  // interruption trigger, a `take(1)` that closes itself when the abort fires; re-entrantly, the
+  // batch was still mid-emission and was torn down with it.
+  it.each<AgentEventType>(["tool_execution_update", "tool_execution_end"])(
+    "ends the run when aborted re-entrantly as an async tool's %s is emitted",
+    (stopAt) => {
+      const events = runWithStop({ kind: "abort", at: stopAt });
+      expect(checkEventGrammar(events)).toStrictEqual([]);
+      expect(events.map((event) => event.type).slice(-5)).toStrictEqual(["tool_execution_end", "message_start", "message_end", "turn_end", "agent_end"]);
+    },
+  );
+
+  // Found by every-index.test.ts as: abort from inside the observer as `turn_end` is emitted.
+  // Cause: the turn built `concat(of(turn_end), decideNext(...))`, so decideNext looked at the
+  // signal before turn_end was emitted, and a whole extra turn (with an aborted assistant message
+  // and a drained steering message) followed the abort.
+  it("starts no turn after an abort made as turn_end is emitted", () => {
+    const events = runWithStop({ kind: "abort", at: "turn_end" });
+    expect(checkEventGrammar(events)).toStrictEqual([]);
+    expect(events.filter((event) => event.type === "turn_start")).toHaveLength(1);
+    expect(events[events.length - 1]!.type).toBe("agent_end");
+  });
+
+  // Found by every-index.test.ts as: unsubscribe (take) as a `tool_execution_start` is emitted,
+  // with a beforeToolCall hook.
+  it("calls no hook after an unsubscribe made as tool_execution_start is emitted", () => {
+    let hookCalls = 0;
+    let hookCallsAtStop = -1;
+    runWithStop({ kind: "unsubscribe", at: "tool_execution_start" }, {
+      beforeToolCall: () => {
+        hookCalls += 1;
+        return undefined;
+      },
+      onStop: () => (hookCallsAtStop = hookCalls),
+    });
+    expect(hookCallsAtStop).toBe(0);
+    expect(hookCalls).toBe(0);
+  });
 });
+
+/**
+ * One turn with one asynchronous tool call (a `timer` in virtual time), then a text reply; stops
+ * from inside the observer at the first event of type `at`.
+ */
+function runWithStop(
+  stop: { kind: "abort" | "unsubscribe"; at: AgentEventType },
+  options: { beforeToolCall?: AgentLoopConfig["beforeToolCall"]; onStop?: () => void } = {},
+): AgentEvent[] {
+  const scheduler = new TestScheduler(() => undefined);
+  const events: AgentEvent[] = [];
+  scheduler.run(() => {
+    const tool = defineTool({
+      name: "slow",
+      description: "answers after 5 ms",
+      parameters: Type.Object({}),
+      execute: () => timer(5, scheduler).pipe(map(() => textResult("done"))),
+    });
+    const model = scriptedModel([{ content: [{ type: "toolCall", name: "slow", arguments: {} }] }, "bye"], { scheduler, delay: 1 });
+    const controller = new AbortController();
+    const config: AgentLoopConfig = { model, scheduler, signal: controller.signal };
+    if (options.beforeToolCall) config.beforeToolCall = options.beforeToolCall;
+    const loop$ = agentLoop([{ role: "user", content: "hi", timestamp: 0 }], { messages: [], tools: [tool] }, config);
+    let stopped = false;
+    const shouldStop = (event: AgentEvent) => !stopped && event.type === stop.at;
+    // takeWhile(..., true) unsubscribes right after handing on the event it stops at.
+    const events$ = stop.kind === "unsubscribe" ? loop$.pipe(takeWhile((event) => !shouldStop(event), true)) : loop$;
+    events$.subscribe((event) => {
+      events.push(event);
+      if (!shouldStop(event)) return;
+      stopped = true;
+      options.onStop?.();
+      if (stop.kind === "abort") controller.abort();
+    });
+  });
+  return events;
+}
