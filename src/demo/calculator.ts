@@ -133,9 +133,10 @@ export function evaluate(expression: string): Evaluation {
       return value;
     }
     const name = token.text.toLowerCase();
-    const constant = constants[name];
+    // Own properties only: "constructor" or "__proto__" must not reach Object.prototype.
+    const constant = Object.hasOwn(constants, name) ? constants[name] : undefined;
     if (constant !== undefined) return constant;
-    const definition = functions[name];
+    const definition = Object.hasOwn(functions, name) ? functions[name] : undefined;
     if (definition === undefined) {
       throw new CalculatorError(`Unknown name "${token.text}" at ${token.position + 1}. Known: ${calculatorNames.join(", ")}.`, token.position);
     }

@@ -53,7 +53,7 @@ export function planReply(context: LlmContext): ReplyPlan {
     const reasons = intents.reasons.filter((_reason, index) => usable.includes(intents.toolCalls[index] as PlannedToolCall));
     const parallel = usable.length > 1 ? `\n${usable.length} independent calls: I send them together so they run in parallel.` : "";
     const intro = usable.length > 1 ? "Let me check those at once." : `Let me use the ${usable[0]?.name.replace("_", " ")} tool.`;
-    const text = acknowledgement + (soFar ? `${soFar} ` : "") + (interjection ? lowerFirst(intro) : intro);
+    const text = acknowledgement + (soFar ? `${soFar} ` : "") + (interjection && !soFar ? lowerFirst(intro) : intro);
     return { thinking: reasons.join("\n") + parallel, text, toolCalls: usable };
   }
   if (intents.toolCalls.length > 0) {
