@@ -35,6 +35,8 @@ const parallel: Scenario = {
   stopAfterTurns: undefined,
   steering: [12, 40],
   followUps: [30],
+  steeringOnEvents: [],
+  followUpsOnEvents: [],
   stop: { kind: "none" },
 };
 

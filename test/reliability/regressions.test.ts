@@ -47,6 +47,8 @@ const baseScenario: Scenario = {
   stopAfterTurns: undefined,
   steering: [],
   followUps: [],
+  steeringOnEvents: [],
+  followUpsOnEvents: [],
   stop: { kind: "none" },
 };
 

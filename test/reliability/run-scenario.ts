@@ -301,9 +301,25 @@ function startScenario(scenario: Scenario, scheduler: SchedulerLike, options: Ru
     };
   }
 
-  const live = () => !run.completed && !run.unsubscribed && run.error === undefined;
+  const live = () =>
+    !run.completed && !run.unsubscribed && run.error === undefined && run.events[run.events.length - 1]?.type !== "agent_end";
   let subscription: Subscription | undefined;
-  const stopAtEvent = options.stopAtEvent;
+  const stop = scenario.stop;
+  const stopAtEvent = options.stopAtEvent ?? ("atEvent" in stop ? { kind: stop.kind, index: stop.atEvent } : undefined);
+  const pushSteering = (label: string) => {
+    const message: UserMessage = { role: "user", content: `steering ${label}`, timestamp: scheduler.now() };
+    if (live()) run.pushedSteering.push(message);
+    steering.next(message);
+  };
+  const pushFollowUp = (label: string) => {
+    const message: UserMessage = { role: "user", content: `follow-up ${label}`, timestamp: scheduler.now() };
+    if (live()) run.pushedFollowUps.push(message);
+    followUps.next(message);
+  };
+  const pushOnEvent = (index: number) => {
+    scenario.steeringOnEvents.forEach((at, order) => at === index && pushSteering(`on event ${index} (${order})`));
+    scenario.followUpsOnEvents.forEach((at, order) => at === index && pushFollowUp(`on event ${index} (${order})`));
+  };
   const stopNow = (event: AgentEvent) => {
     if (stopAtEvent === undefined || run.events.length !== stopAtEvent.index + 1 || event.type === "agent_end") return;
     if (stopAtEvent.kind === "abort") {
@@ -322,28 +338,16 @@ function startScenario(scenario: Scenario, scheduler: SchedulerLike, options: Ru
       next: (event) => {
         counters.events += 1;
         run.events.push(event);
+        pushOnEvent(run.events.length - 1);
         stopNow(event);
       },
       error: (error: unknown) => (run.error = error),
       complete: () => (run.completed = !run.unsubscribed),
     });
   });
-  scenario.steering.forEach((at, index) =>
-    scheduler.schedule(() => {
-      const message: UserMessage = { role: "user", content: `steering ${index}`, timestamp: at };
-      if (live()) run.pushedSteering.push(message);
-      steering.next(message);
-    }, at),
-  );
-  scenario.followUps.forEach((at, index) =>
-    scheduler.schedule(() => {
-      const message: UserMessage = { role: "user", content: `follow-up ${index}`, timestamp: at };
-      if (live()) run.pushedFollowUps.push(message);
-      followUps.next(message);
-    }, at),
-  );
-  const stop = scenario.stop;
-  if (stop.kind === "abort") {
+  scenario.steering.forEach((at, index) => scheduler.schedule(() => pushSteering(`${index}`), at));
+  scenario.followUps.forEach((at, index) => scheduler.schedule(() => pushFollowUp(`${index}`), at));
+  if (stop.kind === "abort" && "at" in stop) {
     scheduler.schedule(() => {
       if (live()) {
         run.aborted = true;
@@ -351,7 +355,7 @@ function startScenario(scenario: Scenario, scheduler: SchedulerLike, options: Ru
       }
       controller.abort(new Error("scenario abort"));
     }, stop.at);
-  } else if (stop.kind === "unsubscribe") {
+  } else if (stop.kind === "unsubscribe" && "at" in stop) {
     scheduler.schedule(() => {
       if (!live()) return;
       subscription?.unsubscribe();

@@ -75,14 +75,22 @@ export interface Scenario {
   steering: number[];
   /** Virtual times at which a follow-up message is pushed. */
   followUps: number[];
-  /** An abort or an unsubscribe at a virtual time. */
-  stop: { kind: "none" } | { kind: "abort" | "unsubscribe"; at: number };
+  /** Event indexes at which the observer itself pushes a steering message (re-entrantly). */
+  steeringOnEvents: number[];
+  /** Event indexes at which the observer itself pushes a follow-up message (re-entrantly). */
+  followUpsOnEvents: number[];
+  /**
+   * An abort or an unsubscribe at a virtual time, or from inside the observer as the event with
+   * index `atEvent` is emitted.
+   */
+  stop: { kind: "none" } | { kind: "abort" | "unsubscribe"; at: number } | { kind: "abort" | "unsubscribe"; atEvent: number };
 }
 
 /** Longest tool body before its timeout (`timeoutMs` of every scenario tool). */
 export const TOOL_TIMEOUT_MS = 40;
 
 const time = fc.integer({ min: 0, max: 200 });
+const eventIndex = fc.integer({ min: 0, max: 120 });
 
 const toolCallPlan: fc.Arbitrary<ToolCallPlan> = fc.record({
   tool: fc.constantFrom<ToolName>("work", "work", "work", "capped", "capped", "serial"),
@@ -127,7 +135,10 @@ export function scenarioArbitrary(options: ScenarioOptions = {}): fc.Arbitrary<S
     ...stops.map((kind) =>
       kind === "none"
         ? fc.constant<Scenario["stop"]>({ kind: "none" })
-        : time.map((at): Scenario["stop"] => ({ kind, at })),
+        : fc.oneof(
+            time.map((at): Scenario["stop"] => ({ kind, at })),
+            eventIndex.map((atEvent): Scenario["stop"] => ({ kind, atEvent })),
+          ),
     ),
   );
   return fc.record({
@@ -145,6 +156,8 @@ export function scenarioArbitrary(options: ScenarioOptions = {}): fc.Arbitrary<S
     stopAfterTurns: fc.option(fc.integer({ min: 1, max: 8 }), { nil: undefined }),
     steering: fc.array(time, { maxLength: 4 }),
     followUps: fc.array(time, { maxLength: 4 }),
+    steeringOnEvents: fc.array(eventIndex, { maxLength: 2 }),
+    followUpsOnEvents: fc.array(eventIndex, { maxLength: 2 }),
     stop,
   });
 }
