@@ -3,7 +3,7 @@
  * before its fix.
  */
 import { Type } from "@sinclair/typebox";
-import { map, takeWhile, timer } from "rxjs";
+import { map, Subject, takeWhile, timer } from "rxjs";
 import { TestScheduler } from "rxjs/testing";
 import { describe, expect, it } from "vitest";
 import { agentLoop } from "../../src/streams/agent-loop.js";
@@ -11,7 +11,7 @@ import { checkEventGrammar } from "../../src/testing/event-grammar.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";
 import { defineTool } from "../../src/tools/define-tool.js";
 import { textResult } from "../../src/tools/tool-results.js";
-import type { AgentEvent, AgentEventType, AgentLoopConfig, Model } from "../../src/types.js";
+import type { AgentEvent, AgentEventType, AgentLoopConfig, AgentMessage, Model } from "../../src/types.js";
 import { allProblems } from "./invariants.js";
 import { runScenario } from "./run-scenario.js";
 import type { Scenario } from "./scenario.js";
@@ -102,6 +102,29 @@ describe("regressions found by the property tests", () => {
     expect(checkEventGrammar(events)).toStrictEqual([]);
     expect(events.filter((event) => event.type === "turn_start")).toHaveLength(1);
     expect(events[events.length - 1]!.type).toBe("agent_end");
+  });
+
+  // Found by properties.test.ts (re-entrant pushes) as a follow-up pushed from the observer as
+  // the turn_end of a failed turn is emitted: neither in the transcript nor in agent_end.queued.
+  // Cause: the same eager decideNext; it built agent_end (with its queued snapshot) before
+  // turn_end was emitted.
+  it("reports a follow-up pushed as the last turn_end is emitted in agent_end.queued", () => {
+    const scheduler = new TestScheduler(() => undefined);
+    const events: AgentEvent[] = [];
+    const followUps = new Subject<AgentMessage>();
+    const late: AgentMessage = { role: "user", content: "one more thing", timestamp: 0 };
+    scheduler.run(() => {
+      const model = scriptedModel([{ stopReason: "error", errorMessage: "overloaded" }], { scheduler, delay: 1 });
+      agentLoop([{ role: "user", content: "hi", timestamp: 0 }], { messages: [] }, { model, scheduler, followUp: followUps }).subscribe((event) => {
+        events.push(event);
+        if (event.type === "turn_end") followUps.next(late);
+      });
+    });
+    expect(events[events.length - 1]).toStrictEqual({
+      type: "agent_end",
+      messages: expect.any(Array),
+      queued: { steering: [], followUp: [late] },
+    });
   });
 
   // Found by every-index.test.ts as: unsubscribe (take) as a `tool_execution_start` is emitted,
