@@ -159,17 +159,17 @@ export class ClientConnection {
       return;
     }
     if (this.holdIndex !== undefined) return;
-    if (this.owesSnapshot) {
-      // Drained: every write handed to the kernel. The snapshot is built now, so it is current.
-      if (this.inFlight > 0 || this.socket.bufferedAmount >= this.highWaterMark) return;
-      this.owesSnapshot = false;
-      this.stats.snapshotsSent++;
-      this.write(this.snapshotJson());
-    }
+    // While a snapshot is owed the queue holds only acks and errors, which go first.
     while (this.queue.length > 0 && this.socket.bufferedAmount < this.highWaterMark) {
       const frame = this.queue.shift() as QueuedFrame;
       this.countQueued(-frame.json.length, -1);
       this.write(frame.json);
+    }
+    // Drained means every write handed to the kernel; the snapshot is built now, so it is current.
+    if (this.owesSnapshot && this.queue.length === 0 && this.inFlight === 0) {
+      this.owesSnapshot = false;
+      this.stats.snapshotsSent++;
+      this.write(this.snapshotJson());
     }
     this.notifyIdle();
   }
