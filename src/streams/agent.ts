@@ -174,12 +174,7 @@ export class Agent {
 
   /** Forgets the transcript, the queues and the totals; a running run is torn down first. */
   reset(): void {
-    const run = this.activeRun;
-    if (run) {
-      this.activeRun = undefined;
-      run.subscription.unsubscribe();
-      run.events.complete();
-    }
+    this.tearDownRun();
     this.clearQueues();
     this.options.store?.clear();
     this.stateSubject.next(initialAgentState([]));
@@ -206,13 +201,21 @@ export class Agent {
     return snapshot;
   }
 
-  /** Tears down the active run and stops publishing. */
+  /** Tears down the active run and stops publishing; the transcript store keeps what it has. */
   dispose(): void {
-    this.reset();
+    this.tearDownRun();
     this.wiring.unsubscribe();
     this.eventSubject.complete();
     this.stateSubject.complete();
     this.options.store?.close?.();
+  }
+
+  private tearDownRun(): void {
+    const run = this.activeRun;
+    if (!run) return;
+    this.activeRun = undefined;
+    run.subscription.unsubscribe();
+    run.events.complete();
   }
 
   private startRun(createLoop: (config: AgentLoopConfig) => Observable<AgentEvent>): Observable<AgentEvent> {

@@ -52,10 +52,9 @@ describe("graceful shutdown", () => {
 });
 
 describe("Agent (found while building the bridge)", () => {
-  // BUG: `dispose()` calls `reset()`, which calls `store.clear()`: an app that disposes its
-  // agents on shutdown (as `onSessionClose` invites) wipes the durable transcripts it kept.
-  // `it.fails` keeps CI green while the bug stands; drop `.fails` when it is fixed.
-  it.fails("dispose() leaves the transcript store alone", () => {
+  // Regression: `dispose()` used to call `reset()`, which cleared the store, so an app that
+  // disposed its agents on shutdown wiped the durable transcripts it kept.
+  it("dispose() leaves the transcript store alone", () => {
     const stored: AgentMessage[] = [];
     let cleared = 0;
     const store: TranscriptStore = {
