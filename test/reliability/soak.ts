@@ -10,7 +10,7 @@
  */
 import { Type } from "@sinclair/typebox";
 import { getEventListeners } from "node:events";
-import { lastValueFrom, map, of, Subject, timer, toArray } from "rxjs";
+import { lastValueFrom, map, type Observable, of, Subject, timer, toArray } from "rxjs";
 import { agentLoop } from "../../src/streams/agent-loop.js";
 import { checkEventGrammar } from "../../src/testing/event-grammar.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";
@@ -32,7 +32,7 @@ const echo = defineTool({
   name: "echo",
   description: "answers at once, as a value or an Observable",
   parameters,
-  execute: (_id, { kind }): AgentToolResult | ReturnType<typeof of<AgentToolResult>> => {
+  execute: (_id, { kind }): AgentToolResult | Observable<AgentToolResult> => {
     if (kind === "throw") throw new Error("tool failed");
     return kind === "observable" ? of(textResult("from an Observable")) : textResult("a value");
   },
