@@ -15,6 +15,8 @@ export interface DemoToolsOptions {
   scheduler?: SchedulerLike;
   /** Time between the calculator's progress steps, so a spinner has something to show. Default 150. */
   stepDelay?: number;
+  /** The clock's default IANA time zone. Default: the machine's. */
+  timeZone?: string;
 }
 
 /** `calculator` details: the steps so far, then the value. */
@@ -69,7 +71,7 @@ const defaultMaxBytes = 16_000;
 export function demoTools(options: DemoToolsOptions = {}): AgentTool[] {
   const scheduler = options.scheduler ?? asyncScheduler;
   const sandbox = new Sandbox(options.root ?? process.cwd());
-  return [calculatorTool(scheduler, options.stepDelay ?? 150), clockTool(scheduler), listFilesTool(sandbox), readFileTool(sandbox)];
+  return [calculatorTool(scheduler, options.stepDelay ?? 150), clockTool(scheduler, options.timeZone), listFilesTool(sandbox), readFileTool(sandbox)];
 }
 
 function calculatorTool(scheduler: SchedulerLike, stepDelay: number): AgentTool {
@@ -96,7 +98,7 @@ function calculatorTool(scheduler: SchedulerLike, stepDelay: number): AgentTool 
   });
 }
 
-function clockTool(scheduler: SchedulerLike): AgentTool {
+function clockTool(scheduler: SchedulerLike, defaultZone: string | undefined): AgentTool {
   return defineTool({
     name: "clock",
     label: "Clock",
@@ -104,7 +106,7 @@ function clockTool(scheduler: SchedulerLike): AgentTool {
     parameters: Type.Object({ timeZone: Type.Optional(Type.String({ description: 'IANA name, e.g. "Europe/Paris"' })) }),
     execute: (_toolCallId, { timeZone }): AgentToolResult<ClockDetails> => {
       const epochMs = scheduler.now();
-      const zone = timeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
+      const zone = timeZone ?? defaultZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
       // An unknown zone makes Intl throw a RangeError, which becomes an error result.
       const time = new Intl.DateTimeFormat("en-GB", { timeZone: zone, timeStyle: "medium" }).format(epochMs);
       const date = new Intl.DateTimeFormat("en-GB", { timeZone: zone, dateStyle: "full" }).format(epochMs);
