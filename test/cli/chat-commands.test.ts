@@ -1,0 +1,20 @@
+import { describe, expect, it } from "vitest";
+import { parseChatCommand } from "../../src/cli/chat-commands.js";
+
+describe("parseChatCommand", () => {
+  it.each([
+    ["", { kind: "empty" }],
+    ["   ", { kind: "empty" }],
+    ["what is 2+2", { kind: "message", text: "what is 2+2" }],
+    ["/later and the time?", { kind: "later", text: "and the time?" }],
+    ["/later", { kind: "unknown", command: "/later (it needs a message: /later <text>)" }],
+    ["/quit", { kind: "quit" }],
+    ["/exit", { kind: "quit" }],
+    ["/reset", { kind: "reset" }],
+    ["/help", { kind: "help" }],
+    ["//etc is a folder", { kind: "message", text: "/etc is a folder" }],
+    ["/frobnicate", { kind: "unknown", command: "/frobnicate" }],
+  ])("%j", (line, command) => {
+    expect(parseChatCommand(line)).toStrictEqual(command);
+  });
+});
