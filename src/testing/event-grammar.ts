@@ -11,8 +11,8 @@ export interface EventGrammarOptions {
  * Checks: `agent_start` first and once; `agent_end` last and once (or absent for an
  * unsubscribed run); turns not nested and closed; messages inside turns, not nested, paired,
  * updates only inside an assistant message; tool executions paired per id and closed before
- * `turn_end`; each tool call answered by exactly one result in call order; `agent_end.messages`
- * equal to the ended messages, in order.
+ * `turn_end`; each tool call answered by exactly one result in call order, and those results
+ * are `turn_end.toolResults`; `agent_end.messages` equal to the ended messages, in order.
  */
 export function checkEventGrammar(events: readonly AgentEvent[], options: EventGrammarOptions = {}): string[] {
   const complete = options.complete ?? true;
@@ -26,6 +26,8 @@ export function checkEventGrammar(events: readonly AgentEvent[], options: EventG
   let expectedResults: ToolCall[] = [];
   let lastAssistant: AssistantMessage | undefined;
   let sawAssistant = false;
+  /** The tool results of the open turn's assistant message, for `turn_end.toolResults`. */
+  let turnResults: AgentMessage[] = [];
   const endedMessages: AgentMessage[] = [];
 
   if (events[0]?.type !== "agent_start") problem(0, "the first event must be agent_start");
@@ -47,7 +49,11 @@ export function checkEventGrammar(events: readonly AgentEvent[], options: EventG
         if (event.message !== lastAssistant && JSON.stringify(event.message) !== JSON.stringify(lastAssistant)) {
           problem(index, "turn_end.message is not the turn's assistant message");
         }
+        if (!sameMessages(event.toolResults, turnResults)) {
+          problem(index, "turn_end.toolResults differ from the turn's tool result messages");
+        }
         inTurn = false;
+        turnResults = [];
         lastAssistant = undefined;
         break;
       case "message_start":
@@ -76,6 +82,7 @@ export function checkEventGrammar(events: readonly AgentEvent[], options: EventG
           // Before the run's first assistant message, a result answers a call from the
           // transcript the run started from (e.g. a repaired crash).
           if (!expected && !sawAssistant) break;
+          turnResults.push(result);
           if (!expected) problem(index, `unexpected tool result for ${result.toolCallId}`);
           else if (expected.id !== result.toolCallId) problem(index, `tool result for ${result.toolCallId}, expected ${expected.id} (source order)`);
         }
