@@ -7,9 +7,9 @@ export const repositoryRoot = path.resolve(path.dirname(fileURLToPath(import.met
 
 /** The environment without any OpenAI settings, so the CLI picks the demo model. */
 export function demoEnvironment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const environment: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1", TZ: "UTC", ...extra };
+  const environment: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1", TZ: "UTC" };
   for (const name of Object.keys(environment)) if (name.startsWith("OPENAI_")) delete environment[name];
-  return environment;
+  return { ...environment, ...extra };
 }
 
 /** A running CLI with its output collected as it arrives. */
