@@ -12,14 +12,8 @@ export interface WebSocketLike {
   readonly readyState: number;
   send(data: string): void;
   close(code?: number, reason?: string): void;
-  addEventListener(type: "open" | "message" | "close" | "error", listener: (event: WebSocketEventLike) => void): void;
-}
-
-/** The fields of open/message/close/error events the client reads. */
-export interface WebSocketEventLike {
-  data?: unknown;
-  code?: number;
-  reason?: string;
+  addEventListener(type: "message", listener: (event: { data: unknown }) => void): void;
+  addEventListener(type: "open" | "close" | "error", listener: () => void): void;
 }
 
 export type WebSocketConstructor = new (url: string) => WebSocketLike;

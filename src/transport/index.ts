@@ -14,7 +14,7 @@ export type { ServeWebUiOptions, WebUiServer } from "./web-ui-server.js";
 
 // Client
 export { connectAgent, RemoteCommandError } from "./client.js";
-export type { AgentClient, ConnectAgentOptions, ConnectionStatus, WebSocketConstructor, WebSocketEventLike, WebSocketLike } from "./client.js";
+export type { AgentClient, ConnectAgentOptions, ConnectionStatus, WebSocketConstructor, WebSocketLike } from "./client.js";
 
 // Protocol
 export { ClientCommandSchema, parseClientFrame } from "./protocol-schemas.js";

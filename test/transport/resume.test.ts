@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
-import { connectAgent, serveAgents, type AgentClient, type AgentServer, type WebSocketConstructor } from "../../src/transport/index.js";
+import { connectAgent, serveAgents, type AgentClient, type AgentServer } from "../../src/transport/index.js";
 import { RemoteCommandError } from "../../src/transport/client.js";
 import type { ServerFrame } from "../../src/transport/protocol-schemas.js";
 import { assertContiguous, RawClient, realtimeAgent, waitFor } from "./helpers.js";
@@ -78,7 +78,7 @@ describe("connectAgent", () => {
 
   it("mirrors the server's events and state, and maps acks and errors onto Promises", async () => {
     server = await serveAgents({ port: 0, createAgent: () => realtimeAgent(["Hello there, client.", "Second."]) });
-    const client = track(connectAgent(server.url, { session: "c", WebSocket: WebSocket as unknown as WebSocketConstructor }));
+    const client = track(connectAgent(server.url, { session: "c", WebSocket }));
     const types: string[] = [];
     client.events$.subscribe((event) => types.push(event.type));
     expect(await client.ready).toBe("c");
@@ -103,7 +103,7 @@ describe("connectAgent", () => {
         sockets.push(this);
       }
     }
-    const client = track(connectAgent(server.url, { WebSocket: RecordingWebSocket as unknown as WebSocketConstructor, reconnect: { initialDelayMs: 20 } }));
+    const client = track(connectAgent(server.url, { WebSocket: RecordingWebSocket, reconnect: { initialDelayMs: 20 } }));
     const session = await client.ready;
     const frames: ServerFrame[] = [];
     const statuses: string[] = [];
