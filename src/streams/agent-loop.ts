@@ -2,14 +2,15 @@ import {
   asyncScheduler,
   catchError,
   concat,
+  concatMap,
   EMPTY,
-  expand,
   filter,
   ignoreElements,
   isObservable,
   merge,
   Observable,
   queueScheduler,
+  Subject,
   subscribeOn,
   takeWhile,
   tap,
@@ -72,7 +73,7 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
       newMessages: [],
       steering: steering.queue,
       followUp: followUp.queue,
-      ownsQueues: steering.source !== undefined || followUp.source !== undefined,
+      ownsQueues: { steering: steering.source !== undefined, followUp: followUp.source !== undefined },
       signal: controller.signal,
       abort$: fromAbortSignal(config.signal),
       turns: 0,
@@ -83,14 +84,25 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
       appendMessage(run, prompt);
       opening.push(...announce(prompt));
     }
-    const turns$ = concat(opening, runTurn(run, undefined)).pipe(
-      // Why subscribeOn(queueScheduler): a model that answers synchronously would otherwise
-      // nest every turn inside the previous one's call stack; the queue trampolines them.
-      expand((output: TurnOutput) =>
-        output instanceof TurnContinuation ? runTurn(run, output.pending).pipe(subscribeOn(queueScheduler)) : EMPTY,
+    // Why not expand: expand projects every value it emits, so each event of a turn would cost
+    // an inner subscription to EMPTY (most of the per-event cost, see bench/README.md). Only a
+    // turn's last value, a TurnContinuation, starts the next turn: route it to a Subject whose
+    // concatMap runs the turns one after the other. The Subject is merged first so it is
+    // subscribed before a synchronous first turn emits its continuation.
+    const continuations = new Subject<TurnContinuation>();
+    const isEvent = (output: TurnOutput): output is AgentEvent => {
+      if (!(output instanceof TurnContinuation)) return true;
+      continuations.next(output);
+      return false;
+    };
+    const turns$ = merge(
+      continuations.pipe(
+        // Why subscribeOn(queueScheduler): a model that answers synchronously would otherwise
+        // nest every turn inside the previous one's call stack; the queue trampolines them.
+        concatMap((output) => runTurn(run, output.pending).pipe(subscribeOn(queueScheduler))),
       ),
-      filter((output): output is AgentEvent => !(output instanceof TurnContinuation)),
-    );
+      concat(opening, runTurn(run, undefined)),
+    ).pipe(filter(isEvent));
     let ended = false;
     const subscription = merge(feed(steering), feed(followUp), turns$)
       .pipe(

@@ -14,8 +14,11 @@ export interface RunState {
   readonly newMessages: AgentMessage[];
   readonly steering: DrainableQueue;
   readonly followUp: DrainableQueue;
-  /** Whether leftovers in the queues are the run's to report (it made the queues). */
-  readonly ownsQueues: boolean;
+  /**
+   * Which queues' leftovers are the run's to report: those it made. A queue the caller passed
+   * stays the caller's; reporting its messages too would hand them out twice.
+   */
+  readonly ownsQueues: { readonly steering: boolean; readonly followUp: boolean };
   /** Handed to hooks; fires on abort and when the subscriber leaves mid-run. */
   readonly signal: AbortSignal;
   /** Emits when `config.signal` aborts. */
@@ -32,11 +35,12 @@ export function appendMessage(run: RunState, message: AgentMessage): void {
 /** The closing event of a run, with whatever is still queued when the run made the queues. */
 export function agentEnd(run: RunState): AgentEvent {
   const event: AgentEvent = { type: "agent_end", messages: run.newMessages };
-  if (run.ownsQueues) {
-    const queued: QueuedMessages = { steering: [...run.steering.peek()], followUp: [...run.followUp.peek()] };
-    if (queued.steering.length > 0 || queued.followUp.length > 0) {
-      event.queued = queued;
-    }
+  const queued: QueuedMessages = {
+    steering: run.ownsQueues.steering ? [...run.steering.peek()] : [],
+    followUp: run.ownsQueues.followUp ? [...run.followUp.peek()] : [],
+  };
+  if (queued.steering.length > 0 || queued.followUp.length > 0) {
+    event.queued = queued;
   }
   return event;
 }

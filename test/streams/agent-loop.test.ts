@@ -274,6 +274,17 @@ describe("agentLoop", () => {
     }),
   );
 
+  it("reports only the queues the loop made: a caller's own queue stays the caller's", () => {
+    const follow = userMessage("mine");
+    const followUp = new MessageQueue();
+    followUp.push(follow);
+    const steer = userMessage("steer");
+    const model = scriptedModel([{ content: [{ type: "text", text: "x" }], stopReason: "error" }]);
+    const events = collect(agentLoop([prompt], { messages: [] }, { model, followUp, steering: of(userMessage("first"), steer) }));
+    expect(agentEndOf(events).queued).toStrictEqual({ steering: [steer], followUp: [] });
+    expect(followUp.peek()).toStrictEqual([follow]);
+  });
+
   it("calls transformContext on the transcript, then convertToLlm on its result", () => {
     const old = userMessage("old");
     const oldAnswer = assistantMessage([text("old answer")]);
