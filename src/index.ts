@@ -36,3 +36,10 @@ export type { JsonlTranscriptStoreOptions } from "./store/jsonl-transcript-store
 
 // OpenAI provider
 export * from "./providers/index.js";
+
+// WebSocket bridge and browser UI
+export * from "./transport/index.js";
+
+// Offline demo model and its tools
+export { demoModel, demoModelInfo, demoTools } from "./demo/index.js";
+export type { DemoModelOptions, DemoToolsOptions } from "./demo/index.js";
