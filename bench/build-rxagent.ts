@@ -1,0 +1,44 @@
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import ts from "typescript";
+
+const benchDirectory = dirname(fileURLToPath(import.meta.url));
+const sourceDirectory = join(benchDirectory, "..", "src");
+const buildDirectory = join(benchDirectory, ".build", "src");
+
+/**
+ * Transpiles `src/` to plain JavaScript in `bench/.build/src` (as `tsc` would, file by file) and
+ * returns the path of its `index.js`.
+ *
+ * Why: tsx compiles with esbuild's `keepNames`, which wraps every named closure in a `__name`
+ * call (an `Object.defineProperty` per closure created). rxagent creates closures per event and
+ * per tool call, so running it from source would charge it a cost the published build does not
+ * have, while the reference runs from its published JavaScript.
+ */
+export function buildRxagent(): string {
+  const files = readdirSync(sourceDirectory, { recursive: true, encoding: "utf8" }).filter(
+    (file) => file.endsWith(".ts") && !file.endsWith(".d.ts"),
+  );
+  for (const file of files) {
+    const source = readFileSync(join(sourceDirectory, file), "utf8");
+    const output = ts.transpileModule(source, {
+      fileName: file,
+      compilerOptions: {
+        target: ts.ScriptTarget.ES2022,
+        module: ts.ModuleKind.ESNext,
+        verbatimModuleSyntax: true,
+        sourceMap: false,
+      },
+    });
+    const target = join(buildDirectory, file.replace(/\.ts$/, ".js"));
+    mkdirSync(dirname(target), { recursive: true });
+    writeFileSync(target, output.outputText);
+  }
+  return join(buildDirectory, "index.js");
+}
+
+/** Where a built file lives, for messages. */
+export function describeBuild(): string {
+  return relative(process.cwd(), buildDirectory);
+}

@@ -1,0 +1,115 @@
+import type { AgentEvent, AgentMessage, AssistantMessage, ModelEvent, ToolCall, ToolResultMessage } from "../../src/index.js";
+import type { BenchToolArguments } from "../workloads/replies.js";
+import { type BenchEvent, benchPrompt, type BenchToolResult, type Implementation, sleep, type Scenario } from "./implementation.js";
+
+/**
+ * The floor: a hand-written loop that emits the same event sequence (same types, same counts)
+ * to a callback, with none of a real loop's guarantees (no validation, hooks, abort, queues).
+ * It only awaits when something is actually asynchronous (a tool Promise, a model delay).
+ */
+export const floor: Implementation = {
+  name: "floor",
+  supportsConcurrencyLimit: true,
+  async run(scenario, onEvent) {
+    const emit: AgentSink = onEvent;
+    const prompt = benchPrompt();
+    const messages: AgentMessage[] = [prompt];
+    emit({ type: "agent_start" });
+    emit({ type: "turn_start" });
+    emit({ type: "message_start", message: prompt });
+    emit({ type: "message_end", message: prompt });
+    for (let call = 0; call < scenario.replies.length; call++) {
+      if (call > 0) emit({ type: "turn_start" });
+      if (scenario.modelDelayMs !== undefined) await sleep(scenario.modelDelayMs);
+      const message = replay(scenario.replies[call]!, emit);
+      messages.push(message);
+      const toolCalls = message.content.filter((block): block is ToolCall => block.type === "toolCall");
+      const outputs = runTools(scenario, toolCalls, emit);
+      const results = outputs instanceof Promise ? await outputs : outputs;
+      for (const result of results) {
+        emit({ type: "message_start", message: result });
+        emit({ type: "message_end", message: result });
+        messages.push(result);
+      }
+      emit({ type: "turn_end", message, toolResults: results });
+    }
+    emit({ type: "agent_end", messages });
+  },
+  async idleAgent(scenario) {
+    // What a plain loop keeps between runs: the transcript.
+    const transcript: BenchEvent[] = [];
+    await floor.run(scenario, (event) => {
+      if (event.type === "message_end") transcript.push((event as unknown as { message: BenchEvent }).message);
+    });
+    return transcript;
+  },
+};
+
+/** The floor emits rxagent's event shapes (the reference's are the same). */
+type AgentSink = (event: AgentEvent) => void;
+
+function replay(reply: readonly ModelEvent[], onEvent: AgentSink): AssistantMessage {
+  for (const event of reply) {
+    switch (event.type) {
+      case "start":
+        onEvent({ type: "message_start", message: event.partial });
+        break;
+      case "done":
+        onEvent({ type: "message_end", message: event.message });
+        return event.message;
+      case "error":
+        onEvent({ type: "message_end", message: event.error });
+        return event.error;
+      default:
+        onEvent({ type: "message_update", message: event.partial, assistantMessageEvent: event });
+    }
+  }
+  throw new Error("floor: a reply without done");
+}
+
+/** Runs the calls, at most `maxConcurrency` at once; synchronous when every body is. */
+function runTools(
+  scenario: Scenario,
+  toolCalls: ToolCall[],
+  onEvent: AgentSink,
+): ToolResultMessage[] | Promise<ToolResultMessage[]> {
+  const results: ToolResultMessage[] = [];
+  for (const toolCall of toolCalls) {
+    onEvent({ type: "tool_execution_start", toolCallId: toolCall.id, toolName: toolCall.name, args: toolCall.arguments });
+  }
+  const finish = (index: number, result: BenchToolResult) => {
+    const toolCall = toolCalls[index]!;
+    onEvent({ type: "tool_execution_end", toolCallId: toolCall.id, toolName: toolCall.name, result, isError: false });
+    results[index] = {
+      role: "toolResult",
+      toolCallId: toolCall.id,
+      toolName: toolCall.name,
+      content: result.content,
+      details: result.details,
+      isError: false,
+      timestamp: 0,
+    };
+  };
+  let next = 0;
+  const worker = (): Promise<void> | undefined => {
+    while (next < toolCalls.length) {
+      const index = next++;
+      const output = scenario.tool(toolCalls[index]!.arguments as BenchToolArguments);
+      if (output instanceof Promise) {
+        return output.then((result) => {
+          finish(index, result);
+          return worker();
+        });
+      }
+      finish(index, output);
+    }
+    return undefined;
+  };
+  const workers: Promise<void>[] = [];
+  const limit = Math.min(scenario.maxConcurrency ?? Infinity, toolCalls.length);
+  for (let slot = 0; slot < limit; slot++) {
+    const pending = worker();
+    if (pending) workers.push(pending);
+  }
+  return workers.length === 0 ? results : Promise.all(workers).then(() => results);
+}

@@ -1,0 +1,83 @@
+import { Agent, runAgentLoop } from "@mariozechner/pi-agent-core";
+import type { AgentMessage, AgentTool, AgentLoopConfig, StreamFn } from "@mariozechner/pi-agent-core";
+import { createAssistantMessageEventStream } from "@mariozechner/pi-ai";
+import type { AssistantMessageEvent, Message, Model } from "@mariozechner/pi-ai";
+import { Type } from "typebox";
+import { BENCH_TOOL_NAME } from "../workloads/replies.js";
+import { benchPrompt, type Implementation, type Scenario, type ToolBody } from "./implementation.js";
+
+/**
+ * `@mariozechner/pi-agent-core` through its public `runAgentLoop`, with a synchronous `emit`
+ * (its cheapest use: `agentLoop` would add an `EventStream` queue and a `for await` on top).
+ * The `streamFn` builds an `AssistantMessageEventStream` and pushes the same precomputed events
+ * into it, all at once (or after `modelDelayMs` on a real timer). Idle agents use its `Agent`.
+ */
+export const reference: Implementation = {
+  name: "reference",
+  supportsConcurrencyLimit: false,
+  async run(scenario, onEvent) {
+    await runAgentLoop([benchPrompt()], context(scenario.tool), config, onEvent, undefined, replayStream(scenario));
+  },
+  async idleAgent(scenario) {
+    const agent = new Agent({
+      initialState: { systemPrompt: "Bench.", model, tools: context(scenario.tool).tools },
+      convertToLlm,
+      streamFn: replayStream(scenario),
+      toolExecution: "parallel",
+    });
+    await agent.prompt(benchPrompt());
+    return agent;
+  },
+};
+
+/** What pi-agent-core sends to the model: the same role filter as rxagent's default. */
+function convertToLlm(messages: AgentMessage[]): Message[] {
+  return messages.filter(
+    (message): message is Message => message.role === "user" || message.role === "assistant" || message.role === "toolResult",
+  );
+}
+
+const model = {
+  id: "bench",
+  name: "bench",
+  api: "bench",
+  provider: "bench",
+  baseUrl: "",
+  reasoning: false,
+  input: ["text"],
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+  contextWindow: 1_000_000,
+  maxTokens: 1_000_000,
+} as unknown as Model<never>;
+
+const config: AgentLoopConfig = { model, convertToLlm, toolExecution: "parallel" };
+
+const parameters = Type.Object({ n: Type.Number() });
+
+function context(body: ToolBody) {
+  const tool: AgentTool<typeof parameters> = {
+    name: BENCH_TOOL_NAME,
+    label: BENCH_TOOL_NAME,
+    description: "Bench tool",
+    parameters,
+    // Promise.resolve returns a Promise body's own Promise unchanged, so no extra tick for it.
+    execute: (_toolCallId, args) => Promise.resolve(body(args)),
+  };
+  return { systemPrompt: "Bench.", messages: [] as AgentMessage[], tools: [tool] };
+}
+
+function replayStream(scenario: Scenario): StreamFn {
+  let call = 0;
+  const { replies, modelDelayMs } = scenario;
+  return () => {
+    const reply = replies[call++] as readonly AssistantMessageEvent[] | undefined;
+    if (reply === undefined) throw new Error(`bench model: no reply for call #${call}`);
+    const stream = createAssistantMessageEventStream();
+    const push = () => {
+      for (let index = 0; index < reply.length; index++) stream.push(reply[index]!);
+    };
+    if (modelDelayMs === undefined) push();
+    else setTimeout(push, modelDelayMs);
+    return stream;
+  };
+}

@@ -1,0 +1,88 @@
+/**
+ * `npm run bench`: every workload on rxagent, on @mariozechner/pi-agent-core (the reference) and
+ * on a plain-loop floor, side by side. Prints Markdown tables and writes bench/results/latest.json.
+ *
+ * Flags: `--quick` (tiny sizes, 1 rep: a smoke run; writes bench/results/quick.json),
+ * `--only W1,W3` (a subset of workloads), `--from-source` (rxagent from its TypeScript through
+ * tsx instead of transpiled JavaScript; see build-rxagent.ts for why that is not the default).
+ */
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { availableParallelism, cpus, platform, release } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { floor } from "./implementations/floor.js";
+import { reference } from "./implementations/reference.js";
+import { loadRxagent } from "./implementations/rxagent.js";
+import { type BenchReport, formatMachine, formatTable, formatTargets, type Machine } from "./report.js";
+import { chatty } from "./workloads/chatty.js";
+import { type BenchOptions, collectGarbage, type WorkloadResult } from "./workloads/harness.js";
+import { longSession } from "./workloads/long-session.js";
+import { manySessions } from "./workloads/many-sessions.js";
+import { parallelLatency } from "./workloads/parallel-latency.js";
+import { toolHeavy } from "./workloads/tool-heavy.js";
+
+const workloads: Record<string, (options: BenchOptions) => Promise<WorkloadResult>> = {
+  W1: chatty,
+  W2: toolHeavy,
+  W3: parallelLatency,
+  W4: longSession,
+  W5: manySessions,
+};
+
+export async function main(argv: readonly string[]): Promise<BenchReport> {
+  const quick = argv.includes("--quick");
+  const onlyArgument = argv.find((argument) => argument.startsWith("--only"));
+  const only = onlyArgument
+    ? (onlyArgument.includes("=") ? onlyArgument.split("=")[1]! : argv[argv.indexOf(onlyArgument) + 1] ?? "").split(",")
+    : Object.keys(workloads);
+  collectGarbage();
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const from = argv.includes("--from-source") ? "source" : "build";
+  const rxagent = await loadRxagent(from);
+  const options: BenchOptions = { quick, implementations: [rxagent, reference, floor], log };
+  const started = performance.now();
+  const report: BenchReport = { machine: machine(), quick, rxagentFrom: from, durationSeconds: 0, workloads: [], errors: [] };
+  for (const id of only) {
+    const workload = workloads[id];
+    if (!workload) throw new Error(`Unknown workload ${id}; known: ${Object.keys(workloads).join(", ")}`);
+    try {
+      report.workloads.push(await workload(options));
+    } catch (error) {
+      // A run whose event counts differ is an error, not a result: report it, keep going.
+      report.errors.push({ workload: id, message: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
+      log(`${id} FAILED: ${String(error)}`);
+    }
+  }
+  report.durationSeconds = (performance.now() - started) / 1000;
+  return report;
+}
+
+function machine(): Machine {
+  let cpu = cpus()[0]?.model ?? "unknown CPU";
+  try {
+    cpu = /model name\s*:\s*(.+)/.exec(readFileSync("/proc/cpuinfo", "utf8"))?.[1] ?? cpu;
+  } catch {
+    // Not Linux: os.cpus() is good enough.
+  }
+  return {
+    cpu,
+    cores: availableParallelism(),
+    node: process.version,
+    platform: `${platform()} ${release()}`,
+    date: new Date().toISOString().slice(0, 10),
+  };
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const report = await main(process.argv.slice(2));
+  const out = join(dirname(fileURLToPath(import.meta.url)), "results", report.quick ? "quick.json" : "latest.json");
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
+  const targets = report.workloads.flatMap((workload) => workload.targets);
+  console.log(`Machine: ${formatMachine(report.machine)}${report.quick ? " (--quick)" : ""}\n`);
+  console.log(formatTable(report));
+  console.log(`\nTargets\n\n${formatTargets(targets)}`);
+  for (const error of report.errors) console.log(`\nERROR in ${error.workload}: ${error.message}`);
+  console.log(`\n${report.durationSeconds.toFixed(0)} s; results in ${out}`);
+  if (report.errors.length > 0) process.exitCode = 1;
+}

@@ -1,0 +1,72 @@
+import { point, scaleSummary, summarize, type Summary } from "../stats.js";
+import { type BenchOptions, interleaved, pairRatios, type ResultRow, type TargetCheck, timeRun, totalEvents, type WorkloadResult } from "./harness.js";
+import { buildConversation } from "./replies.js";
+import { instantTool } from "./tools.js";
+import type { ImplementationName } from "../implementations/implementation.js";
+
+/**
+ * W1 chatty: one reply of K text deltas. Per-event cost, and how it grows from K = 10k to 100k.
+ */
+export async function chatty(options: BenchOptions): Promise<WorkloadResult> {
+  const sizes = options.quick ? [500, 5_000] : [10_000, 100_000];
+  const rows: ResultRow[] = [];
+  const eventCounts: WorkloadResult["eventCounts"] = {};
+  const perEvent = new Map<number, Map<ImplementationName, Summary>>();
+  const ratios = new Map<number, Summary>();
+  for (const [position, deltas] of sizes.entries()) {
+    const scenario = { replies: buildConversation(1, { deltas, toolCalls: 0 }), tool: instantTool };
+    const label = `K=${deltas / 1000}k`;
+    options.log(`W1 chatty ${label}`);
+    const [warmup, reps] = options.quick ? [1, 2] : position === 0 ? [5, 15] : [1, 5];
+    const { samples, counts } = await interleaved(`W1 ${label}`, options.implementations, warmup, reps, (implementation) =>
+      timeRun(implementation, scenario),
+    );
+    const events = totalEvents(counts);
+    eventCounts[label] = counts;
+    const values: ResultRow["values"] = {};
+    const bySize = new Map<ImplementationName, Summary>();
+    for (const [name, runs] of samples) {
+      const summary = scaleSummary(summarize(runs.map((run) => run.ms)), 1e6 / events);
+      values[name] = summary;
+      bySize.set(name, summary);
+    }
+    perEvent.set(deltas, bySize);
+    const paired = pairRatios(samples);
+    if (paired.ratio) ratios.set(deltas, paired.ratio);
+    rows.push({ workload: "W1 chatty", case: label, metric: "per event", unit: "ns", values, ...paired });
+  }
+  const [small, large] = sizes as [number, number];
+  const growth: ResultRow["values"] = {};
+  for (const [name, summary] of perEvent.get(large)!) {
+    const base = perEvent.get(small)!.get(name)!;
+    growth[name] = point(summary.median / base.median);
+  }
+  rows.push({
+    workload: "W1 chatty",
+    case: `${large / 1000}k vs ${small / 1000}k`,
+    metric: "per-event growth",
+    unit: "x",
+    values: growth,
+    note: "median per-event cost at the large K / at the small K",
+  });
+  const targets: TargetCheck[] = [];
+  const smallRatio = ratios.get(small);
+  if (smallRatio) {
+    targets.push({
+      workload: "W1",
+      target: `per-event cost <= 0.25x reference (K=${small / 1000}k)`,
+      measured: `${smallRatio.median.toFixed(3)}x`,
+      met: smallRatio.median <= 0.25,
+    });
+  }
+  const rxGrowth = growth.rxagent;
+  if (rxGrowth) {
+    targets.push({
+      workload: "W1",
+      target: `per-event cost at K=${large / 1000}k <= 1.5x its cost at K=${small / 1000}k`,
+      measured: `${rxGrowth.median.toFixed(2)}x`,
+      met: rxGrowth.median <= 1.5,
+    });
+  }
+  return { id: "W1", title: "chatty: one reply of K text deltas", rows, targets, eventCounts };
+}

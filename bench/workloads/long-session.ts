@@ -1,0 +1,101 @@
+import type { Implementation, Scenario } from "../implementations/implementation.js";
+import { summarize } from "../stats.js";
+import { type BenchOptions, collectGarbage, interleaved, pairRatios, type ResultRow, type TargetCheck, timeRun, type WorkloadResult } from "./harness.js";
+import { buildConversation } from "./replies.js";
+import { instantTool } from "./tools.js";
+
+/**
+ * W4 long session: T turns of 50 text deltas and 1 tool call. Time per turn over the first and
+ * the last `window` turns (a loop whose per-turn cost grows with the transcript shows here), and
+ * heap after a full GC per turn, measured between turn `window` and the last tool turn.
+ */
+export async function longSession(options: BenchOptions): Promise<WorkloadResult> {
+  const turns = options.quick ? 200 : 2000;
+  const window = options.quick ? 20 : 100;
+  const scenario: Scenario = { replies: buildConversation(turns, { deltas: 50, toolCalls: 1 }), tool: instantTool };
+  options.log(`W4 long session ${turns} turns`);
+  const [warmup, reps] = options.quick ? [0, 1] : [2, 7];
+  const { samples, counts } = await interleaved("W4", options.implementations, warmup, reps, async (implementation) => {
+    const turnStarts: number[] = [];
+    const run = await timeRun(implementation, scenario, (event) => {
+      if (event.type === "turn_start") turnStarts.push(performance.now());
+    });
+    const end = turnStarts[0]! + run.ms;
+    const durations = turnStarts.map((start, index) => (turnStarts[index + 1] ?? end) - start);
+    const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
+    // The last (closing) turn has no tool call: compare the first and last `window` tool turns.
+    const first = sum(durations.slice(0, window));
+    const last = sum(durations.slice(turns - window, turns));
+    return { ...run, first, last };
+  });
+  const rows: ResultRow[] = [];
+  const perTurn: ResultRow["values"] = {};
+  const firstWindow: ResultRow["values"] = {};
+  const lastWindow: ResultRow["values"] = {};
+  const growth: ResultRow["values"] = {};
+  for (const [name, runs] of samples) {
+    perTurn[name] = summarize(runs.map((run) => (run.ms * 1000) / (turns + 1)));
+    firstWindow[name] = summarize(runs.map((run) => (run.first * 1000) / window));
+    lastWindow[name] = summarize(runs.map((run) => (run.last * 1000) / window));
+    growth[name] = summarize(runs.map((run) => run.last / run.first));
+  }
+  const caseName = `${turns} turns x (50 deltas + 1 tool)`;
+  rows.push({ workload: "W4 long session", case: caseName, metric: "per turn", unit: "µs", values: perTurn, ...pairRatios(samples) });
+  rows.push({ workload: "W4 long session", case: caseName, metric: `per turn, first ${window}`, unit: "µs", values: firstWindow });
+  rows.push({ workload: "W4 long session", case: caseName, metric: `per turn, last ${window}`, unit: "µs", values: lastWindow });
+  rows.push({ workload: "W4 long session", case: caseName, metric: `last ${window} / first ${window}`, unit: "x", values: growth });
+
+  options.log("W4 long session: heap per turn");
+  const heap: ResultRow["values"] = {};
+  for (const implementation of options.implementations) {
+    const perTurnBytes: number[] = [];
+    for (let rep = 0; rep < (options.quick ? 1 : 3); rep++) {
+      perTurnBytes.push(await heapPerTurn(implementation, scenario, window, turns));
+    }
+    heap[implementation.name] = summarize(perTurnBytes);
+  }
+  rows.push({
+    workload: "W4 long session",
+    case: caseName,
+    metric: "heap after GC per turn",
+    unit: "bytes",
+    values: heap,
+    note: `(heap at turn ${turns} - heap at turn ${window}) / ${turns - window}, full GC before each reading`,
+  });
+  const targets: TargetCheck[] = [];
+  if (growth.rxagent) {
+    targets.push({
+      workload: "W4",
+      target: `last ${window} / first ${window} turn time <= 1.2`,
+      measured: `${growth.rxagent.median.toFixed(2)}x`,
+      met: growth.rxagent.median <= 1.2,
+    });
+  }
+  if (heap.rxagent && heap.reference) {
+    targets.push({
+      workload: "W4",
+      target: "heap per turn <= reference's",
+      measured: `${heap.rxagent.median.toFixed(0)} B vs ${heap.reference.median.toFixed(0)} B`,
+      met: heap.rxagent.median <= heap.reference.median,
+    });
+  }
+  return { id: "W4", title: "long session: turns of 50 deltas and 1 tool call", rows, targets, eventCounts: { [caseName]: counts } };
+}
+
+/** Heap used after a full GC at the end of turn `from` and of turn `to`, per turn between. */
+async function heapPerTurn(implementation: Implementation, scenario: Scenario, from: number, to: number): Promise<number> {
+  let turnEnds = 0;
+  let atFrom = 0;
+  let atTo = 0;
+  const read = () => {
+    collectGarbage();
+    return process.memoryUsage().heapUsed;
+  };
+  await timeRun(implementation, scenario, (event) => {
+    if (event.type !== "turn_end") return;
+    turnEnds += 1;
+    if (turnEnds === from) atFrom = read();
+    if (turnEnds === to) atTo = read();
+  });
+  return (atTo - atFrom) / (to - from);
+}
