@@ -145,7 +145,8 @@ describe("regressions found by the property tests", () => {
 });
 
 /**
- * One turn with one asynchronous tool call (a `timer` in virtual time), then a text reply; stops
+ * One turn with one asynchronous tool call (a `timer` in virtual time, reporting progress with
+ * `update` just before its result), then a text reply; stops
  * from inside the observer at the first event of type `at`.
  */
 function runWithStop(
@@ -159,7 +160,13 @@ function runWithStop(
       name: "slow",
       description: "answers after 5 ms",
       parameters: Type.Object({}),
-      execute: () => timer(5, scheduler).pipe(map(() => textResult("done"))),
+      execute: (_id, _args, { update }) =>
+        timer(5, scheduler).pipe(
+          map(() => {
+            update(textResult("almost"));
+            return textResult("done");
+          }),
+        ),
     });
     const model = scriptedModel([{ content: [{ type: "toolCall", name: "slow", arguments: {} }] }, "bye"], { scheduler, delay: 1 });
     const controller = new AbortController();
