@@ -8,10 +8,14 @@ import { FinalizedToolCall, type PreparedToolCall, type ToolBatch } from "./tool
 /**
  * Runs one prepared tool call, then lets `afterToolCall` amend its result.
  *
- * Emits a `tool_execution_update` per progress report (each `update` call, and each value of a
- * tool that returns an Observable), then one `FinalizedToolCall`. The tool's signal fires on
- * interruption (abort, steering), on timeout and on unsubscribe while it still runs; the call is
- * finalized at that moment with an error result, without waiting for the tool to notice.
+ * Emits a `tool_execution_update` per progress report, then one `FinalizedToolCall`. Progress is
+ * each `update` call, reported at once, and each value of a tool's Observable that more follows:
+ * reported when the next value (or an error) arrives or the scheduler next gets a turn, and
+ * dropped if the Observable completes first, because then it is the result.
+ *
+ * The tool's signal fires on interruption (abort, steering), on timeout and on unsubscribe while
+ * it still runs; the call is finalized at that moment with an error result, without waiting for
+ * the tool to notice.
  */
 export function runToolCall(prepared: PreparedToolCall, batch: ToolBatch): Observable<AgentEvent | FinalizedToolCall> {
   return executeTool(prepared, batch).pipe(
@@ -70,15 +74,36 @@ function executeTool(prepared: PreparedToolCall, batch: ToolBatch): Observable<A
             : of(output);
         let lastValue: unknown;
         let hasValue = false;
+        // A value is progress only if more follows: it is reported when the next value (or an
+        // error) arrives or the scheduler next gets a turn, and dropped when the Observable
+        // completes first, because then it is the result (so `of(result)` reports no progress).
+        let pendingProgress: { value: unknown } | undefined;
+        let progressAction: Subscription | undefined;
+        const reportPendingProgress = () => {
+          progressAction?.unsubscribe();
+          progressAction = undefined;
+          const pending = pendingProgress;
+          pendingProgress = undefined;
+          if (pending) update(pending.value);
+        };
         subscription.add(
           output$.subscribe({
             next: (value) => {
               lastValue = value;
               hasValue = true;
-              if (reportsProgress) update(value);
+              if (!reportsProgress) return;
+              reportPendingProgress();
+              pendingProgress = { value };
+              progressAction = batch.scheduler.schedule(reportPendingProgress);
+              subscription.add(progressAction);
             },
-            error: (error: unknown) => finish(errorResult(errorText(error)), true),
+            error: (error: unknown) => {
+              reportPendingProgress();
+              finish(errorResult(errorText(error)), true);
+            },
             complete: () => {
+              progressAction?.unsubscribe();
+              pendingProgress = undefined;
               if (hasValue && isToolResult(lastValue)) {
                 finish(lastValue, false);
               } else {

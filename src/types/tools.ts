@@ -23,8 +23,10 @@ export interface ToolExecutionContext<TDetails = unknown> {
 }
 
 /**
- * What `execute` may return: a result, a Promise of one, or an Observable whose values are
- * progress (each one is reported as an update) and whose last value is the result.
+ * What `execute` may return: a result, a Promise of one, or an Observable whose last value is
+ * the result. An Observable's value is progress only if more follows: it is reported as an update
+ * when the next value (or an error) arrives or the scheduler next gets a turn, and not at all if
+ * the Observable completes first (so `of(result)` reports no progress).
  */
 export type ToolExecuteResult<TDetails = unknown> =
   | AgentToolResult<TDetails>

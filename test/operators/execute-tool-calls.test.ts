@@ -20,6 +20,7 @@ const results: Record<string, AgentToolResult> = { a: textResult("A"), b: textRe
 /**
  * Three calls (ids a, b, c) whose bodies are cold marble Observables, by default:
  *   a: 30ms (a|)    b: 10ms (b|)    c: 40ms (c|)
+ * Each value completes its Observable in the same frame, so it is the result, never progress.
  * Tools are built from `body(id)`; the default is one tool "work" for all three.
  */
 function setup(
@@ -60,7 +61,6 @@ function setup(
   const callOf = (id: string) => calls.find((call) => call.id === id)!;
   const events = {
     start: (id: string): AgentEvent => ({ type: "tool_execution_start", toolCallId: id, toolName: callOf(id).name, args: {} }),
-    update: (id: string): AgentEvent => ({ type: "tool_execution_update", toolCallId: id, toolName: callOf(id).name, args: {}, partialResult: results[id] }),
     end: (id: string, result: AgentToolResult = results[id]!, isError = false): AgentEvent => ({
       type: "tool_execution_end",
       toolCallId: id,
@@ -85,11 +85,11 @@ describe("executeToolCalls", () => {
         const [ra, rb, rc] = [e.result("a", 30), e.result("b", 10), e.result("c", 40)];
         const expected: BatchOutput[] = [
           e.start("a"), e.start("b"), e.start("c"),
-          e.update("b"), e.end("b"),
-          e.update("a"), e.end("a"), ...announce(ra), ...announce(rb),
-          e.update("c"), e.end("c"), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false),
+          e.end("b"),
+          e.end("a"), ...announce(ra), ...announce(rb),
+          e.end("c"), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false),
         ];
-        m.expect(batch$).toBeObservable("(abc) 5ms (de) 16ms (fghijk) 2ms (lmnop|)", lettered(expected));
+        m.expect(batch$).toBeObservable("(abc) 5ms d 19ms (efghi) 3ms (jklm|)", lettered(expected));
         m.expect(colds.a!).toHaveSubscriptions("^ 29ms !");
         m.expect(colds.b!).toHaveSubscriptions("^ 9ms !");
         m.expect(colds.c!).toHaveSubscriptions("^ 39ms !");
@@ -103,11 +103,11 @@ describe("executeToolCalls", () => {
         const [ra, rb, rc] = [e.result("a", 30), e.result("b", 40), e.result("c", 80)];
         const expected: BatchOutput[] = [
           e.start("a"), e.start("b"), e.start("c"),
-          e.update("a"), e.end("a"), ...announce(ra),
-          e.update("b"), e.end("b"), ...announce(rb),
-          e.update("c"), e.end("c"), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false),
+          e.end("a"), ...announce(ra),
+          e.end("b"), ...announce(rb),
+          e.end("c"), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false),
         ];
-        m.expect(batch$).toBeObservable("(abc) 25ms (defg) 4ms (hijk) 34ms (lmnop|)", lettered(expected));
+        m.expect(batch$).toBeObservable("(abc) 25ms (def) 5ms (ghi) 35ms (jklm|)", lettered(expected));
         m.expect(colds.a!).toHaveSubscriptions("^ 29ms !");
         m.expect(colds.b!).toHaveSubscriptions("30ms ^ 9ms !");
         m.expect(colds.c!).toHaveSubscriptions("40ms ^ 39ms !");
@@ -121,11 +121,11 @@ describe("executeToolCalls", () => {
         const [ra, rb, rc] = [e.result("a", 30), e.result("b", 10), e.result("c", 50)];
         const expected: BatchOutput[] = [
           e.start("a"), e.start("b"), e.start("c"),
-          e.update("b"), e.end("b"),
-          e.update("a"), e.end("a"), ...announce(ra), ...announce(rb),
-          e.update("c"), e.end("c"), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false),
+          e.end("b"),
+          e.end("a"), ...announce(ra), ...announce(rb),
+          e.end("c"), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false),
         ];
-        m.expect(batch$).toBeObservable("(abc) 5ms (de) 16ms (fghijk) 12ms (lmnop|)", lettered(expected));
+        m.expect(batch$).toBeObservable("(abc) 5ms d 19ms (efghi) 13ms (jklm|)", lettered(expected));
         m.expect(colds.a!).toHaveSubscriptions("^ 29ms !");
         m.expect(colds.b!).toHaveSubscriptions("^ 9ms !");
         m.expect(colds.c!).toHaveSubscriptions("10ms ^ 39ms !");
@@ -134,14 +134,14 @@ describe("executeToolCalls", () => {
   });
 
   describe("sequential execution", () => {
-    const sequentialMarble = "a 29ms (bcdef) 3ms (ghijk) 33ms (lmnop|)";
+    const sequentialMarble = "a 29ms (bcde) 4ms (fghi) 34ms (jklm|)";
     const sequentialEvents = (e: ReturnType<typeof setup>["events"]): BatchOutput[] => {
       const [ra, rb, rc] = [e.result("a", 30), e.result("b", 40), e.result("c", 80)];
       return [
         e.start("a"),
-        e.update("a"), e.end("a"), ...announce(ra), e.start("b"),
-        e.update("b"), e.end("b"), ...announce(rb), e.start("c"),
-        e.update("c"), e.end("c"), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false),
+        e.end("a"), ...announce(ra), e.start("b"),
+        e.end("b"), ...announce(rb), e.start("c"),
+        e.end("c"), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false),
       ];
     };
 
@@ -193,11 +193,11 @@ describe("executeToolCalls", () => {
       const [ra, rb, rc] = [e.result("a", 30), e.result("b", 40), e.result("c", 50)];
       const expected: BatchOutput[] = [
         e.start("a"), e.start("b"), e.start("c"),
-        e.update("a"), e.end("a"), ...announce(ra),
-        e.update("b"), e.end("b"), ...announce(rb),
-        e.update("c"), e.end("c"), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false),
+        e.end("a"), ...announce(ra),
+        e.end("b"), ...announce(rb),
+        e.end("c"), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false),
       ];
-      m.expect(batch$).toBeObservable("(abc) 25ms (defg) 4ms (hijk) 4ms (lmnop|)", lettered(expected));
+      m.expect(batch$).toBeObservable("(abc) 25ms (def) 5ms (ghi) 5ms (jklm|)", lettered(expected));
       m.expect(colds.a!).toHaveSubscriptions("^ 29ms !");
       m.expect(colds.b!).toHaveSubscriptions("30ms ^ 9ms !");
       m.expect(colds.c!).toHaveSubscriptions("^ 49ms !");
@@ -219,11 +219,11 @@ describe("executeToolCalls", () => {
       const [ra, rb, rc] = [e.result("a", 30), e.result("b", 40), e.result("c", 20)];
       const expected: BatchOutput[] = [
         e.start("a"), e.start("b"), e.start("c"),
-        e.update("c"), e.end("c"),
-        e.update("a"), e.end("a"), ...announce(ra),
-        e.update("b"), e.end("b"), ...announce(rb), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false),
+        e.end("c"),
+        e.end("a"), ...announce(ra),
+        e.end("b"), ...announce(rb), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false),
       ];
-      m.expect(batch$).toBeObservable("(abc) 15ms (de) 6ms (fghi) 4ms (jklmnop|)", lettered(expected));
+      m.expect(batch$).toBeObservable("(abc) 15ms d 9ms (efg) 5ms (hijklm|)", lettered(expected));
       m.expect(colds.a!).toHaveSubscriptions("^ 29ms !");
       m.expect(colds.b!).toHaveSubscriptions("30ms ^ 9ms !");
       m.expect(colds.c!).toHaveSubscriptions("^ 19ms !");
@@ -283,11 +283,11 @@ describe("executeToolCalls", () => {
       const [ra, rb, rc] = [e.result("a", 30), e.result("b", 10), e.result("c", 40)];
       const expected: BatchOutput[] = [
         e.start("a"), e.start("b"), e.start("c"),
-        e.update("b"), e.end("b"),
-        e.update("a"), e.end("a"), ...announce(ra), ...announce(rb),
-        e.update("c"), e.end("c"), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false),
+        e.end("b"),
+        e.end("a"), ...announce(ra), ...announce(rb),
+        e.end("c"), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false),
       ];
-      m.expect(batch$).toBeObservable("(abc) 5ms (de) 16ms (fghijk) 2ms (lmnop|)", lettered(expected));
+      m.expect(batch$).toBeObservable("(abc) 5ms d 19ms (efghi) 3ms (jklm|)", lettered(expected));
     }),
   );
 
@@ -300,12 +300,12 @@ describe("executeToolCalls", () => {
       const [ra, rb, rc] = [e.result("a", 15, aborted), e.result("b", 10), e.result("c", 15, aborted)];
       const expected: BatchOutput[] = [
         e.start("a"), e.start("b"), e.start("c"),
-        e.update("b"), e.end("b"),
+        e.end("b"),
         e.end("a", errorResult(aborted), true), ...announce(ra), ...announce(rb),
         e.end("c", errorResult(aborted), true), ...announce(rc),
         new ToolBatchSummary([ra, rb, rc], false),
       ];
-      m.expect(batch$).toBeObservable("(abc) 5ms (de) 1ms (fghijklmn|)", lettered(expected));
+      m.expect(batch$).toBeObservable("(abc) 5ms d 4ms (efghijklm|)", lettered(expected));
       m.expect(colds.a!).toHaveSubscriptions("^ 14ms !");
       m.expect(colds.b!).toHaveSubscriptions("^ 9ms !");
       m.expect(colds.c!).toHaveSubscriptions("^ 14ms !");
@@ -318,8 +318,8 @@ describe("executeToolCalls", () => {
     "unsubscribe mid-batch: every running call is torn down and nothing more is emitted",
     marbles((m) => {
       const { colds, signals, batch$, events: e } = setup(m);
-      const expected: BatchOutput[] = [e.start("a"), e.start("b"), e.start("c"), e.update("b"), e.end("b")];
-      m.expect(batch$, "^ 14ms !").toBeObservable("(abc) 5ms (de)", lettered(expected));
+      const expected: BatchOutput[] = [e.start("a"), e.start("b"), e.start("c"), e.end("b")];
+      m.expect(batch$, "^ 14ms !").toBeObservable("(abc) 5ms d", lettered(expected));
       m.expect(colds.a!).toHaveSubscriptions("^ 14ms !");
       m.expect(colds.b!).toHaveSubscriptions("^ 9ms !");
       m.expect(colds.c!).toHaveSubscriptions("^ 14ms !");

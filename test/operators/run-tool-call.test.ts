@@ -1,9 +1,13 @@
 import { Type } from "@sinclair/typebox";
-import { EMPTY, of, throwError } from "rxjs";
+import { concat, EMPTY, filter, type Observable, of, throwError } from "rxjs";
 import { describe, expect, it } from "vitest";
+import { agentLoop } from "../../src/streams/agent-loop.js";
+import { scriptedModel } from "../../src/testing/scripted-model.js";
 import { defineTool } from "../../src/tools/define-tool.js";
-import { textResult } from "../../src/tools/tool-results.js";
+import { errorResult, textResult } from "../../src/tools/tool-results.js";
 import type { AgentEvent, AgentTool, AgentToolResult, ToolExecuteResult } from "../../src/types.js";
+import { marbles } from "../helpers/marbles.js";
+import { lettered, userMessage } from "../testing/fixtures.js";
 import { call, runToolTurn, runToolTurnAsync } from "./run-tools.js";
 
 function toolReturning(name: string, execute: (update: (partial: AgentToolResult) => void) => ToolExecuteResult): AgentTool {
@@ -57,32 +61,76 @@ describe("running tool calls", () => {
     expect(turn.results.map((result) => result.details)).toStrictEqual([{ ms: 20 }, { ms: 1 }]);
   });
 
-  it("reports progress from update() calls and from an Observable's values", () => {
+  describe("progress", () => {
     const p1 = textResult("10%");
     const p2 = textResult("50%");
     const done = textResult("done");
-    const tools = [
-      toolReturning("updates", (update) => {
-        update(p1);
-        update(p2);
-        return done;
-      }),
-      toolReturning("streams", () => of(p1, p2, done)),
-    ];
-    const turn = runToolTurn(tools, [call("updates", {}, "u"), call("streams", {}, "s")]);
     const update = (id: string, name: string, partialResult: unknown): AgentEvent => ({ type: "tool_execution_update", toolCallId: id, toolName: name, args: {}, partialResult });
-    expect(turn.events.filter((event) => event.type.startsWith("tool_execution"))).toStrictEqual([
-      { type: "tool_execution_start", toolCallId: "u", toolName: "updates", args: {} },
-      update("u", "updates", p1),
-      update("u", "updates", p2),
-      { type: "tool_execution_end", toolCallId: "u", toolName: "updates", result: done, isError: false },
-      { type: "tool_execution_start", toolCallId: "s", toolName: "streams", args: {} },
-      update("s", "streams", p1),
-      update("s", "streams", p2),
-      update("s", "streams", done),
-      { type: "tool_execution_end", toolCallId: "s", toolName: "streams", result: done, isError: false },
-    ] satisfies AgentEvent[]);
-    expect(turn.texts).toStrictEqual(["done", "done"]);
+    const start = (id: string, name: string): AgentEvent => ({ type: "tool_execution_start", toolCallId: id, toolName: name, args: {} });
+    const end = (id: string, name: string, result: AgentToolResult, isError = false): AgentEvent => ({ type: "tool_execution_end", toolCallId: id, toolName: name, result, isError });
+
+    it("reports progress from update() calls and from an Observable's values that more values follow", () => {
+      const tools = [
+        toolReturning("updates", (update) => {
+          update(p1);
+          update(p2);
+          return done;
+        }),
+        toolReturning("streams", () => of(p1, p2, done)),
+        toolReturning("single", () => of(done)),
+        toolReturning("fails", () => concat(of(p1), throwError(() => new Error("stream broke")))),
+      ];
+      const turn = runToolTurn(tools, [call("updates", {}, "u"), call("streams", {}, "s"), call("single", {}, "o"), call("fails", {}, "f")]);
+      expect(turn.events.filter((event) => event.type.startsWith("tool_execution"))).toStrictEqual([
+        start("u", "updates"),
+        update("u", "updates", p1),
+        update("u", "updates", p2),
+        end("u", "updates", done),
+        // The last value completes the Observable, so it is the result and not progress.
+        start("s", "streams"),
+        update("s", "streams", p1),
+        update("s", "streams", p2),
+        end("s", "streams", done),
+        start("o", "single"),
+        end("o", "single", done),
+        // A value the Observable errors after was progress.
+        start("f", "fails"),
+        update("f", "fails", p1),
+        end("f", "fails", errorResult("stream broke"), true),
+      ] satisfies AgentEvent[]);
+      expect(turn.texts).toStrictEqual(["done", "done", "done", "stream broke"]);
+    });
+
+    it(
+      "reports an Observable's value as progress at its frame when the Observable has not completed by then",
+      marbles((m) => {
+        // streams: 10ms p1 19ms p2 9ms (done|)   p1 and p2 are progress; done is only the result
+        // late:    20ms done 4ms |                 done is progress at 20 (more might follow), then the result at 25
+        const bodies: Record<string, Observable<AgentToolResult>> = {
+          s: m.cold("10ms a 19ms b 9ms (r|)", { a: p1, b: p2, r: done }),
+          l: m.cold("20ms r 4ms |", { r: done }),
+        };
+        const tools = [
+          defineTool({ name: "streams", description: "s", parameters: Type.Object({}), execute: (id) => bodies[id]! }),
+          defineTool({ name: "late", description: "l", parameters: Type.Object({}), execute: (id) => bodies[id]! }),
+        ];
+        const model = scriptedModel([{ content: [call("streams", {}, "s"), call("late", {}, "l")] }, "ok"], { scheduler: m.scheduler });
+        const toolEvents$ = agentLoop([userMessage("go")], { messages: [], tools }, { model, scheduler: m.scheduler }).pipe(
+          filter((event) => event.type.startsWith("tool_execution")),
+        );
+        const expected: AgentEvent[] = [
+          start("s", "streams"), start("l", "late"),
+          update("s", "streams", p1),
+          update("l", "late", done),
+          end("l", "late", done),
+          update("s", "streams", p2),
+          end("s", "streams", done),
+        ];
+        m.expect(toolEvents$).toBeObservable("(ab) 6ms c 9ms d 4ms e 4ms f 9ms (g|)", lettered(expected));
+        m.expect(bodies.s!).toHaveSubscriptions("^ 39ms !");
+        m.expect(bodies.l!).toHaveSubscriptions("^ 24ms !");
+      }),
+    );
   });
 
   describe("afterToolCall", () => {

@@ -99,7 +99,6 @@ describe("agentLoop", () => {
         ...opening,
         ...first.events,
         { type: "tool_execution_start", toolCallId: "w1", toolName: "wait", args: {} },
-        { type: "tool_execution_update", toolCallId: "w1", toolName: "wait", args: {}, partialResult: executed },
         { type: "tool_execution_end", toolCallId: "w1", toolName: "wait", result: executed, isError: false },
         ...announce(result),
         { type: "turn_end", message: first.message, toolResults: [result] },
@@ -112,7 +111,7 @@ describe("agentLoop", () => {
       const run$ = agentLoop([prompt], { messages: [], tools: [wait] }, { model, scheduler: m.scheduler }).pipe(
         tap((event) => recorded.push(event)),
       );
-      m.expect(run$).toBeObservable("(abcdefghij) 8ms (klmnopqrstuvw|)", lettered(events));
+      m.expect(run$).toBeObservable("(abcdefghij) 8ms (klmnopqrstuv|)", lettered(events));
       m.flush();
       expect(model.calls.map((call) => call.messages)).toStrictEqual([[prompt], [prompt, first.message, result]]);
       expectOneResultPerToolCall(recorded);

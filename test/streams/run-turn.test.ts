@@ -14,6 +14,7 @@ const prompt = userMessage("Hello", 0);
 /**
  * A turn with two tool calls whose bodies are cold Observables:
  *   a: 50ms (a|)     b: 30ms (b|)
+ * (each value completes its Observable, so it is the result, not a tool_execution_update);
  * the model answers synchronously (delay 0): call a and b, then "Done".
  */
 function setup(m: Context, config: Partial<AgentLoopConfig> = {}) {
@@ -44,7 +45,6 @@ function setup(m: Context, config: Partial<AgentLoopConfig> = {}) {
     ...reply.events,
     { type: "tool_execution_start", toolCallId: "a", toolName: "work", args: {} },
     { type: "tool_execution_start", toolCallId: "b", toolName: "work", args: {} },
-    { type: "tool_execution_update", toolCallId: "b", toolName: "work", args: {}, partialResult: results.b },
     { type: "tool_execution_end", toolCallId: "b", toolName: "work", result: results.b, isError: false },
   ];
   const failedEnd = (id: "a" | "b", text: string): AgentEvent => ({
@@ -82,7 +82,7 @@ describe("tool batches in the loop", () => {
         { type: "turn_end", message: done.message, toolResults: [] },
         { type: "agent_end", messages: [prompt, reply.message, resultA, resultB, steer, done.message] },
       ];
-      m.expect(run$).toBeObservable("(abcdefghijklmn) 14ms (op) 6ms (qrstuvwxyzABCDEF|)", lettered(events));
+      m.expect(run$).toBeObservable("(abcdefghijklmn) 14ms o 9ms (pqrstuvwxyzABCDE|)", lettered(events));
       m.expect(colds.a).toHaveSubscriptions("^ 39ms !");
       m.expect(colds.b).toHaveSubscriptions("^ 29ms !");
       m.flush();
@@ -109,7 +109,7 @@ describe("tool batches in the loop", () => {
         { type: "turn_end", message: reply.message, toolResults: [resultA, resultB] },
         { type: "agent_end", messages: [prompt, reply.message, resultA, resultB] },
       ];
-      m.expect(run$).toBeObservable("(abcdefghijklmn) 14ms (op) 6ms (qrstuvw|)", lettered(events));
+      m.expect(run$).toBeObservable("(abcdefghijklmn) 14ms o 9ms (pqrstuv|)", lettered(events));
       m.expect(colds.a).toHaveSubscriptions("^ 39ms !");
       m.flush();
       expect(signals.a!.aborted).toBe(true);
@@ -122,7 +122,7 @@ describe("tool batches in the loop", () => {
     "unsubscribe mid-batch: every running call is torn down at that frame, nothing more is emitted",
     marbles((m) => {
       const { colds, signals, run$, opening } = setup(m);
-      m.expect(run$, "^ 39ms !").toBeObservable("(abcdefghijklmn) 14ms (op)", lettered(opening));
+      m.expect(run$, "^ 39ms !").toBeObservable("(abcdefghijklmn) 14ms o", lettered(opening));
       m.expect(colds.a).toHaveSubscriptions("^ 39ms !");
       m.expect(colds.b).toHaveSubscriptions("^ 29ms !");
       m.flush();
@@ -142,7 +142,6 @@ describe("tool batches in the loop", () => {
       const done = streamedReply([{ type: "text", words: ["Done"] }], { timestamp: 50 });
       const events: AgentEvent[] = [
         ...opening,
-        { type: "tool_execution_update", toolCallId: "a", toolName: "work", args: {}, partialResult: textResult("A") },
         { type: "tool_execution_end", toolCallId: "a", toolName: "work", result: textResult("A"), isError: false },
         ...announce(resultA),
         ...announce(resultB),
@@ -153,7 +152,7 @@ describe("tool batches in the loop", () => {
         { type: "turn_end", message: done.message, toolResults: [] },
         { type: "agent_end", messages: [prompt, reply.message, resultA, resultB, steer, done.message] },
       ];
-      m.expect(run$).toBeObservable("(abcdefghijklmn) 14ms (op) 16ms (qrstuvwxyzABCDEFG|)", lettered(events));
+      m.expect(run$).toBeObservable("(abcdefghijklmn) 14ms o 19ms (pqrstuvwxyzABCDE|)", lettered(events));
       m.flush();
       expect(model.calls[1]!.messages.at(-1)).toBe(steer);
     }),
