@@ -1,16 +1,19 @@
 import {
+  AsyncSubject,
   asyncScheduler,
   catchError,
   concat,
   concatMap,
   EMPTY,
+  expand,
   filter,
   ignoreElements,
   isObservable,
+  map,
   merge,
   Observable,
+  of,
   queueScheduler,
-  Subject,
   subscribeOn,
   takeWhile,
   tap,
@@ -84,25 +87,19 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
       appendMessage(run, prompt);
       opening.push(...announce(prompt));
     }
-    // Why not expand: expand projects every value it emits, so each event of a turn would cost
-    // an inner subscription to EMPTY (most of the per-event cost, see bench/README.md). Only a
-    // turn's last value, a TurnContinuation, starts the next turn: route it to a Subject whose
-    // concatMap runs the turns one after the other. The Subject is merged first so it is
-    // subscribed before a synchronous first turn emits its continuation.
-    const continuations = new Subject<TurnContinuation>();
-    const isEvent = (output: TurnOutput): output is AgentEvent => {
-      if (!(output instanceof TurnContinuation)) return true;
-      continuations.next(output);
-      return false;
-    };
-    const turns$ = merge(
-      continuations.pipe(
-        // Why subscribeOn(queueScheduler): a model that answers synchronously would otherwise
-        // nest every turn inside the previous one's call stack; the queue trampolines them.
-        concatMap((output) => runTurn(run, output.pending).pipe(subscribeOn(queueScheduler))),
-      ),
-      concat(opening, runTurn(run, undefined)),
-    ).pipe(filter(isEvent));
+    // The loop is an expand over turns. Why turns and not events: expand projects every value
+    // it emits, so expanding over events would cost an inner subscription per text delta. Each
+    // turn is handed on as its events plus an AsyncSubject that receives the turn's last value,
+    // the continuation; expand recurses on that, concatMap plays each turn's events in order.
+    // Why subscribeOn(queueScheduler), on the whole and on each turn: a model that answers
+    // synchronously would otherwise nest every turn inside the previous one's call stack. Inside
+    // the outer queue action each turn is queued, so expand has subscribed to a turn's
+    // continuation before the turn runs, and the queue runs the turns one after the other.
+    const turns$ = of(startTurn(run, concat(opening, runTurn(run, undefined)))).pipe(
+      expand((turn) => turn.next),
+      concatMap((turn) => turn.events.pipe(subscribeOn(queueScheduler))),
+      subscribeOn(queueScheduler),
+    );
     let ended = false;
     const subscription = merge(feed(steering), feed(followUp), turns$)
       .pipe(
@@ -116,6 +113,26 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
       if (!ended) controller.abort(new Error("The run was unsubscribed"));
     };
   });
+}
+
+/** A turn as the loop's expand sees it: its events, then (maybe) the turn after it. */
+interface Turn {
+  events: Observable<AgentEvent>;
+  next: Observable<Turn>;
+}
+
+function startTurn(run: RunState, output: Observable<TurnOutput>): Turn {
+  const continuation = new AsyncSubject<TurnContinuation>();
+  const events = output.pipe(
+    filter((value): value is AgentEvent => {
+      if (!(value instanceof TurnContinuation)) return true;
+      continuation.next(value);
+      return false;
+    }),
+    tap({ complete: () => continuation.complete() }),
+  );
+  const next = continuation.pipe(map((value) => startTurn(run, runTurn(run, value.pending))));
+  return { events, next };
 }
 
 interface QueueBinding {
