@@ -1,5 +1,4 @@
 import {
-  AsyncSubject,
   concat,
   concatMap,
   connect,
@@ -12,7 +11,6 @@ import {
   mergeMap,
   Observable,
   of,
-  ReplaySubject,
   Subscription,
   take,
   type SchedulerLike,
@@ -20,9 +18,11 @@ import {
 import type { AgentContext, AgentEvent, AgentLoopConfig, AssistantMessage, DrainableQueue, ToolCall, ToolResultMessage } from "../types.js";
 import { mergeMapCapped } from "./merge-map-capped.js";
 import { prepareToolCall } from "./prepare-tool-call.js";
+import { ResultSlot } from "./result-slot.js";
 import { runToolCall } from "./run-tool-call.js";
 import {
   ABORTED_TOOL_TEXT,
+  BatchInterruption,
   FinalizedToolCall,
   PreparedToolCall,
   STEERING_SKIP_TEXT,
@@ -56,7 +56,7 @@ export function executeToolCalls(
 ): Observable<AgentEvent | ToolBatchSummary> {
   return new Observable<AgentEvent | ToolBatchSummary>((subscriber) => {
     const { config, context, scheduler, steering } = options;
-    const interruption = new ReplaySubject<string>(1);
+    const interruption = new BatchInterruption();
     const steeringInterrupts$ = !config.steeringInterruptsTools
       ? EMPTY
       : steering.peek().length > 0
@@ -66,89 +66,88 @@ export function executeToolCalls(
     // the batch, perhaps mid-emission when the abort comes re-entrantly, must not close with it.
     const subscription = new Subscription();
     subscription.add(
-      merge(options.abort$.pipe(map(() => ABORTED_TOOL_TEXT)), steeringInterrupts$).pipe(take(1)).subscribe(interruption),
+      merge(options.abort$.pipe(map(() => ABORTED_TOOL_TEXT)), steeringInterrupts$)
+        .pipe(take(1))
+        .subscribe((reason) => interruption.interrupt(reason)),
     );
 
-    const batch: ToolBatch = {
-      assistantMessage,
-      context,
-      config,
-      scheduler,
-      signal: options.signal,
-      interruption: interruption.asObservable(),
-    };
-    const slots = toolCalls.map(() => new AsyncSubject<ToolResultMessage>());
+    const batch: ToolBatch = { assistantMessage, context, config, scheduler, signal: options.signal, interruption };
+    const slots = toolCalls.map(() => new ResultSlot());
     const results: ToolResultMessage[] = [];
     const terminates: boolean[] = [];
-    const settle = (finalized: FinalizedToolCall): Observable<AgentEvent> => {
-      const end: AgentEvent = {
-        type: "tool_execution_end",
+    const fill = (finalized: FinalizedToolCall) => {
+      terminates[finalized.index] = finalized.result.terminate === true;
+      const message: ToolResultMessage = {
+        role: "toolResult",
         toolCallId: finalized.toolCall.id,
         toolName: finalized.toolCall.name,
-        result: finalized.result,
+        content: finalized.result.content,
+        details: finalized.result.details,
         isError: finalized.isError,
+        timestamp: scheduler.now(),
       };
-      return concat(
-        of(end),
-        defer(() => {
-          const slot = slots[finalized.index]!;
-          terminates[finalized.index] = finalized.result.terminate === true;
-          const message: ToolResultMessage = {
-            role: "toolResult",
-            toolCallId: finalized.toolCall.id,
-            toolName: finalized.toolCall.name,
-            content: finalized.result.content,
-            details: finalized.result.details,
-            isError: finalized.isError,
-            timestamp: scheduler.now(),
-          };
-          results[finalized.index] = message;
-          slot.next(message);
-          slot.complete();
-          return EMPTY;
-        }),
-      );
+      results[finalized.index] = message;
+      slots[finalized.index]!.fill(message);
     };
-    const settleOutput = (output: AgentEvent | PreparedToolCall | FinalizedToolCall): Observable<AgentEvent> =>
-      output instanceof FinalizedToolCall
-        ? settle(output)
-        : output instanceof PreparedToolCall
-          ? runToolCall(output, batch).pipe(concatMap(settleOutput))
-          : of(output);
+    const settle = settleInto(fill);
+    const run = (prepared: PreparedToolCall) => settle(runToolCall(prepared, batch));
 
     const sequential =
       config.toolExecution === "sequential" ||
       toolCalls.some((call) => context.tools?.some((tool) => tool.name === call.name && tool.executionMode === "sequential"));
-    const prepared$ = from(toolCalls).pipe(concatMap((toolCall, index) => prepareToolCall(index, toolCall, batch)));
     const processed$ = sequential
       ? from(toolCalls).pipe(
-          concatMap((toolCall, index) => prepareToolCall(index, toolCall, batch).pipe(concatMap(settleOutput))),
+          concatMap((toolCall, index) =>
+            prepareToolCall(index, toolCall, batch).pipe(
+              concatMap((output) => (output instanceof PreparedToolCall ? run(output) : settle(of(output)))),
+            ),
+          ),
         )
-      : prepared$.pipe(
+      : from(toolCalls).pipe(
+          concatMap((toolCall, index) => prepareToolCall(index, toolCall, batch)),
           connect((shared$) =>
             merge(
-              shared$.pipe(
-                filter((output) => !(output instanceof PreparedToolCall)),
-                concatMap(settleOutput),
-              ),
+              settle(shared$.pipe(filter((output): output is AgentEvent | FinalizedToolCall => !(output instanceof PreparedToolCall)))),
               shared$.pipe(
                 filter((output): output is PreparedToolCall => output instanceof PreparedToolCall),
-                fanOut(settleOutput, config.maxConcurrency ?? Infinity, context),
+                fanOut(run, config.maxConcurrency ?? Infinity, context),
               ),
             ),
           ),
         );
-    const ordered$ = from(slots).pipe(
-      concatMap((slot) => slot),
-      concatMap((message): AgentEvent[] => [
-        { type: "message_start", message },
-        { type: "message_end", message },
-      ]),
-    );
+    const ordered$ = from(slots).pipe(concatMap((slot) => slot.events));
     const summary$ = defer(() => of(new ToolBatchSummary(results, terminates.length > 0 && terminates.every(Boolean))));
     subscription.add(concat(merge(ordered$, processed$), summary$).subscribe(subscriber));
     return subscription;
   });
+}
+
+/**
+ * Passes events through and turns each `FinalizedToolCall` into its `tool_execution_end`, then
+ * hands it to `fill` (which settles the call's result slot).
+ */
+function settleInto(fill: (finalized: FinalizedToolCall) => void) {
+  return (source: Observable<AgentEvent | FinalizedToolCall>): Observable<AgentEvent> =>
+    new Observable<AgentEvent>((subscriber) =>
+      source.subscribe({
+        next: (output) => {
+          if (!(output instanceof FinalizedToolCall)) {
+            subscriber.next(output);
+            return;
+          }
+          subscriber.next({
+            type: "tool_execution_end",
+            toolCallId: output.toolCall.id,
+            toolName: output.toolCall.name,
+            result: output.result,
+            isError: output.isError,
+          });
+          fill(output);
+        },
+        error: (error: unknown) => subscriber.error(error),
+        complete: () => subscriber.complete(),
+      }),
+    );
 }
 
 function fanOut(

@@ -1,8 +1,8 @@
-import { catchError, concatMap, isObservable, map, Observable, of, race, Subscription, take, from } from "rxjs";
+import { catchError, concatMap, from, isObservable, map, Observable, of, race, type Subscription, take } from "rxjs";
 import { errorText } from "../errors.js";
 import { errorResult, isToolResult } from "../tools/tool-results.js";
-import type { AgentEvent, AgentToolResult } from "../types.js";
-import { callHook } from "./call-hook.js";
+import type { AfterToolCallResult, AgentEvent, AgentToolResult } from "../types.js";
+import { fromHookResult } from "./from-hook-result.js";
 import { FinalizedToolCall, type PreparedToolCall, type ToolBatch } from "./tool-batch.js";
 
 /**
@@ -15,10 +15,12 @@ import { FinalizedToolCall, type PreparedToolCall, type ToolBatch } from "./tool
  *
  * The tool's signal fires on interruption (abort, steering), on timeout and on unsubscribe while
  * it still runs; the call is finalized at that moment with an error result, without waiting for
- * the tool to notice.
+ * the tool to notice. A tool that returns a plain value is finalized synchronously.
  */
 export function runToolCall(prepared: PreparedToolCall, batch: ToolBatch): Observable<AgentEvent | FinalizedToolCall> {
-  return executeTool(prepared, batch).pipe(
+  const executed$ = executeTool(prepared, batch);
+  if (!batch.config.afterToolCall) return executed$;
+  return executed$.pipe(
     concatMap((output) => (output instanceof FinalizedToolCall ? afterToolCall(output, prepared, batch) : of(output))),
   );
 }
@@ -26,8 +28,15 @@ export function runToolCall(prepared: PreparedToolCall, batch: ToolBatch): Obser
 function executeTool(prepared: PreparedToolCall, batch: ToolBatch): Observable<AgentEvent | FinalizedToolCall> {
   const { index, toolCall, tool, args } = prepared;
   return new Observable<AgentEvent | FinalizedToolCall>((subscriber) => {
-    const controller = new AbortController();
-    const subscription = new Subscription();
+    // Created only when the tool reads its signal: most tools never do, and an AbortController
+    // is the costliest object of a call. A signal read after the call ended comes back aborted.
+    let controller: AbortController | undefined;
+    let abortReason: Error | undefined;
+    const abort = (reason: Error) => {
+      abortReason ??= reason;
+      controller?.abort(reason);
+    };
+    const teardowns: (Subscription | (() => void))[] = [];
     let settled = false;
 
     const finish = (result: AgentToolResult, isError: boolean, interrupted = false) => {
@@ -37,7 +46,7 @@ function executeTool(prepared: PreparedToolCall, batch: ToolBatch): Observable<A
       subscriber.complete();
     };
     const fail = (message: string, interrupted = false) => {
-      controller.abort(new Error(message));
+      abort(new Error(message));
       finish(errorResult(message), true, interrupted);
     };
     const update = (partialResult: unknown) => {
@@ -50,132 +59,152 @@ function executeTool(prepared: PreparedToolCall, batch: ToolBatch): Observable<A
         partialResult,
       });
     };
+    const finishWith = (value: unknown, hasValue: boolean) => {
+      if (hasValue && isToolResult(value)) {
+        finish(value, false);
+      } else {
+        const returned = hasValue ? "something that is not a tool result ({ content: [...], details })" : "no result";
+        finish(errorResult(`Tool "${toolCall.name}" returned ${returned}.`), true);
+      }
+    };
 
-    subscription.add(batch.interruption.subscribe((reason) => fail(reason, true)));
+    teardowns.push(batch.interruption.onInterrupt((reason) => fail(reason, true)));
     if (tool.timeoutMs !== undefined && !settled) {
       const timeoutMs = tool.timeoutMs;
-      subscription.add(
-        batch.scheduler.schedule(() => fail(`Tool "${toolCall.name}" timed out after ${timeoutMs} ms`), timeoutMs),
-      );
+      teardowns.push(batch.scheduler.schedule(() => fail(`Tool "${toolCall.name}" timed out after ${timeoutMs} ms`), timeoutMs));
     }
     if (!settled) {
       let output: unknown;
+      let threw = false;
       try {
-        output = tool.execute(toolCall.id, args as never, { signal: controller.signal, update });
+        output = tool.execute(toolCall.id, args as never, {
+          get signal() {
+            if (!controller) {
+              controller = new AbortController();
+              if (abortReason) controller.abort(abortReason);
+            }
+            return controller.signal;
+          },
+          update,
+        });
       } catch (error) {
+        threw = true;
         finish(errorResult(errorText(error)), true);
       }
-      if (!settled) {
-        const reportsProgress = isObservable(output);
-        const output$: Observable<unknown> = isObservable(output)
-          ? output
-          : isPromiseLike(output)
-            ? from(output)
-            : of(output);
-        let lastValue: unknown;
-        let hasValue = false;
-        // A value is progress only if more follows: it is reported when the next value (or an
-        // error) arrives or the scheduler next gets a turn, and dropped when the Observable
-        // completes first, because then it is the result (so `of(result)` reports no progress).
-        let pendingProgress: { value: unknown } | undefined;
-        let progressAction: Subscription | undefined;
-        const reportPendingProgress = () => {
-          progressAction?.unsubscribe();
-          progressAction = undefined;
-          const pending = pendingProgress;
-          pendingProgress = undefined;
-          if (pending) update(pending.value);
-        };
-        subscription.add(
-          output$.subscribe({
-            next: (value) => {
-              lastValue = value;
-              hasValue = true;
-              if (!reportsProgress) return;
-              reportPendingProgress();
-              pendingProgress = { value };
-              progressAction = batch.scheduler.schedule(reportPendingProgress);
-              subscription.add(progressAction);
-            },
-            error: (error: unknown) => {
-              reportPendingProgress();
-              finish(errorResult(errorText(error)), true);
-            },
-            complete: () => {
-              progressAction?.unsubscribe();
-              pendingProgress = undefined;
-              if (hasValue && isToolResult(lastValue)) {
-                finish(lastValue, false);
-              } else {
-                finish(
-                  errorResult(
-                    `Tool "${toolCall.name}" returned ${hasValue ? "something that is not a tool result ({ content: [...], details })" : "no result"}.`,
-                  ),
-                  true,
-                );
-              }
-            },
-          }),
-        );
+      if (!threw && !settled) {
+        if (isObservable(output)) {
+          const failWith = (error: unknown) => finish(errorResult(errorText(error)), true);
+          teardowns.push(subscribeWithProgress(output, batch, update, failWith, finishWith));
+        } else if (typeof (output as PromiseLike<unknown> | null)?.then === "function") {
+          teardowns.push(
+            from(output as PromiseLike<unknown>).subscribe({
+              next: (value) => finishWith(value, true),
+              error: (error: unknown) => finish(errorResult(errorText(error)), true),
+            }),
+          );
+        } else {
+          finishWith(output, true);
+        }
       }
     }
     return () => {
-      subscription.unsubscribe();
-      if (!settled) controller.abort(new Error("Tool call was cancelled"));
+      for (const teardown of teardowns) {
+        if (typeof teardown === "function") teardown();
+        else teardown.unsubscribe();
+      }
+      if (!settled) abort(new Error("Tool call was cancelled"));
     };
   });
 }
 
-function afterToolCall(
-  executed: FinalizedToolCall,
-  prepared: PreparedToolCall,
+/**
+ * Subscribes to a tool's Observable output. A value is progress only if more follows: it is
+ * reported when the next value (or an error) arrives or the scheduler next gets a turn, and
+ * dropped when the Observable completes first, because then it is the result (so `of(result)`
+ * reports no progress).
+ */
+function subscribeWithProgress(
+  output: Observable<unknown>,
   batch: ToolBatch,
-): Observable<FinalizedToolCall> {
-  const hook = batch.config.afterToolCall;
-  if (!hook || executed.interrupted) {
-    return of(executed);
-  }
-  const { index, toolCall } = executed;
-  const amended$ = callHook(
-    hook,
-    {
-      assistantMessage: batch.assistantMessage,
-      toolCall,
-      args: prepared.args,
-      result: executed.result,
-      isError: executed.isError,
-      context: batch.context,
+  update: (partialResult: unknown) => void,
+  failWith: (error: unknown) => void,
+  finishWith: (value: unknown, hasValue: boolean) => void,
+): Subscription {
+  let lastValue: unknown;
+  let hasValue = false;
+  let pendingProgress: { value: unknown } | undefined;
+  let progressAction: Subscription | undefined;
+  const reportPendingProgress = () => {
+    progressAction?.unsubscribe();
+    progressAction = undefined;
+    const pending = pendingProgress;
+    pendingProgress = undefined;
+    if (pending) update(pending.value);
+  };
+  const subscription = output.subscribe({
+    next: (value) => {
+      lastValue = value;
+      hasValue = true;
+      reportPendingProgress();
+      pendingProgress = { value };
+      progressAction = batch.scheduler.schedule(reportPendingProgress);
     },
-    batch.signal,
-  ).pipe(
-    map((override) => {
-      if (!override) return executed;
-      const result: AgentToolResult = {
-        content: override.content ?? executed.result.content,
-        details: override.details ?? executed.result.details,
-      };
-      const terminate = override.terminate ?? executed.result.terminate;
-      if (terminate !== undefined) result.terminate = terminate;
-      return new FinalizedToolCall(index, toolCall, result, override.isError ?? executed.isError);
-    }),
-    catchError((error: unknown) =>
-      of(
-        new FinalizedToolCall(
-          index,
-          toolCall,
-          errorResult(`afterToolCall failed for tool "${toolCall.name}": ${errorText(error)}`),
-          true,
-        ),
-      ),
-    ),
-  );
-  const interrupted$ = batch.interruption.pipe(
+    error: (error: unknown) => {
+      reportPendingProgress();
+      failWith(error);
+    },
+    complete: () => {
+      progressAction?.unsubscribe();
+      pendingProgress = undefined;
+      finishWith(lastValue, hasValue);
+    },
+  });
+  subscription.add(() => progressAction?.unsubscribe());
+  return subscription;
+}
+
+function afterToolCall(executed: FinalizedToolCall, prepared: PreparedToolCall, batch: ToolBatch): Observable<FinalizedToolCall> {
+  const hook = batch.config.afterToolCall;
+  if (!hook || executed.interrupted) return of(executed);
+  const { index, toolCall } = executed;
+  const hookFailed = (error: unknown) =>
+    new FinalizedToolCall(index, toolCall, errorResult(`afterToolCall failed for tool "${toolCall.name}": ${errorText(error)}`), true);
+  const amend = (override: AfterToolCallResult | undefined): FinalizedToolCall => {
+    if (!override) return executed;
+    const result: AgentToolResult = {
+      content: override.content ?? executed.result.content,
+      details: override.details ?? executed.result.details,
+    };
+    const terminate = override.terminate ?? executed.result.terminate;
+    if (terminate !== undefined) result.terminate = terminate;
+    return new FinalizedToolCall(index, toolCall, result, override.isError ?? executed.isError);
+  };
+  let answer: ReturnType<typeof hook>;
+  try {
+    answer = hook(
+      {
+        assistantMessage: batch.assistantMessage,
+        toolCall,
+        args: prepared.args,
+        result: executed.result,
+        isError: executed.isError,
+        context: batch.context,
+      },
+      batch.signal,
+    );
+  } catch (error) {
+    return of(hookFailed(error));
+  }
+  if (!isObservable(answer) && typeof (answer as PromiseLike<unknown> | undefined)?.then !== "function") {
+    return of(amend(answer as AfterToolCallResult | undefined));
+  }
+  const interrupted$ = batch.interruption.reason$.pipe(
     take(1),
     map((reason) => new FinalizedToolCall(index, toolCall, errorResult(reason), true, true)),
   );
+  const amended$ = fromHookResult(answer).pipe(
+    map(amend),
+    catchError((error: unknown) => of(hookFailed(error))),
+  );
   return race(interrupted$, amended$);
-}
-
-function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
-  return typeof (value as { then?: unknown } | null)?.then === "function";
 }

@@ -1,4 +1,4 @@
-import type { Observable, SchedulerLike } from "rxjs";
+import { Observable, type SchedulerLike } from "rxjs";
 import type {
   AgentContext,
   AgentLoopConfig,
@@ -18,11 +18,54 @@ export interface ToolBatch {
   /** The run's signal, handed to hooks. */
   readonly signal: AbortSignal;
   /**
-   * Emits (and replays) why the batch stops early: an abort, or steering that interrupts tools.
-   * Calls running then are aborted; calls not started yet are skipped.
+   * Why the batch stops early, once it does: an abort, or steering that interrupts tools. Calls
+   * running then are aborted; calls not started yet are skipped.
    */
-  readonly interruption: Observable<string>;
+  readonly interruption: BatchInterruption;
 }
+
+/**
+ * The batch's early stop, readable synchronously and as an Observable.
+ *
+ * Why not only a ReplaySubject: every call asks "interrupted yet?" and running calls wait for
+ * it; a plain field and a set of handlers cost far less per call than a subscription each.
+ */
+export class BatchInterruption {
+  private currentReason: string | undefined;
+  private readonly handlers = new Set<(reason: string) => void>();
+
+  /** The reason, once interrupted. */
+  get reason(): string | undefined {
+    return this.currentReason;
+  }
+
+  /** Emits the reason once (at once if already interrupted), then completes. */
+  readonly reason$: Observable<string> = new Observable<string>((subscriber) =>
+    this.onInterrupt((reason) => {
+      subscriber.next(reason);
+      subscriber.complete();
+    }),
+  );
+
+  interrupt(reason: string): void {
+    if (this.currentReason !== undefined) return;
+    this.currentReason = reason;
+    for (const handler of [...this.handlers]) handler(reason);
+    this.handlers.clear();
+  }
+
+  /** Calls `handler` on interruption (at once if it happened); returns what stops listening. */
+  onInterrupt(handler: (reason: string) => void): () => void {
+    if (this.currentReason !== undefined) {
+      handler(this.currentReason);
+      return noop;
+    }
+    this.handlers.add(handler);
+    return () => this.handlers.delete(handler);
+  }
+}
+
+function noop(): void {}
 
 /** A call that passed preparation and may run. */
 export class PreparedToolCall {

@@ -80,6 +80,8 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
       signal: controller.signal,
       abort$: fromAbortSignal(config.signal),
       turns: 0,
+      modelMessages: [],
+      modelMessagesSeen: 0,
     };
 
     const opening: AgentEvent[] = [{ type: "agent_start" }, { type: "turn_start" }];

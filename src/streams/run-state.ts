@@ -1,5 +1,6 @@
 import type { Observable, SchedulerLike } from "rxjs";
-import type { AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, DrainableQueue, QueuedMessages } from "../types.js";
+import { isModelMessage } from "../types/messages.js";
+import type { AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, DrainableQueue, Message, QueuedMessages } from "../types.js";
 
 /**
  * The mutable bookkeeping of one subscription to a loop. Each subscription gets its own, so the
@@ -24,6 +25,24 @@ export interface RunState {
   /** Emits when `config.signal` aborts. */
   readonly abort$: Observable<void>;
   turns: number;
+  /**
+   * The transcript's model messages so far, kept up to date as it grows, so the default
+   * `convertToLlm` costs each message once rather than once per turn.
+   */
+  readonly modelMessages: Message[];
+  /** How many transcript messages `modelMessages` has taken in. */
+  modelMessagesSeen: number;
+}
+
+/** The transcript's model messages (the default `convertToLlm`), as a fresh array. */
+export function currentModelMessages(run: RunState): Message[] {
+  const { messages } = run.context;
+  for (let index = run.modelMessagesSeen; index < messages.length; index++) {
+    const message = messages[index]!;
+    if (isModelMessage(message)) run.modelMessages.push(message);
+  }
+  run.modelMessagesSeen = messages.length;
+  return run.modelMessages.slice();
 }
 
 /** Adds a message to the transcript and to the run's new messages. */

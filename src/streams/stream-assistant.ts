@@ -1,10 +1,10 @@
-import { catchError, concatMap, defer, finalize, map, mergeMap, Observable, tap, throwError } from "rxjs";
+import { catchError, concatMap, defer, map, mergeMap, Observable, throwError } from "rxjs";
 import { HookError } from "../errors.js";
 import { callHook } from "../operators/call-hook.js";
 import { toMessageEvents } from "../operators/to-message-events.js";
 import { emptyUsage, isModelMessage } from "../types/messages.js";
-import type { AgentEvent, AgentMessage, AssistantMessage, LlmContext, Message } from "../types.js";
-import type { RunState } from "./run-state.js";
+import type { AgentEvent, AssistantMessage, LlmContext, Message, ModelEvent, ModelStreamOptions } from "../types.js";
+import { currentModelMessages, type RunState } from "./run-state.js";
 
 /**
  * One model call: `transformContext`, `convertToLlm`, `model.stream`, mapped to the assistant
@@ -16,51 +16,78 @@ import type { RunState } from "./run-state.js";
  * (abort, unsubscribe, a broken stream).
  */
 export function streamAssistant(run: RunState): Observable<AgentEvent> {
-  return defer(() => {
-    const controller = new AbortController();
+  return new Observable<AgentEvent>((subscriber) => {
+    // Created when the model reads it; a signal read after the call was cancelled is aborted.
+    let controller: AbortController | undefined;
+    let cancelled = false;
     // Why not "the message ended": on abort the message ends with the request still open.
     let modelFinished = false;
-    const { config } = run;
-    const messages$ = config.transformContext
-      ? callHook(config.transformContext, [...run.context.messages], run.signal).pipe(
-          catchError((error: unknown) => throwError(() => new HookError("transformContext", error))),
-        )
-      : defer(() => [run.context.messages]);
-    const llmMessages$ = messages$.pipe(
-      concatMap((messages) =>
-        (config.convertToLlm ? callHook(config.convertToLlm, messages) : defer(() => [keepModelMessages(messages)])).pipe(
-          catchError((error: unknown) => throwError(() => new HookError("convertToLlm", error))),
-        ),
-      ),
-    );
-    return llmMessages$.pipe(
-      map((messages): LlmContext => {
-        const llmContext: LlmContext = { messages };
-        if (run.context.systemPrompt !== undefined) llmContext.systemPrompt = run.context.systemPrompt;
-        if (run.context.tools && run.context.tools.length > 0) llmContext.tools = run.context.tools;
-        return llmContext;
-      }),
-      mergeMap((llmContext) =>
-        config.model.stream(llmContext, { signal: controller.signal }).pipe(
-          tap((event) => {
+    const options: ModelStreamOptions = {
+      get signal() {
+        if (!controller) {
+          controller = new AbortController();
+          if (cancelled) controller.abort(new Error("The model call was cancelled"));
+        }
+        return controller.signal;
+      },
+    };
+    const modelEvents = (llmContext: LlmContext) =>
+      new Observable<ModelEvent>((modelSubscriber) =>
+        run.config.model.stream(llmContext, options).subscribe({
+          next: (event) => {
             if (event.type === "done" || event.type === "error") modelFinished = true;
-          }),
-        ),
-      ),
-      toMessageEvents(run.abort$, (partial, stopReason, errorMessage) => ({
-        ...(partial ?? emptyAssistant(run)),
-        stopReason,
-        errorMessage,
-      })),
-      finalize(() => {
-        if (!modelFinished) controller.abort(new Error("The model call was cancelled"));
-      }),
-    );
+            modelSubscriber.next(event);
+          },
+          error: (error: unknown) => modelSubscriber.error(error),
+          complete: () => modelSubscriber.complete(),
+        }),
+      );
+    const hooked = run.config.transformContext !== undefined || run.config.convertToLlm !== undefined;
+    // Without hooks the context is known at once: no hook machinery on the way to the model.
+    const model$ = hooked
+      ? llmContextFromHooks(run).pipe(mergeMap(modelEvents))
+      : defer(() => modelEvents(llmContextOf(run, currentModelMessages(run))));
+    const subscription = model$
+      .pipe(
+        toMessageEvents(run.abort$, (partial, stopReason, errorMessage) => ({
+          ...(partial ?? emptyAssistant(run)),
+          stopReason,
+          errorMessage,
+        })),
+      )
+      .subscribe(subscriber);
+    return () => {
+      subscription.unsubscribe();
+      if (!modelFinished) {
+        cancelled = true;
+        controller?.abort(new Error("The model call was cancelled"));
+      }
+    };
   });
 }
 
-function keepModelMessages(messages: AgentMessage[]): Message[] {
-  return messages.filter(isModelMessage);
+function llmContextFromHooks(run: RunState): Observable<LlmContext> {
+  const { config } = run;
+  const messages$ = config.transformContext
+    ? callHook(config.transformContext, [...run.context.messages], run.signal).pipe(
+        catchError((error: unknown) => throwError(() => new HookError("transformContext", error))),
+      )
+    : defer(() => [run.context.messages]);
+  return messages$.pipe(
+    concatMap((messages) =>
+      (config.convertToLlm ? callHook(config.convertToLlm, messages) : defer(() => [messages.filter(isModelMessage)])).pipe(
+        catchError((error: unknown) => throwError(() => new HookError("convertToLlm", error))),
+      ),
+    ),
+    map((messages: Message[]) => llmContextOf(run, messages)),
+  );
+}
+
+function llmContextOf(run: RunState, messages: Message[]): LlmContext {
+  const llmContext: LlmContext = { messages };
+  if (run.context.systemPrompt !== undefined) llmContext.systemPrompt = run.context.systemPrompt;
+  if (run.context.tools && run.context.tools.length > 0) llmContext.tools = run.context.tools;
+  return llmContext;
 }
 
 function emptyAssistant(run: RunState): AssistantMessage {
