@@ -17,11 +17,13 @@ export type FallbackMessage = (
  * model's final message; when `abort$` emits, the model Observable errors, or it completes
  * without a final event, it carries an error or aborted message built by `fallback`. A model
  * that skipped `start` still gets a `message_start` first. The source is unsubscribed as soon as
- * the message has ended, which aborts the request.
+ * the message has ended, which aborts the request. `onModelEnd` is told when the model itself
+ * delivered its final event.
  */
 export function toMessageEvents(
   abort$: Observable<void>,
   fallback: FallbackMessage,
+  onModelEnd?: () => void,
 ): OperatorFunction<ModelEvent, AgentEvent> {
   return (source) =>
     new Observable<AgentEvent>((subscriber) => {
@@ -49,9 +51,11 @@ export function toMessageEvents(
           if (ended) return;
           switch (event.type) {
             case "done":
+              onModelEnd?.();
               end(event.message);
               return;
             case "error":
+              onModelEnd?.();
               end(event.error);
               return;
             case "start":

@@ -105,8 +105,11 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
     let ended = false;
     const subscription = merge(feed(steering), feed(followUp), turns$)
       .pipe(
-        takeWhile((event) => event.type !== "agent_end", true),
-        tap({ complete: () => (ended = true) }),
+        takeWhile((event) => {
+          if (event.type !== "agent_end") return true;
+          ended = true;
+          return false;
+        }, true),
       )
       .subscribe(subscriber);
     return () => {

@@ -3,7 +3,7 @@ import { HookError } from "../errors.js";
 import { callHook } from "../operators/call-hook.js";
 import { toMessageEvents } from "../operators/to-message-events.js";
 import { emptyUsage, isModelMessage } from "../types/messages.js";
-import type { AgentEvent, AssistantMessage, LlmContext, Message, ModelEvent, ModelStreamOptions } from "../types.js";
+import type { AgentEvent, AssistantMessage, LlmContext, Message, ModelStreamOptions } from "../types.js";
 import { currentModelMessages, type RunState } from "./run-state.js";
 
 /**
@@ -31,17 +31,7 @@ export function streamAssistant(run: RunState): Observable<AgentEvent> {
         return controller.signal;
       },
     };
-    const modelEvents = (llmContext: LlmContext) =>
-      new Observable<ModelEvent>((modelSubscriber) =>
-        run.config.model.stream(llmContext, options).subscribe({
-          next: (event) => {
-            if (event.type === "done" || event.type === "error") modelFinished = true;
-            modelSubscriber.next(event);
-          },
-          error: (error: unknown) => modelSubscriber.error(error),
-          complete: () => modelSubscriber.complete(),
-        }),
-      );
+    const modelEvents = (llmContext: LlmContext) => run.config.model.stream(llmContext, options);
     const hooked = run.config.transformContext !== undefined || run.config.convertToLlm !== undefined;
     // Without hooks the context is known at once: no hook machinery on the way to the model.
     const model$ = hooked
@@ -49,11 +39,11 @@ export function streamAssistant(run: RunState): Observable<AgentEvent> {
       : defer(() => modelEvents(llmContextOf(run, currentModelMessages(run))));
     const subscription = model$
       .pipe(
-        toMessageEvents(run.abort$, (partial, stopReason, errorMessage) => ({
-          ...(partial ?? emptyAssistant(run)),
-          stopReason,
-          errorMessage,
-        })),
+        toMessageEvents(
+          run.abort$,
+          (partial, stopReason, errorMessage) => ({ ...(partial ?? emptyAssistant(run)), stopReason, errorMessage }),
+          () => (modelFinished = true),
+        ),
       )
       .subscribe(subscriber);
     return () => {
