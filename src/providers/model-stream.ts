@@ -1,11 +1,14 @@
+import type OpenAI from "openai";
 import type { Observable } from "rxjs";
-import { catchError, concatWith, defer, from, mergeMap, takeWhile } from "rxjs";
-import type { ModelEvent } from "../types/model.js";
+import { asyncScheduler, catchError, concatWith, defer, from, mergeMap, takeWhile } from "rxjs";
+import type { LlmContext, Model, ModelEvent, ModelStreamOptions } from "../types/model.js";
 import { fromSdkStream } from "./from-sdk-stream.js";
 import type { RetryTransientConfig } from "./retry-transient.js";
 import { retryTransient } from "./retry-transient.js";
 import type { StreamAccumulator } from "./stream-accumulator.js";
 import type { OpenAIModelOptions } from "./openai-options.js";
+import { createOpenAIClient } from "./openai-options.js";
+import type { AccumulatorOptions } from "./stream-accumulator.js";
 
 export interface ModelStreamSetup<Chunk> {
   /** Starts the SDK call with the subscription's abort signal. */
@@ -53,4 +56,51 @@ export function retryConfigOf(options: OpenAIModelOptions): RetryTransientConfig
 /** A call that failed before any request (e.g. no credentials): `start` then `error`. */
 export function failedBeforeStart<Chunk>(accumulator: StreamAccumulator<Chunk>, error: unknown): Observable<ModelEvent> {
   return from(accumulator.fail(error));
+}
+
+/** What tells the two OpenAI APIs apart; everything else about a model is shared. */
+export interface OpenAIApi<Options extends OpenAIModelOptions, Body, Chunk> {
+  api: string;
+  createAccumulator(options: AccumulatorOptions): StreamAccumulator<Chunk>;
+  buildRequest(context: LlmContext, options: Options): Body;
+  send(client: OpenAI, body: Body, signal: AbortSignal): PromiseLike<AsyncIterable<Chunk>>;
+}
+
+/**
+ * A `Model` on one OpenAI API: one lazily created client, and per call a request built from the
+ * context and streamed through `streamModelEvents`. A request that cannot even be built (no
+ * credentials, an unserialisable context) still ends as an `error` event, not an Observable error.
+ */
+export function openaiModel<Options extends OpenAIModelOptions & { model: string; provider?: string }, Body, Chunk>(
+  options: Options,
+  api: OpenAIApi<Options, Body, Chunk>,
+): Model {
+  const provider = options.provider ?? "openai";
+  const scheduler = options.scheduler ?? asyncScheduler;
+  let client: OpenAI | undefined;
+  return {
+    id: options.model,
+    provider,
+    api: api.api,
+    stream(context: LlmContext, { signal }: ModelStreamOptions): Observable<ModelEvent> {
+      return defer(() => {
+        const identity = { api: api.api, provider, model: options.model, timestamp: scheduler.now() };
+        const accumulator = api.createAccumulator({ ...identity, ...(options.cost ? { cost: options.cost } : {}) });
+        let sdk: OpenAI;
+        let body: Body;
+        try {
+          sdk = client ??= createOpenAIClient(options);
+          body = api.buildRequest(context, options);
+        } catch (error) {
+          return failedBeforeStart(accumulator, error);
+        }
+        return streamModelEvents<Chunk>({
+          start: (requestSignal) => api.send(sdk, body, requestSignal),
+          accumulator,
+          signal,
+          retry: retryConfigOf(options),
+        });
+      });
+    },
+  };
 }

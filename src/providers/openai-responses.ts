@@ -1,13 +1,9 @@
-import type OpenAI from "openai";
-import type { Observable } from "rxjs";
-import { asyncScheduler, defer } from "rxjs";
-import type { LlmContext, Model, ModelEvent, ModelStreamOptions } from "../types/model.js";
+import type { Model } from "../types/model.js";
 import type { ResponsesRequestOptions } from "./responses-request.js";
 import { buildResponsesRequest, responsesApi } from "./responses-request.js";
 import type { ResponsesStreamEvent } from "./responses-stream-accumulator.js";
 import { ResponsesStreamAccumulator } from "./responses-stream-accumulator.js";
-import { failedBeforeStart, retryConfigOf, streamModelEvents } from "./model-stream.js";
-import { createOpenAIClient } from "./openai-options.js";
+import { openaiModel } from "./model-stream.js";
 
 /** Options of `openaiResponses`. */
 export type OpenAIResponsesOptions = ResponsesRequestOptions;
@@ -25,35 +21,11 @@ export const openaiResponsesApi = responsesApi;
  * const model = openaiResponses({ model: "gpt-5-mini", reasoningEffort: "low", reasoningSummary: "auto" });
  */
 export function openaiResponses(options: OpenAIResponsesOptions): Model {
-  const provider = options.provider ?? "openai";
-  const scheduler = options.scheduler ?? asyncScheduler;
-  let client: OpenAI | undefined;
-  return {
-    id: options.model,
-    provider,
+  return openaiModel(options, {
     api: openaiResponsesApi,
-    stream(context: LlmContext, { signal }: ModelStreamOptions): Observable<ModelEvent> {
-      return defer(() => {
-        const identity = { api: openaiResponsesApi, provider, model: options.model, timestamp: scheduler.now() };
-        const accumulator = new ResponsesStreamAccumulator({ ...identity, ...(options.cost ? { cost: options.cost } : {}) });
-        let sdk: OpenAI;
-        let body: ReturnType<typeof buildResponsesRequest>;
-        try {
-          sdk = client ??= createOpenAIClient(options);
-          body = buildResponsesRequest(context, options);
-        } catch (error) {
-          // Missing credentials or an unserialisable context: still data, not an Observable error.
-          return failedBeforeStart(accumulator, error);
-        }
-        return streamModelEvents<ResponsesStreamEvent>({
-          start: (requestSignal) => sdk.responses.create(body, { signal: requestSignal, maxRetries: 0 }) as PromiseLike<
-              AsyncIterable<ResponsesStreamEvent>
-            >,
-          accumulator,
-          signal,
-          retry: retryConfigOf(options),
-        });
-      });
-    },
-  };
+    createAccumulator: (accumulatorOptions) => new ResponsesStreamAccumulator(accumulatorOptions),
+    buildRequest: buildResponsesRequest,
+    send: (client, body, signal) =>
+      client.responses.create(body, { signal, maxRetries: 0 }) as PromiseLike<AsyncIterable<ResponsesStreamEvent>>,
+  });
 }
