@@ -3,6 +3,7 @@
  * on a plain-loop floor, side by side. Prints Markdown tables and writes bench/results/latest.json.
  *
  * Flags: `--quick` (tiny sizes, 1 rep: a smoke run; writes bench/results/quick.json),
+ * `--no-gc` (no full GC before each rep; writes bench/results/no-gc.json),
  * `--only W1,W3` (a subset of workloads), `--from-source` (rxagent from its TypeScript through
  * tsx instead of transpiled JavaScript; see build-rxagent.ts for why that is not the default).
  */
@@ -15,7 +16,7 @@ import { reference } from "./implementations/reference.js";
 import { loadRxagent } from "./implementations/rxagent.js";
 import { type BenchReport, formatMachine, formatTable, formatTargets, type Machine } from "./report.js";
 import { chatty } from "./workloads/chatty.js";
-import { type BenchOptions, collectGarbage, type WorkloadResult } from "./workloads/harness.js";
+import { type BenchOptions, collectGarbage, repIsolation, type WorkloadResult } from "./workloads/harness.js";
 import { longSession } from "./workloads/long-session.js";
 import { manySessions } from "./workloads/many-sessions.js";
 import { parallelLatency } from "./workloads/parallel-latency.js";
@@ -31,6 +32,7 @@ const workloads: Record<string, (options: BenchOptions) => Promise<WorkloadResul
 
 export async function main(argv: readonly string[]): Promise<BenchReport> {
   const quick = argv.includes("--quick");
+  repIsolation.collectGarbage = !argv.includes("--no-gc");
   const onlyArgument = argv.find((argument) => argument.startsWith("--only"));
   const only = onlyArgument
     ? (onlyArgument.includes("=") ? onlyArgument.split("=")[1]! : argv[argv.indexOf(onlyArgument) + 1] ?? "").split(",")
@@ -75,7 +77,8 @@ function machine(): Machine {
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const report = await main(process.argv.slice(2));
-  const out = join(dirname(fileURLToPath(import.meta.url)), "results", report.quick ? "quick.json" : "latest.json");
+  const file = report.quick ? "quick.json" : repIsolation.collectGarbage ? "latest.json" : "no-gc.json";
+  const out = join(dirname(fileURLToPath(import.meta.url)), "results", file);
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
   const targets = report.workloads.flatMap((workload) => workload.targets);

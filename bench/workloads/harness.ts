@@ -72,6 +72,12 @@ export function assertSameCounts(label: string, expected: EventCounts, actual: E
   }
 }
 
+/**
+ * Whether `timeRun` collects garbage before each rep (the default). `--no-gc` turns it off, to
+ * see a steady state where rxjs's optimized code is not thrown away between reps.
+ */
+export const repIsolation = { collectGarbage: true };
+
 export function collectGarbage(): void {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (!gc) throw new Error("Run with --expose-gc (npm run bench does).");
@@ -95,7 +101,7 @@ export async function timeRun(implementation: Implementation, scenario: Scenario
         onEvent(event);
       }
     : sink;
-  collectGarbage();
+  if (repIsolation.collectGarbage) collectGarbage();
   const cpu = process.cpuUsage();
   const start = performance.now();
   await implementation.run(scenario, observe);

@@ -1,0 +1,25 @@
+import { describe, it } from "vitest";
+import { map } from "rxjs";
+import { agentLoop } from "../../src/index.js";
+import type { AgentEventType } from "../../src/index.js";
+import { scriptedModel } from "../../src/testing/index.js";
+import { marbles } from "../helpers/marbles.js";
+
+// The README's "Testing your agent" example, verbatim but for the imports: keep them in step.
+describe("README", () => {
+  it(
+    "streams a reply",
+    marbles((m) => {
+      const model = scriptedModel(["Hi there"], { scheduler: m.scheduler, delay: 10 });
+      const prompt = { role: "user" as const, content: "Hello", timestamp: 0 };
+      const run = agentLoop([prompt], { messages: [] }, { model, scheduler: m.scheduler });
+      const letter: Record<AgentEventType, string> = {
+        agent_start: "a", turn_start: "t", message_start: "s", message_update: "u", message_end: "e",
+        tool_execution_start: "x", tool_execution_update: "p", tool_execution_end: "y", turn_end: "T", agent_end: "A",
+      };
+      m.expect(run.pipe(map((event) => letter[event.type]))).toBeObservable(
+        "(atse) 4ms s 9ms u 9ms u 9ms u 9ms u 9ms (eTA|)",
+      );
+    }),
+  );
+});
