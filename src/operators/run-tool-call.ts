@@ -1,7 +1,7 @@
-import { catchError, concatMap, from, isObservable, map, Observable, of, race, type Subscription, take } from "rxjs";
+import { catchError, concatMap, from, isObservable, map, Observable, of, race, type Subscriber, type Subscription, take } from "rxjs";
 import { errorText } from "../errors.js";
 import { errorResult, isToolResult } from "../tools/tool-results.js";
-import type { AfterToolCallResult, AgentEvent, AgentToolResult } from "../types.js";
+import type { AfterToolCallResult, AgentEvent, AgentToolResult, ToolExecutionContext } from "../types.js";
 import { fromHookResult } from "./from-hook-result.js";
 import { FinalizedToolCall, type PreparedToolCall, type ToolBatch } from "./tool-batch.js";
 
@@ -26,95 +26,134 @@ export function runToolCall(prepared: PreparedToolCall, batch: ToolBatch): Obser
 }
 
 function executeTool(prepared: PreparedToolCall, batch: ToolBatch): Observable<AgentEvent | FinalizedToolCall> {
-  const { index, toolCall, tool, args } = prepared;
+  const { toolCall, tool, args } = prepared;
   return new Observable<AgentEvent | FinalizedToolCall>((subscriber) => {
-    // Created only when the tool reads its signal: most tools never do, and an AbortController
-    // is the costliest object of a call. A signal read after the call ended comes back aborted.
-    let controller: AbortController | undefined;
-    let abortReason: Error | undefined;
-    const abort = (reason: Error) => {
-      abortReason ??= reason;
-      controller?.abort(reason);
-    };
-    const teardowns: (Subscription | (() => void))[] = [];
-    let settled = false;
-
-    const finish = (result: AgentToolResult, isError: boolean, interrupted = false) => {
-      if (settled) return;
-      settled = true;
-      subscriber.next(new FinalizedToolCall(index, toolCall, result, isError, interrupted));
-      subscriber.complete();
-    };
-    const fail = (message: string, interrupted = false) => {
-      abort(new Error(message));
-      finish(errorResult(message), true, interrupted);
-    };
-    const update = (partialResult: unknown) => {
-      if (settled) return;
-      subscriber.next({
-        type: "tool_execution_update",
-        toolCallId: toolCall.id,
-        toolName: toolCall.name,
-        args: toolCall.arguments,
-        partialResult,
-      });
-    };
-    const finishWith = (value: unknown, hasValue: boolean) => {
-      if (hasValue && isToolResult(value)) {
-        finish(value, false);
-      } else {
-        const returned = hasValue ? "something that is not a tool result ({ content: [...], details })" : "no result";
-        finish(errorResult(`Tool "${toolCall.name}" returned ${returned}.`), true);
-      }
-    };
-
-    teardowns.push(batch.interruption.onInterrupt((reason) => fail(reason, true)));
-    if (tool.timeoutMs !== undefined && !settled) {
+    const run = new ToolRun(prepared, subscriber);
+    const interruptedBefore = batch.interruption.reason;
+    if (interruptedBefore !== undefined) {
+      run.fail(interruptedBefore, true);
+      return undefined;
+    }
+    if (tool.timeoutMs !== undefined) {
       const timeoutMs = tool.timeoutMs;
-      teardowns.push(batch.scheduler.schedule(() => fail(`Tool "${toolCall.name}" timed out after ${timeoutMs} ms`), timeoutMs));
+      run.addTeardown(batch.scheduler.schedule(() => run.fail(`Tool "${toolCall.name}" timed out after ${timeoutMs} ms`), timeoutMs));
     }
-    if (!settled) {
-      let output: unknown;
-      let threw = false;
-      try {
-        output = tool.execute(toolCall.id, args as never, {
-          get signal() {
-            if (!controller) {
-              controller = new AbortController();
-              if (abortReason) controller.abort(abortReason);
-            }
-            return controller.signal;
-          },
-          update,
-        });
-      } catch (error) {
-        threw = true;
-        finish(errorResult(errorText(error)), true);
-      }
-      if (!threw && !settled) {
-        if (isObservable(output)) {
-          const failWith = (error: unknown) => finish(errorResult(errorText(error)), true);
-          teardowns.push(subscribeWithProgress(output, batch, update, failWith, finishWith));
-        } else if (typeof (output as PromiseLike<unknown> | null)?.then === "function") {
-          teardowns.push(
-            from(output as PromiseLike<unknown>).subscribe({
-              next: (value) => finishWith(value, true),
-              error: (error: unknown) => finish(errorResult(errorText(error)), true),
-            }),
-          );
-        } else {
-          finishWith(output, true);
-        }
-      }
+    let output: unknown;
+    try {
+      output = tool.execute(toolCall.id, args as never, run);
+    } catch (error) {
+      run.failWith(error);
     }
-    return () => {
-      for (const teardown of teardowns) {
-        if (typeof teardown === "function") teardown();
-        else teardown.unsubscribe();
-      }
-      if (!settled) abort(new Error("Tool call was cancelled"));
-    };
+    if (run.settled) return () => run.tearDown();
+    // Registered only now: a tool that answered synchronously never needs it, and one that is
+    // interrupted while it ran hears it at once (the interruption replays its reason).
+    run.addTeardown(batch.interruption.onInterrupt((reason) => run.fail(reason, true)));
+    if (run.settled) return () => run.tearDown();
+    if (isObservable(output)) {
+      run.addTeardown(subscribeWithProgress(output, batch, run));
+    } else if (typeof (output as PromiseLike<unknown> | null)?.then === "function") {
+      run.addTeardown(
+        from(output as PromiseLike<unknown>).subscribe({
+          next: (value) => run.finishWith(value, true),
+          error: (error: unknown) => run.failWith(error),
+        }),
+      );
+    } else {
+      run.finishWith(output, true);
+    }
+    return () => run.tearDown();
   });
+}
+
+/**
+ * One execution of a tool: the context the tool gets (`signal`, `update`) and the settlement of
+ * the call. Why a class: a call is the hot path of a batch, and one object with its methods on
+ * the prototype replaces a handful of closures per call.
+ */
+class ToolRun implements ToolExecutionContext {
+  settled = false;
+  // Created only when the tool reads its signal: most tools never do, and an AbortController
+  // is the costliest object of a call. A signal read after the call ended comes back aborted.
+  private controller: AbortController | undefined;
+  private abortReason: Error | undefined;
+  private boundUpdate: ((partialResult: unknown) => void) | undefined;
+  private teardowns: (Subscription | (() => void))[] | undefined;
+
+  constructor(
+    private readonly prepared: PreparedToolCall,
+    private readonly subscriber: Subscriber<AgentEvent | FinalizedToolCall>,
+  ) {}
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.abortReason) this.controller.abort(this.abortReason);
+    }
+    return this.controller.signal;
+  }
+
+  /** Bound once, so a tool may destructure it: `execute(id, args, { update })`. */
+  get update(): (partialResult: unknown) => void {
+    return (this.boundUpdate ??= (partialResult) => this.report(partialResult));
+  }
+
+  report(partialResult: unknown): void {
+    if (this.settled) return;
+    const { toolCall } = this.prepared;
+    this.subscriber.next({
+      type: "tool_execution_update",
+      toolCallId: toolCall.id,
+      toolName: toolCall.name,
+      args: toolCall.arguments,
+      partialResult,
+    });
+  }
+
+  finish(result: AgentToolResult, isError: boolean, interrupted = false): void {
+    if (this.settled) return;
+    this.settled = true;
+    const { index, toolCall } = this.prepared;
+    this.subscriber.next(new FinalizedToolCall(index, toolCall, result, isError, interrupted));
+    this.subscriber.complete();
+  }
+
+  /** Finishes with what the tool returned, or with an error saying it was not a result. */
+  finishWith(value: unknown, hasValue: boolean): void {
+    if (hasValue && isToolResult(value)) {
+      this.finish(value, false);
+      return;
+    }
+    const returned = hasValue ? "something that is not a tool result ({ content: [...], details })" : "no result";
+    this.finish(errorResult(`Tool "${this.prepared.toolCall.name}" returned ${returned}.`), true);
+  }
+
+  /** Finishes with the tool's own failure (a throw, a rejection, an Observable error). */
+  failWith(error: unknown): void {
+    this.finish(errorResult(errorText(error)), true);
+  }
+
+  /** Stops the call from outside (interruption, timeout): its signal fires, it gets `message`. */
+  fail(message: string, interrupted = false): void {
+    this.abort(new Error(message));
+    this.finish(errorResult(message), true, interrupted);
+  }
+
+  addTeardown(teardown: Subscription | (() => void)): void {
+    (this.teardowns ??= []).push(teardown);
+  }
+
+  tearDown(): void {
+    for (const teardown of this.teardowns ?? []) {
+      if (typeof teardown === "function") teardown();
+      else teardown.unsubscribe();
+    }
+    if (!this.settled) this.abort(new Error("Tool call was cancelled"));
+  }
+
+  private abort(reason: Error): void {
+    this.abortReason ??= reason;
+    this.controller?.abort(reason);
+  }
 }
 
 /**
@@ -123,13 +162,7 @@ function executeTool(prepared: PreparedToolCall, batch: ToolBatch): Observable<A
  * dropped when the Observable completes first, because then it is the result (so `of(result)`
  * reports no progress).
  */
-function subscribeWithProgress(
-  output: Observable<unknown>,
-  batch: ToolBatch,
-  update: (partialResult: unknown) => void,
-  failWith: (error: unknown) => void,
-  finishWith: (value: unknown, hasValue: boolean) => void,
-): Subscription {
+function subscribeWithProgress(output: Observable<unknown>, batch: ToolBatch, run: ToolRun): Subscription {
   let lastValue: unknown;
   let hasValue = false;
   let pendingProgress: { value: unknown } | undefined;
@@ -139,7 +172,7 @@ function subscribeWithProgress(
     progressAction = undefined;
     const pending = pendingProgress;
     pendingProgress = undefined;
-    if (pending) update(pending.value);
+    if (pending) run.report(pending.value);
   };
   const subscription = output.subscribe({
     next: (value) => {
@@ -151,12 +184,12 @@ function subscribeWithProgress(
     },
     error: (error: unknown) => {
       reportPendingProgress();
-      failWith(error);
+      run.failWith(error);
     },
     complete: () => {
       progressAction?.unsubscribe();
       pendingProgress = undefined;
-      finishWith(lastValue, hasValue);
+      run.finishWith(lastValue, hasValue);
     },
   });
   subscription.add(() => progressAction?.unsubscribe());
