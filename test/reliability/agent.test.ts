@@ -176,9 +176,10 @@ describe("Agent under random steer, followUp, prompt and abort calls (property-b
       }),
       { numRuns: 400 },
     );
-    // The scenarios do exercise what they claim to.
-    expect(coverage.runs).toBeGreaterThan(400);
-    expect(coverage.steeredMidRun).toBeGreaterThan(100);
-    expect(coverage.aborted).toBeGreaterThan(20);
+    // The scenarios do exercise what they claim to. The bounds sit well below the usual counts
+    // (380 to 450 runs over six tries) because the scenarios are random: a bound of 400 failed CI once.
+    expect(coverage.runs).toBeGreaterThan(300);
+    expect(coverage.steeredMidRun).toBeGreaterThan(60);
+    expect(coverage.aborted).toBeGreaterThan(10);
   });
 });
