@@ -46,7 +46,8 @@ describe("graceful shutdown", () => {
     await client.request({ type: "attach" });
     const started = performance.now();
     await server.close();
-    expect(performance.now() - started).toBeLessThan(500);
+    // Far below the 10 s shutdown timeout it would hit if it waited for something.
+    expect(performance.now() - started).toBeLessThan(3000);
     expect(client.closeCode).toBe(1001);
   });
 });
