@@ -49,8 +49,8 @@ export class Agent {
   steeringMode: QueueMode = "one-at-a-time";
   followUpMode: QueueMode = "one-at-a-time";
 
-  private readonly steeringQueue = new MessageQueue();
-  private readonly followUpQueue = new MessageQueue();
+  private readonly steeringQueue = new MessageQueue((queuedSteering) => this.patchState({ queuedSteering }));
+  private readonly followUpQueue = new MessageQueue((queuedFollowUp) => this.patchState({ queuedFollowUp }));
   private readonly eventSubject = new Subject<AgentEvent>();
   private readonly stateSubject: BehaviorSubject<AgentState>;
   private readonly wiring = new Subscription();
@@ -69,8 +69,6 @@ export class Agent {
     this.state$ = this.stateSubject.asObservable();
     this.wiring.add(this.steering.subscribe((message) => this.steeringQueue.push(message)));
     this.wiring.add(this.followUps.subscribe((message) => this.followUpQueue.push(message)));
-    this.wiring.add(this.steeringQueue.size$.subscribe((queuedSteering) => this.patchState({ queuedSteering })));
-    this.wiring.add(this.followUpQueue.size$.subscribe((queuedFollowUp) => this.patchState({ queuedFollowUp })));
   }
 
   /** Opens an agent on a store and picks up the transcript it holds. */

@@ -10,12 +10,23 @@ import type { AgentMessage, DrainableQueue, QueueMode } from "../types.js";
  */
 export class MessageQueue implements DrainableQueue {
   private messages: AgentMessage[] = [];
-  private readonly arrivalSubject = new Subject<AgentMessage>();
-  private readonly sizeSubject = new Subject<number>();
+  // Created on first use: every run that is given no queue makes two, and most never listen.
+  private arrivalSubject: Subject<AgentMessage> | undefined;
+  private arrivalObservable: Observable<AgentMessage> | undefined;
+  private sizeSubject: Subject<number> | undefined;
+  private sizeObservable: Observable<number> | undefined;
 
-  readonly arrivals: Observable<AgentMessage> = this.arrivalSubject.asObservable();
+  /** @param onSizeChange told the queue length after every change (cheaper than `size$`). */
+  constructor(private readonly onSizeChange?: (size: number) => void) {}
+
+  get arrivals(): Observable<AgentMessage> {
+    return (this.arrivalObservable ??= (this.arrivalSubject ??= new Subject()).asObservable());
+  }
+
   /** Emits the queue length after every change. */
-  readonly size$: Observable<number> = this.sizeSubject.asObservable();
+  get size$(): Observable<number> {
+    return (this.sizeObservable ??= (this.sizeSubject ??= new Subject()).asObservable());
+  }
 
   get size(): number {
     return this.messages.length;
@@ -23,8 +34,8 @@ export class MessageQueue implements DrainableQueue {
 
   push(message: AgentMessage): void {
     this.messages.push(message);
-    this.sizeSubject.next(this.messages.length);
-    this.arrivalSubject.next(message);
+    this.sizeChanged();
+    this.arrivalSubject?.next(message);
   }
 
   drain(mode: QueueMode): AgentMessage[] {
@@ -32,7 +43,7 @@ export class MessageQueue implements DrainableQueue {
       return [];
     }
     const taken = mode === "all" ? this.messages.splice(0) : this.messages.splice(0, 1);
-    this.sizeSubject.next(this.messages.length);
+    this.sizeChanged();
     return taken;
   }
 
@@ -43,5 +54,10 @@ export class MessageQueue implements DrainableQueue {
   /** Removes and returns everything queued. */
   clear(): AgentMessage[] {
     return this.drain("all");
+  }
+
+  private sizeChanged(): void {
+    this.onSizeChange?.(this.messages.length);
+    this.sizeSubject?.next(this.messages.length);
   }
 }
