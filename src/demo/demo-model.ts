@@ -1,6 +1,7 @@
 import { asyncScheduler, Observable, type SchedulerLike } from "rxjs";
 import { emptyUsage } from "../types/messages.js";
-import type { AssistantMessage, LlmContext, Model, ModelEvent, ToolCall } from "../types.js";
+import { AssistantMessageDraft } from "../providers/assistant-message-draft.js";
+import type { LlmContext, Model, ModelEvent } from "../types.js";
 import { planReply, type ReplyPlan } from "./demo-policy.js";
 
 export interface DemoModelOptions {
@@ -37,8 +38,8 @@ export function demoModel(options: DemoModelOptions = {}): Model {
     stream(context, { signal }) {
       return new Observable<ModelEvent>((subscriber) => {
         const callNumber = context.messages.filter((message) => message.role === "assistant").length + 1;
-        const { base, events } = replyEvents(policy(context), callNumber, scheduler.now(), estimateTokens(context));
-        let latest = base;
+        const events = replyEvents(policy(context), callNumber, scheduler.now(), estimateTokens(context));
+        let latest = (events[0] as Extract<ModelEvent, { type: "start" }>).partial;
         let index = 0;
         const abort = () => {
           subscriber.next({ type: "error", reason: "aborted", error: { ...latest, stopReason: "aborted", errorMessage: "Request was aborted" } });
@@ -79,64 +80,34 @@ export function demoModel(options: DemoModelOptions = {}): Model {
   };
 }
 
-/** The plan as a stream of events: start, thinking, text, tool calls, done. */
-function replyEvents(plan: ReplyPlan, callNumber: number, timestamp: number, inputTokens: number): { base: AssistantMessage; events: ModelEvent[] } {
-  const stopReason = plan.toolCalls.length > 0 ? "toolUse" : "stop";
-  const base: AssistantMessage = {
-    role: "assistant",
-    content: [],
-    api: demoModelInfo.api,
-    provider: demoModelInfo.provider,
-    model: demoModelInfo.id,
-    usage: emptyUsage(),
-    stopReason,
-    timestamp,
-  };
-  const events: ModelEvent[] = [{ type: "start", partial: base }];
-  let partial = base;
+/**
+ * The plan as a stream of events: start, thinking, text, tool calls (their arguments in JSON
+ * fragments, as a real provider sends them), done. The draft the providers use builds the
+ * immutable snapshots, so the demo streams exactly as they do.
+ */
+function replyEvents(plan: ReplyPlan, callNumber: number, timestamp: number, inputTokens: number): ModelEvent[] {
+  const draft = new AssistantMessageDraft({ api: demoModelInfo.api, provider: demoModelInfo.provider, model: demoModelInfo.id, timestamp });
+  const events: ModelEvent[] = draft.start();
   let outputTokens = 0;
-  const open = (block: AssistantMessage["content"][number]) => (partial = { ...partial, content: [...partial.content, block] });
-  const replaceLast = (block: AssistantMessage["content"][number]) => (partial = { ...partial, content: [...partial.content.slice(0, -1), block] });
-
-  if (plan.thinking) {
-    const contentIndex = partial.content.length;
-    events.push({ type: "thinking_start", contentIndex, partial: open({ type: "thinking", thinking: "" }) });
-    let thinking = "";
-    for (const delta of tokens(plan.thinking)) {
-      thinking += delta;
+  const stream = (block: { index: number; events: ModelEvent[] }, deltas: string[], append: (index: number, delta: string) => ModelEvent[]) => {
+    events.push(...block.events);
+    for (const delta of deltas) {
       outputTokens += 1;
-      events.push({ type: "thinking_delta", contentIndex, delta, partial: replaceLast({ type: "thinking", thinking }) });
+      events.push(...append(block.index, delta));
     }
-    events.push({ type: "thinking_end", contentIndex, content: thinking, partial });
-  }
-  if (plan.text) {
-    const contentIndex = partial.content.length;
-    events.push({ type: "text_start", contentIndex, partial: open({ type: "text", text: "" }) });
-    let text = "";
-    for (const delta of tokens(plan.text)) {
-      text += delta;
-      outputTokens += 1;
-      events.push({ type: "text_delta", contentIndex, delta, partial: replaceLast({ type: "text", text }) });
-    }
-    events.push({ type: "text_end", contentIndex, content: text, partial });
-  }
+    events.push(...draft.close(block.index));
+  };
+  if (plan.thinking) stream(draft.openThinking(), tokens(plan.thinking), (index, delta) => draft.appendThinking(index, delta));
+  if (plan.text) stream(draft.openText(), tokens(plan.text), (index, delta) => draft.appendText(index, delta));
   plan.toolCalls.forEach((call, callIndex) => {
-    const contentIndex = partial.content.length;
-    const id = `demo_${callNumber}_${callIndex + 1}`;
-    events.push({ type: "toolcall_start", contentIndex, partial: open({ type: "toolCall", id, name: call.name, arguments: {} }) });
     const json = JSON.stringify(call.arguments);
-    // Arguments stream as JSON fragments, as a real provider's do; the object is whole at the end.
-    for (let offset = 0; offset < json.length; offset += 12) {
-      outputTokens += 1;
-      events.push({ type: "toolcall_delta", contentIndex, delta: json.slice(offset, offset + 12), partial });
-    }
-    const toolCall: ToolCall = { type: "toolCall", id, name: call.name, arguments: call.arguments };
-    events.push({ type: "toolcall_end", contentIndex, toolCall, partial: replaceLast(toolCall) });
+    const fragments: string[] = [];
+    for (let offset = 0; offset < json.length; offset += 12) fragments.push(json.slice(offset, offset + 12));
+    stream(draft.openToolCall(`demo_${callNumber}_${callIndex + 1}`, call.name), fragments, (index, delta) => draft.appendToolArguments(index, delta));
   });
-  const usage = { ...emptyUsage(), input: inputTokens, output: outputTokens, totalTokens: inputTokens + outputTokens };
-  const message = { ...partial, usage };
-  events.push({ type: "done", reason: stopReason, message });
-  return { base, events };
+  draft.setUsage({ ...emptyUsage(), input: inputTokens, output: outputTokens, totalTokens: inputTokens + outputTokens });
+  events.push(...draft.finish(plan.toolCalls.length > 0 ? "toolUse" : "stop"));
+  return events;
 }
 
 /** Words with their trailing space: the demo's tokens. */
