@@ -18,6 +18,15 @@ export function fromHookResult<T>(result: HookResult<T>): Observable<T> {
   return of(result);
 }
 
-function isPromiseLike<T>(value: HookResult<T>): value is PromiseLike<T> {
+/** True for a Promise or any thenable. */
+export function isPromiseLike<T>(value: unknown): value is PromiseLike<T> {
   return typeof (value as { then?: unknown } | null)?.then === "function";
+}
+
+/**
+ * True when a hook's answer must be waited for (a Promise or an Observable); a plain value is
+ * used synchronously, without any Observable machinery.
+ */
+export function isPendingHookResult<T>(result: HookResult<T>): result is PromiseLike<T> | Observable<T> {
+  return isObservable(result) || isPromiseLike(result);
 }

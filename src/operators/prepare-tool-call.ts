@@ -1,9 +1,9 @@
-import { catchError, isObservable, map, Observable, of, race, take } from "rxjs";
+import { catchError, map, Observable, of, race, take } from "rxjs";
 import { errorText } from "../errors.js";
 import { errorResult } from "../tools/tool-results.js";
 import { validateArguments } from "../tools/validate-arguments.js";
 import type { AgentEvent, BeforeToolCallResult, ToolCall } from "../types.js";
-import { fromHookResult } from "./from-hook-result.js";
+import { fromHookResult, isPendingHookResult } from "./from-hook-result.js";
 import { ABORTED_TOOL_TEXT, FinalizedToolCall, PreparedToolCall, type ToolBatch } from "./tool-batch.js";
 
 /**
@@ -71,8 +71,8 @@ function readyToolCall(index: number, toolCall: ToolCall, batch: ToolBatch): Rea
   } catch (error) {
     return hookFailed(error);
   }
-  if (!isObservable(answer) && typeof (answer as PromiseLike<unknown> | undefined)?.then !== "function") {
-    return decide(answer as BeforeToolCallResult | undefined);
+  if (!isPendingHookResult(answer)) {
+    return decide(answer);
   }
   const interrupted$ = batch.interruption.reason$.pipe(
     take(1),

@@ -2,7 +2,7 @@ import { catchError, concatMap, from, isObservable, map, Observable, of, race, t
 import { errorText } from "../errors.js";
 import { errorResult, isToolResult } from "../tools/tool-results.js";
 import type { AfterToolCallResult, AgentEvent, AgentToolResult, ToolExecutionContext } from "../types.js";
-import { fromHookResult } from "./from-hook-result.js";
+import { fromHookResult, isPendingHookResult, isPromiseLike } from "./from-hook-result.js";
 import { FinalizedToolCall, type PreparedToolCall, type ToolBatch } from "./tool-batch.js";
 
 /**
@@ -51,9 +51,9 @@ function executeTool(prepared: PreparedToolCall, batch: ToolBatch): Observable<A
     if (run.settled) return () => run.tearDown();
     if (isObservable(output)) {
       run.addTeardown(subscribeWithProgress(output, batch, run));
-    } else if (typeof (output as PromiseLike<unknown> | null)?.then === "function") {
+    } else if (isPromiseLike(output)) {
       run.addTeardown(
-        from(output as PromiseLike<unknown>).subscribe({
+        from(output).subscribe({
           next: (value) => run.finishWith(value, true),
           error: (error: unknown) => run.failWith(error),
         }),
@@ -228,8 +228,8 @@ function afterToolCall(executed: FinalizedToolCall, prepared: PreparedToolCall, 
   } catch (error) {
     return of(hookFailed(error));
   }
-  if (!isObservable(answer) && typeof (answer as PromiseLike<unknown> | undefined)?.then !== "function") {
-    return of(amend(answer as AfterToolCallResult | undefined));
+  if (!isPendingHookResult(answer)) {
+    return of(amend(answer));
   }
   const interrupted$ = batch.interruption.reason$.pipe(
     take(1),
