@@ -1,23 +1,7 @@
-import {
-  concat,
-  concatMap,
-  connect,
-  defer,
-  EMPTY,
-  filter,
-  from,
-  map,
-  merge,
-  mergeMap,
-  Observable,
-  of,
-  Subscription,
-  take,
-  type SchedulerLike,
-} from "rxjs";
+import { concatMap, connect, filter, from, merge, mergeMap, Observable, of, Subscription, type SchedulerLike } from "rxjs";
 import type { AgentContext, AgentEvent, AgentLoopConfig, AssistantMessage, DrainableQueue, ToolCall, ToolResultMessage } from "../types.js";
 import { mergeMapCapped } from "./merge-map-capped.js";
-import { prepareToolCall } from "./prepare-tool-call.js";
+import { prepareToolCall, prepareToolCalls } from "./prepare-tool-call.js";
 import { ResultSlot } from "./result-slot.js";
 import { runToolCall } from "./run-tool-call.js";
 import {
@@ -57,19 +41,14 @@ export function executeToolCalls(
   return new Observable<AgentEvent | ToolBatchSummary>((subscriber) => {
     const { config, context, scheduler, steering } = options;
     const interruption = new BatchInterruption();
-    const steeringInterrupts$ = !config.steeringInterruptsTools
-      ? EMPTY
-      : steering.peek().length > 0
-        ? of(STEERING_SKIP_TEXT)
-        : steering.arrivals.pipe(map(() => STEERING_SKIP_TEXT));
-    // A Subscription of its own: the trigger's take(1) closes its subscription as it fires, and
-    // the batch, perhaps mid-emission when the abort comes re-entrantly, must not close with it.
+    // A Subscription of its own: a trigger may fire while the batch is mid-emission, and the
+    // batch must not close with the trigger's subscription.
     const subscription = new Subscription();
-    subscription.add(
-      merge(options.abort$.pipe(map(() => ABORTED_TOOL_TEXT)), steeringInterrupts$)
-        .pipe(take(1))
-        .subscribe((reason) => interruption.interrupt(reason)),
-    );
+    subscription.add(options.abort$.subscribe(() => interruption.interrupt(ABORTED_TOOL_TEXT)));
+    if (config.steeringInterruptsTools) {
+      if (steering.peek().length > 0) interruption.interrupt(STEERING_SKIP_TEXT);
+      else subscription.add(steering.arrivals.subscribe(() => interruption.interrupt(STEERING_SKIP_TEXT)));
+    }
 
     const batch: ToolBatch = { assistantMessage, context, config, scheduler, signal: options.signal, interruption };
     const slots = toolCalls.map(() => new ResultSlot());
@@ -89,8 +68,7 @@ export function executeToolCalls(
       results[finalized.index] = message;
       slots[finalized.index]!.fill(message);
     };
-    const settle = settleInto(fill);
-    const run = (prepared: PreparedToolCall) => settle(runToolCall(prepared, batch));
+    const run = (prepared: PreparedToolCall) => runToolCall(prepared, batch);
 
     const sequential =
       config.toolExecution === "sequential" ||
@@ -99,15 +77,14 @@ export function executeToolCalls(
       ? from(toolCalls).pipe(
           concatMap((toolCall, index) =>
             prepareToolCall(index, toolCall, batch).pipe(
-              concatMap((output) => (output instanceof PreparedToolCall ? run(output) : settle(of(output)))),
+              concatMap((output) => (output instanceof PreparedToolCall ? run(output) : of(output))),
             ),
           ),
         )
-      : from(toolCalls).pipe(
-          concatMap((toolCall, index) => prepareToolCall(index, toolCall, batch)),
+      : prepareToolCalls(toolCalls, batch).pipe(
           connect((shared$) =>
             merge(
-              settle(shared$.pipe(filter((output): output is AgentEvent | FinalizedToolCall => !(output instanceof PreparedToolCall)))),
+              shared$.pipe(filter((output): output is AgentEvent | FinalizedToolCall => !(output instanceof PreparedToolCall))),
               shared$.pipe(
                 filter((output): output is PreparedToolCall => output instanceof PreparedToolCall),
                 fanOut(run, config.maxConcurrency ?? Infinity, context),
@@ -115,16 +92,25 @@ export function executeToolCalls(
             ),
           ),
         );
-    const ordered$ = from(slots).pipe(concatMap((slot) => slot.events));
-    const summary$ = defer(() => of(new ToolBatchSummary(results, terminates.length > 0 && terminates.every(Boolean))));
-    subscription.add(concat(merge(ordered$, processed$), summary$).subscribe(subscriber));
+    const ordered$ = from(slots).pipe(concatMap((slot) => slot));
+    subscription.add(
+      merge(ordered$, processed$.pipe(settleInto(fill))).subscribe({
+        next: (event) => subscriber.next(event),
+        error: (error: unknown) => subscriber.error(error),
+        complete: () => {
+          subscriber.next(new ToolBatchSummary(results, terminates.length > 0 && terminates.every(Boolean)));
+          subscriber.complete();
+        },
+      }),
+    );
     return subscription;
   });
 }
 
+
 /**
  * Passes events through and turns each `FinalizedToolCall` into its `tool_execution_end`, then
- * hands it to `fill` (which settles the call's result slot).
+ * hands it to `fill` (which settles the call's result slot, so the result follows the end).
  */
 function settleInto(fill: (finalized: FinalizedToolCall) => void) {
   return (source: Observable<AgentEvent | FinalizedToolCall>): Observable<AgentEvent> =>
@@ -151,7 +137,7 @@ function settleInto(fill: (finalized: FinalizedToolCall) => void) {
 }
 
 function fanOut(
-  run: (prepared: PreparedToolCall) => Observable<AgentEvent>,
+  run: (prepared: PreparedToolCall) => Observable<AgentEvent | FinalizedToolCall>,
   limit: number,
   context: AgentContext,
 ) {

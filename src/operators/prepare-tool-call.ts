@@ -1,4 +1,4 @@
-import { catchError, map, Observable, of, race, take } from "rxjs";
+import { catchError, map, Observable, of, race, type Subscription, take } from "rxjs";
 import { errorText } from "../errors.js";
 import { errorResult } from "../tools/tool-results.js";
 import { validateArguments } from "../tools/validate-arguments.js";
@@ -32,36 +32,78 @@ export function prepareToolCall(
   });
 }
 
+/**
+ * Announces and readies a batch's calls one after the other, in source order: what
+ * `prepareToolCall` emits for each call, the next call starting when the one before is ready.
+ *
+ * Why not `concatMap(prepareToolCall)`: nearly every preparation is synchronous, and this one
+ * subscription serves the whole batch; only a `beforeToolCall` that answers with a Promise or
+ * an Observable is subscribed to, and waited for.
+ */
+export function prepareToolCalls(toolCalls: ToolCall[], batch: ToolBatch): Observable<AgentEvent | Readiness> {
+  return new Observable<AgentEvent | Readiness>((subscriber) => {
+    let nextIndex = 0;
+    let waiting: Subscription | undefined;
+    const prepareFromNext = (): void => {
+      while (nextIndex < toolCalls.length) {
+        const index = nextIndex++;
+        const toolCall = toolCalls[index]!;
+        subscriber.next({ type: "tool_execution_start", toolCallId: toolCall.id, toolName: toolCall.name, args: toolCall.arguments });
+        if (subscriber.closed) return;
+        const outcome = readyToolCall(index, toolCall, batch);
+        if (!(outcome instanceof Observable)) {
+          subscriber.next(outcome);
+          continue;
+        }
+        // A decision that arrives synchronously goes on in this loop rather than on the stack.
+        let subscribed = false;
+        let decidedSynchronously = false;
+        waiting = outcome.subscribe({
+          next: (value) => subscriber.next(value),
+          error: (error: unknown) => subscriber.error(error),
+          complete: () => {
+            if (subscribed) prepareFromNext();
+            else decidedSynchronously = true;
+          },
+        });
+        subscribed = true;
+        if (!decidedSynchronously) return;
+      }
+      subscriber.complete();
+    };
+    prepareFromNext();
+    return () => waiting?.unsubscribe();
+  });
+}
+
 type Readiness = PreparedToolCall | FinalizedToolCall;
 
 function readyToolCall(index: number, toolCall: ToolCall, batch: ToolBatch): Readiness | Observable<Readiness> {
-  const failed = (message: string, interrupted = false) =>
-    new FinalizedToolCall(index, toolCall, errorResult(message), true, interrupted);
   // Why check the signal here: a subscriber that leaves as it hears `tool_execution_start` tears
   // the batch down, but the parallel fan-out's `connect` still finishes this synchronous step.
   // A fired signal (abort, or the run torn down) means no hook or tool code may run any more.
-  if (batch.signal.aborted) return failed(ABORTED_TOOL_TEXT, true);
+  if (batch.signal.aborted) return failedCall(index, toolCall, ABORTED_TOOL_TEXT, true);
   const interruptedBefore = batch.interruption.reason;
-  if (interruptedBefore !== undefined) return failed(interruptedBefore, true);
+  if (interruptedBefore !== undefined) return failedCall(index, toolCall, interruptedBefore, true);
   const tool = batch.context.tools?.find((candidate) => candidate.name === toolCall.name);
-  if (!tool) return failed(`Tool ${toolCall.name} not found`);
+  if (!tool) return failedCall(index, toolCall, `Tool ${toolCall.name} not found`);
   let rawArguments: unknown = toolCall.rawArguments ?? toolCall.arguments;
   if (tool.prepareArguments) {
     try {
       rawArguments = tool.prepareArguments(rawArguments);
     } catch (error) {
-      return failed(`prepareArguments failed for tool "${toolCall.name}": ${errorText(error)}`);
+      return failedCall(index, toolCall, `prepareArguments failed for tool "${toolCall.name}": ${errorText(error)}`);
     }
   }
   const validation = validateArguments(toolCall.name, tool.parameters, rawArguments);
-  if (!validation.valid) return failed(validation.message);
+  if (!validation.valid) return failedCall(index, toolCall, validation.message);
   const prepared = new PreparedToolCall(index, toolCall, tool, validation.value);
   const beforeToolCall = batch.config.beforeToolCall;
   if (!beforeToolCall) return prepared;
 
-  const hookFailed = (error: unknown) => failed(`beforeToolCall failed for tool "${toolCall.name}": ${errorText(error)}`);
+  const hookFailed = (error: unknown) => failedCall(index, toolCall, `beforeToolCall failed for tool "${toolCall.name}": ${errorText(error)}`);
   const decide = (decision: BeforeToolCallResult | undefined): Readiness =>
-    decision?.block ? failed(decision.reason || "Tool execution was blocked") : prepared;
+    decision?.block ? failedCall(index, toolCall, decision.reason || "Tool execution was blocked") : prepared;
   let answer: ReturnType<typeof beforeToolCall>;
   try {
     answer = beforeToolCall(
@@ -76,11 +118,15 @@ function readyToolCall(index: number, toolCall: ToolCall, batch: ToolBatch): Rea
   }
   const interrupted$ = batch.interruption.reason$.pipe(
     take(1),
-    map((reason) => failed(reason, true)),
+    map((reason) => failedCall(index, toolCall, reason, true)),
   );
   const decision$ = fromHookResult(answer).pipe(
     map(decide),
     catchError((error: unknown) => of(hookFailed(error))),
   );
   return race(interrupted$, decision$);
+}
+
+function failedCall(index: number, toolCall: ToolCall, message: string, interrupted = false): FinalizedToolCall {
+  return new FinalizedToolCall(index, toolCall, errorResult(message), true, interrupted);
 }

@@ -1,4 +1,4 @@
-import { Observable, type Subscriber } from "rxjs";
+import { Observable, type Subscriber, type TeardownLogic } from "rxjs";
 import type { AgentEvent, ToolResultMessage } from "../types.js";
 
 /**
@@ -8,20 +8,14 @@ import type { AgentEvent, ToolResultMessage } from "../types.js";
  * Why not an AsyncSubject plus a mapping operator: `concatMap` subscribes once per slot, and
  * this slot serves that one subscriber with no further machinery.
  */
-export class ResultSlot {
-  private message: ToolResultMessage | undefined;
-  private waiting: Subscriber<AgentEvent> | undefined;
+export class ResultSlot extends Observable<AgentEvent> {
+  message: ToolResultMessage | undefined;
+  waiting: Subscriber<AgentEvent> | undefined;
 
-  readonly events: Observable<AgentEvent> = new Observable<AgentEvent>((subscriber) => {
-    if (this.message) {
-      emit(subscriber, this.message);
-      return undefined;
-    }
-    this.waiting = subscriber;
-    return () => {
-      if (this.waiting === subscriber) this.waiting = undefined;
-    };
-  });
+  constructor() {
+    // A function of the module's rather than a closure per slot: rxjs calls it with the slot as `this`.
+    super(serveSlot);
+  }
 
   fill(message: ToolResultMessage): void {
     this.message = message;
@@ -29,6 +23,18 @@ export class ResultSlot {
     this.waiting = undefined;
     if (waiting) emit(waiting, message);
   }
+}
+
+function serveSlot(this: Observable<AgentEvent>, subscriber: Subscriber<AgentEvent>): TeardownLogic {
+  const slot = this as ResultSlot;
+  if (slot.message) {
+    emit(subscriber, slot.message);
+    return undefined;
+  }
+  slot.waiting = subscriber;
+  return () => {
+    if (slot.waiting === subscriber) slot.waiting = undefined;
+  };
 }
 
 function emit(subscriber: Subscriber<AgentEvent>, message: ToolResultMessage): void {

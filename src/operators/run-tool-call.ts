@@ -44,11 +44,19 @@ function executeTool(prepared: PreparedToolCall, batch: ToolBatch): Observable<A
     } catch (error) {
       run.failWith(error);
     }
-    if (run.settled) return () => run.tearDown();
+    if (run.settled) return run.teardownLogic();
+    if (!isObservable(output) && !isPromiseLike(output)) {
+      // An interruption that came while the tool ran wins over what it returned, as it would
+      // over a Promise's value.
+      const interruptedMeanwhile = batch.interruption.reason;
+      if (interruptedMeanwhile !== undefined) run.fail(interruptedMeanwhile, true);
+      else run.finishWith(output, true);
+      return run.teardownLogic();
+    }
     // Registered only now: a tool that answered synchronously never needs it, and one that is
     // interrupted while it ran hears it at once (the interruption replays its reason).
     run.addTeardown(batch.interruption.onInterrupt((reason) => run.fail(reason, true)));
-    if (run.settled) return () => run.tearDown();
+    if (run.settled) return run.teardownLogic();
     if (isObservable(output)) {
       run.addTeardown(subscribeWithProgress(output, batch, run));
     } else if (isPromiseLike(output)) {
@@ -58,10 +66,8 @@ function executeTool(prepared: PreparedToolCall, batch: ToolBatch): Observable<A
           error: (error: unknown) => run.failWith(error),
         }),
       );
-    } else {
-      run.finishWith(output, true);
     }
-    return () => run.tearDown();
+    return run.teardownLogic();
   });
 }
 
@@ -140,6 +146,11 @@ class ToolRun implements ToolExecutionContext {
 
   addTeardown(teardown: Subscription | (() => void)): void {
     (this.teardowns ??= []).push(teardown);
+  }
+
+  /** What the call's subscription must do when it ends: nothing for a call settled with nothing to release. */
+  teardownLogic(): (() => void) | undefined {
+    return this.settled && this.teardowns === undefined ? undefined : () => this.tearDown();
   }
 
   tearDown(): void {

@@ -6,7 +6,6 @@ import {
   concatMap,
   EMPTY,
   expand,
-  filter,
   ignoreElements,
   isObservable,
   map,
@@ -23,7 +22,7 @@ import type { AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, Drainable
 import { fromAbortSignal } from "./from-abort-signal.js";
 import { MessageQueue } from "./message-queue.js";
 import { announce, appendMessage, type RunState, TurnContinuation } from "./run-state.js";
-import { runTurn, type TurnOutput } from "./run-turn.js";
+import { runTurn } from "./run-turn.js";
 
 /**
  * Runs an agent from new prompt messages: a cold Observable of the run's events.
@@ -97,13 +96,14 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
     // synchronously would otherwise nest every turn inside the previous one's call stack. Inside
     // the outer queue action each turn is queued, so expand has subscribed to a turn's
     // continuation before the turn runs, and the queue runs the turns one after the other.
-    const turns$ = of(startTurn(run, concat(opening, runTurn(run, undefined)))).pipe(
+    const turns$ = of(startTurn(run, undefined, opening)).pipe(
       expand((turn) => turn.next),
       concatMap((turn) => turn.events.pipe(subscribeOn(queueScheduler))),
       subscribeOn(queueScheduler),
     );
     let ended = false;
-    const subscription = merge(feed(steering), feed(followUp), turns$)
+    const feeds = [feed(steering), feed(followUp)].filter((feed$) => feed$ !== EMPTY);
+    const subscription = (feeds.length > 0 ? merge(...feeds, turns$) : turns$)
       .pipe(
         takeWhile((event) => {
           if (event.type !== "agent_end") return true;
@@ -126,18 +126,13 @@ interface Turn {
   next: Observable<Turn>;
 }
 
-function startTurn(run: RunState, output: Observable<TurnOutput>): Turn {
+function startTurn(run: RunState, pending: AgentMessage[] | undefined, opening?: AgentEvent[]): Turn {
   const continuation = new AsyncSubject<TurnContinuation>();
-  const events = output.pipe(
-    filter((value): value is AgentEvent => {
-      if (!(value instanceof TurnContinuation)) return true;
-      continuation.next(value);
-      return false;
-    }),
-    tap({ complete: () => continuation.complete() }),
-  );
-  const next = continuation.pipe(map((value) => startTurn(run, runTurn(run, value.pending))));
-  return { events, next };
+  const turn$ = runTurn(run, pending, continuation);
+  return {
+    events: opening ? concat(opening, turn$) : turn$,
+    next: continuation.pipe(map((value) => startTurn(run, value.pending))),
+  };
 }
 
 interface QueueBinding {

@@ -1,128 +1,162 @@
-import { catchError, concat, concatMap, defer, filter, map, type Observable, of, race, take, tap } from "rxjs";
+import { catchError, map, Observable, type Observer, of, race, type Subscriber, Subscription, take } from "rxjs";
 import { callHook } from "../operators/call-hook.js";
 import { executeToolCalls } from "../operators/execute-tool-calls.js";
 import { ToolBatchSummary } from "../operators/tool-batch.js";
 import { toolCallsOf } from "../types/messages.js";
 import type { AgentEvent, AgentMessage, AssistantMessage, ToolResultMessage } from "../types.js";
-import { agentEnd, announce, appendMessage, type RunState, TurnContinuation } from "./run-state.js";
+import { agentEnd, appendMessage, type RunState, TurnContinuation } from "./run-state.js";
 import { streamAssistant } from "./stream-assistant.js";
-
-/** What a turn emits: its events, and last either `agent_end` or a `TurnContinuation`. */
-export type TurnOutput = AgentEvent | TurnContinuation;
 
 /**
  * One turn: inject pending messages, call the model, run its tool calls, `turn_end`, and decide.
  *
  * The first turn's `turn_start` belongs to the run's opening (before the prompts), and it takes
  * its pending messages from the steering queue, so steering typed before the first call lands
- * in it. The last value says what comes next: another turn, or the end of the run.
+ * in it. It ends in one of two ways: with `agent_end`, or by handing `continuation` the
+ * messages the next turn starts with (then completing it) just before it completes itself.
+ *
+ * Why one Observable with its steps in sequence rather than `concat` of deferred parts: a turn
+ * runs for every tool round trip, and each `concat` and `defer` costs subscriptions per turn and
+ * a hop per event; here each step is one subscription, started when the step before completes.
  */
-export function runTurn(run: RunState, pending: AgentMessage[] | undefined): Observable<TurnOutput> {
-  return defer(() => {
+export function runTurn(
+  run: RunState,
+  pending: AgentMessage[] | undefined,
+  continuation: Observer<TurnContinuation>,
+): Observable<AgentEvent> {
+  return new Observable<AgentEvent>((subscriber) => {
+    const turn: TurnSteps = { run, subscriber, continuation, steps: new Subscription() };
+    const { steps } = turn;
     const first = pending === undefined;
     const injected = first ? run.steering.drain(run.config.steeringMode ?? "one-at-a-time") : pending;
-    const opening: AgentEvent[] = first ? [] : [{ type: "turn_start" }];
+    if (!first) subscriber.next({ type: "turn_start" });
     for (const message of injected) {
       appendMessage(run, message);
-      opening.push(...announce(message));
+      announceTo(subscriber, message);
     }
+    if (subscriber.closed) return steps;
     let assistant: AssistantMessage | undefined;
-    return concat(
-      opening,
-      streamAssistant(run).pipe(
-        tap((event) => {
+    steps.add(
+      streamAssistant(run).subscribe({
+        next: (event) => {
           if (event.type === "message_end") {
             assistant = event.message as AssistantMessage;
             appendMessage(run, assistant);
           }
-        }),
-      ),
-      defer(() => finishTurn(run, assistant!)),
+          subscriber.next(event);
+        },
+        error: (error: unknown) => subscriber.error(error),
+        complete: () => finishTurn(turn, assistant!),
+      }),
     );
+    return steps;
   });
 }
 
-function finishTurn(run: RunState, assistant: AssistantMessage): Observable<TurnOutput> {
+/** What the steps of one turn share. */
+interface TurnSteps {
+  readonly run: RunState;
+  readonly subscriber: Subscriber<AgentEvent>;
+  readonly continuation: Observer<TurnContinuation>;
+  /** Every step's subscription, torn down with the turn. */
+  readonly steps: Subscription;
+}
+
+/**
+ * After the assistant message: its tool calls, `turn_end`, then the decision.
+ *
+ * Why check `closed` before each step: a step that completes synchronously runs the next one
+ * before its own subscription is linked to the turn's, so a subscriber that left meanwhile is
+ * seen only there.
+ */
+function finishTurn(turn: TurnSteps, assistant: AssistantMessage): void {
+  const { run, subscriber, steps } = turn;
+  if (subscriber.closed) return;
   const failed = assistant.stopReason === "error" || assistant.stopReason === "aborted";
   const toolCalls = failed ? [] : toolCallsOf(assistant);
   if (toolCalls.length === 0) {
-    return concat(
-      of<AgentEvent>({ type: "turn_end", message: assistant, toolResults: [] }),
-      defer(() => decideNext(run, assistant, [], false, failed)),
-    );
+    endTurn(turn, assistant, [], false, failed);
+    return;
   }
   let summary = new ToolBatchSummary([], false);
-  const batch$ = executeToolCalls(assistant, toolCalls, {
-    context: run.context,
-    config: run.config,
-    scheduler: run.scheduler,
-    signal: run.signal,
-    abort$: run.abort$,
-    steering: run.steering,
-  }).pipe(
-    filter((output): output is AgentEvent => {
-      if (output instanceof ToolBatchSummary) {
-        summary = output;
-        return false;
-      }
-      return true;
-    }),
-  );
-  return concat(
-    batch$,
-    defer(() => {
-      for (const result of summary.results) appendMessage(run, result);
-      return concat(
-        of<AgentEvent>({ type: "turn_end", message: assistant, toolResults: summary.results }),
-        defer(() => decideNext(run, assistant, summary.results, !summary.terminate, false)),
-      );
+  steps.add(
+    executeToolCalls(assistant, toolCalls, {
+      context: run.context,
+      config: run.config,
+      scheduler: run.scheduler,
+      signal: run.signal,
+      abort$: run.abort$,
+      steering: run.steering,
+    }).subscribe({
+      next: (output) => {
+        if (output instanceof ToolBatchSummary) summary = output;
+        else subscriber.next(output);
+      },
+      error: (error: unknown) => subscriber.error(error),
+      complete: () => {
+        for (const result of summary.results) appendMessage(run, result);
+        endTurn(turn, assistant, summary.results, !summary.terminate, false);
+      },
     }),
   );
 }
 
 /**
- * After `turn_end`: stop (error, abort, `maxTurns`, `shouldStopAfterTurn`), go on with the tool
- * results or steering, or start another inner loop with follow-ups.
+ * Emits `turn_end`, then decides: stop (error, abort, `maxTurns`, `shouldStopAfterTurn`), go on
+ * with the tool results or steering, or start another inner loop with follow-ups.
  *
- * Call it deferred, once `turn_end` is out: a listener may abort as it hears `turn_end`.
+ * Decides only once `turn_end` is out: a listener may abort as it hears it.
  */
-function decideNext(
-  run: RunState,
-  assistant: AssistantMessage,
-  toolResults: ToolResultMessage[],
-  moreToolWork: boolean,
-  failed: boolean,
-): Observable<TurnOutput> {
+function endTurn(turn: TurnSteps, assistant: AssistantMessage, toolResults: ToolResultMessage[], moreToolWork: boolean, failed: boolean): void {
+  const { run, subscriber, continuation, steps } = turn;
+  if (subscriber.closed) return;
+  subscriber.next({ type: "turn_end", message: assistant, toolResults });
+  if (subscriber.closed) return;
   run.turns += 1;
   const { config } = run;
+  const decide = (stop: boolean) => {
+    const next = stop ? agentEnd(run) : nextTurn(run, moreToolWork);
+    if (next instanceof TurnContinuation) continuation.next(next);
+    else subscriber.next(next);
+    continuation.complete();
+    subscriber.complete();
+  };
   if (failed || run.signal.aborted || (config.signal?.aborted ?? false)) {
-    return of(agentEnd(run));
+    decide(true);
+    return;
   }
-  const shouldStop$: Observable<boolean> =
-    config.maxTurns !== undefined && run.turns >= config.maxTurns
-      ? of(true)
-      : config.shouldStopAfterTurn
-        ? race(
-            callHook(config.shouldStopAfterTurn, {
-              message: assistant,
-              toolResults,
-              context: run.context,
-              newMessages: run.newMessages,
-            }).pipe(
-              map((stop) => stop === true),
-              catchError(() => of(true)),
-            ),
-            run.abort$.pipe(map(() => true)),
-          ).pipe(take(1))
-        : of(false);
-  return shouldStop$.pipe(
-    concatMap((stop): Observable<TurnOutput> => {
-      if (stop) return of(agentEnd(run));
-      const steering = run.steering.drain(config.steeringMode ?? "one-at-a-time");
-      if (steering.length > 0 || moreToolWork) return of(new TurnContinuation(steering));
-      const followUps = run.followUp.drain(config.followUpMode ?? "one-at-a-time");
-      if (followUps.length > 0) return of(new TurnContinuation(followUps));
-      return of(agentEnd(run));
-    }),
+  if (config.maxTurns !== undefined && run.turns >= config.maxTurns) {
+    decide(true);
+    return;
+  }
+  if (!config.shouldStopAfterTurn) {
+    decide(false);
+    return;
+  }
+  steps.add(
+    race(
+      callHook(config.shouldStopAfterTurn, { message: assistant, toolResults, context: run.context, newMessages: run.newMessages }).pipe(
+        map((stop) => stop === true),
+        catchError(() => of(true)),
+      ),
+      run.abort$.pipe(map(() => true)),
+    )
+      .pipe(take(1))
+      .subscribe({ next: decide, error: (error: unknown) => subscriber.error(error) }),
   );
+}
+
+/** What follows a turn that did not stop: steering or tool results, then follow-ups, else the end. */
+function nextTurn(run: RunState, moreToolWork: boolean): AgentEvent | TurnContinuation {
+  const { config } = run;
+  const steering = run.steering.drain(config.steeringMode ?? "one-at-a-time");
+  if (steering.length > 0 || moreToolWork) return new TurnContinuation(steering);
+  const followUps = run.followUp.drain(config.followUpMode ?? "one-at-a-time");
+  if (followUps.length > 0) return new TurnContinuation(followUps);
+  return agentEnd(run);
+}
+
+function announceTo(subscriber: Subscriber<AgentEvent>, message: AgentMessage): void {
+  subscriber.next({ type: "message_start", message });
+  subscriber.next({ type: "message_end", message });
 }

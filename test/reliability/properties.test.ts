@@ -3,7 +3,7 @@
  * timeouts, hooks, steering, follow-ups, aborts and unsubscribes, all in virtual time.
  */
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { describe, it } from "vitest";
 import { allProblems } from "./invariants.js";
 import { runScenario } from "./run-scenario.js";
 import { scenarioArbitrary, type Scenario } from "./scenario.js";
