@@ -1,4 +1,4 @@
-import { concatMap, connect, filter, from, merge, mergeMap, Observable, of, Subscription, type SchedulerLike } from "rxjs";
+import { concatMap, from, mergeMap, Observable, of, Subscription, type SchedulerLike } from "rxjs";
 import type { AgentContext, AgentEvent, AgentLoopConfig, AssistantMessage, DrainableQueue, ToolCall, ToolResultMessage } from "../types.js";
 import { mergeMapCapped } from "./merge-map-capped.js";
 import { prepareToolCall, prepareToolCalls } from "./prepare-tool-call.js";
@@ -69,11 +69,27 @@ export function executeToolCalls(
       slots[finalized.index]!.fill(message);
     };
     const run = (prepared: PreparedToolCall) => runToolCall(prepared, batch);
+    // Every event of the batch but the ordered results passes here; a finalized call becomes
+    // its `tool_execution_end`, then fills its slot (so its result follows the end).
+    const settle = (output: AgentEvent | FinalizedToolCall) => {
+      if (!(output instanceof FinalizedToolCall)) {
+        subscriber.next(output);
+        return;
+      }
+      subscriber.next({
+        type: "tool_execution_end",
+        toolCallId: output.toolCall.id,
+        toolName: output.toolCall.name,
+        result: output.result,
+        isError: output.isError,
+      });
+      fill(output);
+    };
 
     const sequential =
       config.toolExecution === "sequential" ||
       toolCalls.some((call) => context.tools?.some((tool) => tool.name === call.name && tool.executionMode === "sequential"));
-    const processed$ = sequential
+    const processed$: Observable<AgentEvent | FinalizedToolCall> = sequential
       ? from(toolCalls).pipe(
           concatMap((toolCall, index) =>
             prepareToolCall(index, toolCall, batch).pipe(
@@ -81,60 +97,26 @@ export function executeToolCalls(
             ),
           ),
         )
-      : prepareToolCalls(toolCalls, batch).pipe(
-          connect((shared$) =>
-            merge(
-              shared$.pipe(filter((output): output is AgentEvent | FinalizedToolCall => !(output instanceof PreparedToolCall))),
-              shared$.pipe(
-                filter((output): output is PreparedToolCall => output instanceof PreparedToolCall),
-                fanOut(run, config.maxConcurrency ?? Infinity, context),
-              ),
-            ),
-          ),
-        );
-    const ordered$ = from(slots).pipe(concatMap((slot) => slot));
+      : prepareToolCalls(toolCalls, batch, settle).pipe(fanOut(run, config.maxConcurrency ?? Infinity, context));
+    // The batch ends when both the ordered results and the processing have completed.
+    let running = 2;
+    const completeOne = () => {
+      running -= 1;
+      if (running > 0) return;
+      subscriber.next(new ToolBatchSummary(results, terminates.length > 0 && terminates.every(Boolean)));
+      subscriber.complete();
+    };
+    const fail = (error: unknown) => subscriber.error(error);
     subscription.add(
-      merge(ordered$, processed$.pipe(settleInto(fill))).subscribe({
-        next: (event) => subscriber.next(event),
-        error: (error: unknown) => subscriber.error(error),
-        complete: () => {
-          subscriber.next(new ToolBatchSummary(results, terminates.length > 0 && terminates.every(Boolean)));
-          subscriber.complete();
-        },
-      }),
+      from(slots)
+        .pipe(concatMap((slot) => slot))
+        .subscribe({ next: (event) => subscriber.next(event), error: fail, complete: completeOne }),
     );
+    subscription.add(processed$.subscribe({ next: settle, error: fail, complete: completeOne }));
     return subscription;
   });
 }
 
-
-/**
- * Passes events through and turns each `FinalizedToolCall` into its `tool_execution_end`, then
- * hands it to `fill` (which settles the call's result slot, so the result follows the end).
- */
-function settleInto(fill: (finalized: FinalizedToolCall) => void) {
-  return (source: Observable<AgentEvent | FinalizedToolCall>): Observable<AgentEvent> =>
-    new Observable<AgentEvent>((subscriber) =>
-      source.subscribe({
-        next: (output) => {
-          if (!(output instanceof FinalizedToolCall)) {
-            subscriber.next(output);
-            return;
-          }
-          subscriber.next({
-            type: "tool_execution_end",
-            toolCallId: output.toolCall.id,
-            toolName: output.toolCall.name,
-            result: output.result,
-            isError: output.isError,
-          });
-          fill(output);
-        },
-        error: (error: unknown) => subscriber.error(error),
-        complete: () => subscriber.complete(),
-      }),
-    );
-}
 
 function fanOut(
   run: (prepared: PreparedToolCall) => Observable<AgentEvent | FinalizedToolCall>,

@@ -33,33 +33,44 @@ export function prepareToolCall(
 }
 
 /**
- * Announces and readies a batch's calls one after the other, in source order: what
- * `prepareToolCall` emits for each call, the next call starting when the one before is ready.
+ * Announces and readies a batch's calls one after the other, in source order, and emits each
+ * call that may run (a `PreparedToolCall`).
  *
- * Why not `concatMap(prepareToolCall)`: nearly every preparation is synchronous, and this one
- * subscription serves the whole batch; only a `beforeToolCall` that answers with a Promise or
- * an Observable is subscribed to, and waited for.
+ * `announce` gets everything else, synchronously and in order: each call's
+ * `tool_execution_start`, and each call finalized during preparation (an error result, a
+ * block, a skip). The next call starts when the one before is ready. Why not
+ * `concatMap(prepareToolCall)`: nearly every preparation is synchronous, and this one
+ * subscription serves the whole batch; only a `beforeToolCall` that answers with a Promise or an
+ * Observable is subscribed to, and waited for.
  */
-export function prepareToolCalls(toolCalls: ToolCall[], batch: ToolBatch): Observable<AgentEvent | Readiness> {
-  return new Observable<AgentEvent | Readiness>((subscriber) => {
+export function prepareToolCalls(
+  toolCalls: ToolCall[],
+  batch: ToolBatch,
+  announce: (output: AgentEvent | FinalizedToolCall) => void,
+): Observable<PreparedToolCall> {
+  return new Observable<PreparedToolCall>((subscriber) => {
     let nextIndex = 0;
     let waiting: Subscription | undefined;
+    const route = (outcome: Readiness) => {
+      if (outcome instanceof PreparedToolCall) subscriber.next(outcome);
+      else announce(outcome);
+    };
     const prepareFromNext = (): void => {
       while (nextIndex < toolCalls.length) {
         const index = nextIndex++;
         const toolCall = toolCalls[index]!;
-        subscriber.next({ type: "tool_execution_start", toolCallId: toolCall.id, toolName: toolCall.name, args: toolCall.arguments });
+        announce({ type: "tool_execution_start", toolCallId: toolCall.id, toolName: toolCall.name, args: toolCall.arguments });
         if (subscriber.closed) return;
         const outcome = readyToolCall(index, toolCall, batch);
         if (!(outcome instanceof Observable)) {
-          subscriber.next(outcome);
+          route(outcome);
           continue;
         }
         // A decision that arrives synchronously goes on in this loop rather than on the stack.
         let subscribed = false;
         let decidedSynchronously = false;
         waiting = outcome.subscribe({
-          next: (value) => subscriber.next(value),
+          next: route,
           error: (error: unknown) => subscriber.error(error),
           complete: () => {
             if (subscribed) prepareFromNext();

@@ -81,6 +81,7 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
       turns: 0,
       modelMessages: [],
       modelMessagesSeen: 0,
+      ended: false,
     };
 
     const opening: AgentEvent[] = [{ type: "agent_start" }, { type: "turn_start" }];
@@ -90,8 +91,8 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
     }
     // The loop is an expand over turns. Why turns and not events: expand projects every value
     // it emits, so expanding over events would cost an inner subscription per text delta. Each
-    // turn is handed on as its events plus an AsyncSubject that receives the turn's last value,
-    // the continuation; expand recurses on that, concatMap plays each turn's events in order.
+    // turn is handed on as its events plus an AsyncSubject to which the turn hands what the next
+    // turn starts with; expand recurses on that, concatMap plays each turn's events in order.
     // Why subscribeOn(queueScheduler), on the whole and on each turn: a model that answers
     // synchronously would otherwise nest every turn inside the previous one's call stack. Inside
     // the outer queue action each turn is queued, so expand has subscribed to a turn's
@@ -101,21 +102,16 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
       concatMap((turn) => turn.events.pipe(subscribeOn(queueScheduler))),
       subscribeOn(queueScheduler),
     );
-    let ended = false;
+    // Feeds never complete, so with them the run ends at `agent_end`; without, the turns
+    // complete right after it on their own.
     const feeds = [feed(steering), feed(followUp)].filter((feed$) => feed$ !== EMPTY);
-    const subscription = (feeds.length > 0 ? merge(...feeds, turns$) : turns$)
-      .pipe(
-        takeWhile((event) => {
-          if (event.type !== "agent_end") return true;
-          ended = true;
-          return false;
-        }, true),
-      )
-      .subscribe(subscriber);
+    const events$ =
+      feeds.length > 0 ? merge(...feeds, turns$).pipe(takeWhile((event) => event.type !== "agent_end", true)) : turns$;
+    const subscription = events$.subscribe(subscriber);
     return () => {
       subscription.unsubscribe();
       config.signal?.removeEventListener("abort", onAbort);
-      if (!ended) controller.abort(new Error("The run was unsubscribed"));
+      if (!run.ended) controller.abort(new Error("The run was unsubscribed"));
     };
   });
 }

@@ -32,6 +32,8 @@ export interface RunState {
   readonly modelMessages: Message[];
   /** How many transcript messages `modelMessages` has taken in. */
   modelMessagesSeen: number;
+  /** Set as `agent_end` is made: from then on, leaving is not an abort. */
+  ended: boolean;
 }
 
 /** The transcript's model messages (the default `convertToLlm`), as a fresh array. */
@@ -53,6 +55,7 @@ export function appendMessage(run: RunState, message: AgentMessage): void {
 
 /** The closing event of a run, with whatever is still queued when the run made the queues. */
 export function agentEnd(run: RunState): AgentEvent {
+  run.ended = true;
   const event: AgentEvent = { type: "agent_end", messages: run.newMessages };
   const queued: QueuedMessages = {
     steering: run.ownsQueues.steering ? [...run.steering.peek()] : [],
