@@ -15,6 +15,8 @@ export interface BenchReport {
   quick: boolean;
   /** `"build"`: src transpiled to JavaScript; `"source"`: TypeScript through tsx. */
   rxagentFrom: "build" | "source";
+  /** Whether a full GC ran before each timed rep (`--gc-each-rep`). */
+  gcEachRep: boolean;
   durationSeconds: number;
   workloads: WorkloadResult[];
   errors: { workload: string; message: string }[];

@@ -3,7 +3,7 @@
  * on a plain-loop floor, side by side. Prints Markdown tables and writes bench/results/latest.json.
  *
  * Flags: `--quick` (tiny sizes, 1 rep: a smoke run; writes bench/results/quick.json),
- * `--no-gc` (no full GC before each rep; writes bench/results/no-gc.json),
+ * `--gc-each-rep` (a full GC before each timed rep; writes bench/results/gc-each-rep.json),
  * `--only W1,W3` (a subset of workloads), `--from-source` (rxagent from its TypeScript through
  * tsx instead of transpiled JavaScript; see build-rxagent.ts for why that is not the default).
  */
@@ -32,7 +32,7 @@ const workloads: Record<string, (options: BenchOptions) => Promise<WorkloadResul
 
 export async function main(argv: readonly string[]): Promise<BenchReport> {
   const quick = argv.includes("--quick");
-  repIsolation.collectGarbage = !argv.includes("--no-gc");
+  repIsolation.collectGarbage = argv.includes("--gc-each-rep");
   const onlyArgument = argv.find((argument) => argument.startsWith("--only"));
   const only = onlyArgument
     ? (onlyArgument.includes("=") ? onlyArgument.split("=")[1]! : argv[argv.indexOf(onlyArgument) + 1] ?? "").split(",")
@@ -43,7 +43,7 @@ export async function main(argv: readonly string[]): Promise<BenchReport> {
   const rxagent = await loadRxagent(from);
   const options: BenchOptions = { quick, implementations: [rxagent, reference, floor], log };
   const started = performance.now();
-  const report: BenchReport = { machine: machine(), quick, rxagentFrom: from, durationSeconds: 0, workloads: [], errors: [] };
+  const report: BenchReport = { machine: machine(), quick, rxagentFrom: from, gcEachRep: repIsolation.collectGarbage, durationSeconds: 0, workloads: [], errors: [] };
   for (const id of only) {
     const workload = workloads[id];
     if (!workload) throw new Error(`Unknown workload ${id}; known: ${Object.keys(workloads).join(", ")}`);
@@ -77,12 +77,12 @@ function machine(): Machine {
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const report = await main(process.argv.slice(2));
-  const file = report.quick ? "quick.json" : repIsolation.collectGarbage ? "latest.json" : "no-gc.json";
+  const file = report.quick ? "quick.json" : repIsolation.collectGarbage ? "gc-each-rep.json" : "latest.json";
   const out = join(dirname(fileURLToPath(import.meta.url)), "results", file);
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
   const targets = report.workloads.flatMap((workload) => workload.targets);
-  console.log(`Machine: ${formatMachine(report.machine)}${report.quick ? " (--quick)" : ""}\n`);
+  console.log(`Machine: ${formatMachine(report.machine)}${report.quick ? " (--quick)" : ""}${report.gcEachRep ? " (--gc-each-rep)" : ""}\n`);
   console.log(formatTable(report));
   console.log(`\nTargets\n\n${formatTargets(targets)}`);
   for (const error of report.errors) console.log(`\nERROR in ${error.workload}: ${error.message}`);

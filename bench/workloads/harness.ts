@@ -73,10 +73,13 @@ export function assertSameCounts(label: string, expected: EventCounts, actual: E
 }
 
 /**
- * Whether `timeRun` collects garbage before each rep (the default). `--no-gc` turns it off, to
- * see a steady state where rxjs's optimized code is not thrown away between reps.
+ * Whether `timeRun` collects garbage before each rep. Off by default: a forced full GC after a
+ * rep frees every object of the implementation that ran, V8 then drops the object shapes
+ * (maps) nothing uses any more and deoptimizes all code compiled against them, so each rep
+ * would measure the JIT warming up again rather than the loop. `--gc-each-rep` turns it on,
+ * to show that cold-after-GC case.
  */
-export const repIsolation = { collectGarbage: true };
+export const repIsolation = { collectGarbage: false };
 
 export function collectGarbage(): void {
   const gc = (globalThis as { gc?: () => void }).gc;
@@ -92,7 +95,7 @@ export interface TimedRun {
   counts: EventCounts;
 }
 
-/** One run after a full GC, timed from the call to `agent_end`, with events counted by type. */
+/** One run (after a full GC with `--gc-each-rep`), timed from the call to `agent_end`, with events counted by type. */
 export async function timeRun(implementation: Implementation, scenario: Scenario, onEvent?: EventSink): Promise<TimedRun> {
   const { sink, counts } = countingSink();
   const observe: EventSink = onEvent

@@ -1,9 +1,9 @@
-import { catchError, concatMap, from, isObservable, map, Observable, of, race, type Subscriber, type Subscription, take } from "rxjs";
+import { catchError, concatMap, isObservable, map, Observable, of, race, type Subscriber, type Subscription, take } from "rxjs";
 import { errorText } from "../errors.js";
 import { errorResult, isToolResult } from "../tools/tool-results.js";
 import type { AfterToolCallResult, AgentEvent, AgentToolResult, ToolExecutionContext } from "../types.js";
 import { fromHookResult, isPendingHookResult, isPromiseLike } from "./from-hook-result.js";
-import { FinalizedToolCall, type PreparedToolCall, type ToolBatch } from "./tool-batch.js";
+import { type BatchInterruption, FinalizedToolCall, type InterruptionListener, type PreparedToolCall, type ToolBatch } from "./tool-batch.js";
 
 /**
  * Runs one prepared tool call, then lets `afterToolCall` amend its result.
@@ -53,18 +53,18 @@ function executeTool(prepared: PreparedToolCall, batch: ToolBatch): Observable<A
       else run.finishWith(output, true);
       return run.teardownLogic();
     }
-    // Registered only now: a tool that answered synchronously never needs it, and one that is
+    // Listening only now: a tool that answered synchronously never needs it, and one that is
     // interrupted while it ran hears it at once (the interruption replays its reason).
-    run.addTeardown(batch.interruption.onInterrupt((reason) => run.fail(reason, true)));
+    run.listenTo(batch.interruption);
     if (run.settled) return run.teardownLogic();
     if (isObservable(output)) {
       run.addTeardown(subscribeWithProgress(output, batch, run));
     } else if (isPromiseLike(output)) {
-      run.addTeardown(
-        from(output).subscribe({
-          next: (value) => run.finishWith(value, true),
-          error: (error: unknown) => run.failWith(error),
-        }),
+      // Why `then` and not `from`: a Promise cannot be cancelled, so a subscription would only
+      // cost; a value or failure that comes after the call ended is ignored by `finish`.
+      output.then(
+        (value) => run.finishWith(value, true),
+        (error: unknown) => run.failWith(error),
       );
     }
     return run.teardownLogic();
@@ -76,7 +76,7 @@ function executeTool(prepared: PreparedToolCall, batch: ToolBatch): Observable<A
  * the call. Why a class: a call is the hot path of a batch, and one object with its methods on
  * the prototype replaces a handful of closures per call.
  */
-class ToolRun implements ToolExecutionContext {
+class ToolRun implements ToolExecutionContext, InterruptionListener {
   settled = false;
   // Created only when the tool reads its signal: most tools never do, and an AbortController
   // is the costliest object of a call. A signal read after the call ended comes back aborted.
@@ -84,6 +84,7 @@ class ToolRun implements ToolExecutionContext {
   private abortReason: Error | undefined;
   private boundUpdate: ((partialResult: unknown) => void) | undefined;
   private teardowns: (Subscription | (() => void))[] | undefined;
+  private interruption: BatchInterruption | undefined;
 
   constructor(
     private readonly prepared: PreparedToolCall,
@@ -116,7 +117,7 @@ class ToolRun implements ToolExecutionContext {
   }
 
   finish(result: AgentToolResult, isError: boolean, interrupted = false): void {
-    if (this.settled) return;
+    if (this.settled || this.subscriber.closed) return;
     this.settled = true;
     const { index, toolCall } = this.prepared;
     this.subscriber.next(new FinalizedToolCall(index, toolCall, result, isError, interrupted));
@@ -150,10 +151,20 @@ class ToolRun implements ToolExecutionContext {
 
   /** What the call's subscription must do when it ends: nothing for a call settled with nothing to release. */
   teardownLogic(): (() => void) | undefined {
-    return this.settled && this.teardowns === undefined ? undefined : () => this.tearDown();
+    return this.settled && this.teardowns === undefined && this.interruption === undefined ? undefined : () => this.tearDown();
+  }
+
+  listenTo(interruption: BatchInterruption): void {
+    this.interruption = interruption;
+    interruption.listen(this);
+  }
+
+  interrupted(reason: string): void {
+    this.fail(reason, true);
   }
 
   tearDown(): void {
+    this.interruption?.stopListening(this);
     for (const teardown of this.teardowns ?? []) {
       if (typeof teardown === "function") teardown();
       else teardown.unsubscribe();

@@ -28,11 +28,11 @@ export interface ToolBatch {
  * The batch's early stop, readable synchronously and as an Observable.
  *
  * Why not only a ReplaySubject: every call asks "interrupted yet?" and running calls wait for
- * it; a plain field and a set of handlers cost far less per call than a subscription each.
+ * it; a plain field and a set of listeners cost far less per call than a subscription each.
  */
 export class BatchInterruption {
   private currentReason: string | undefined;
-  private readonly handlers = new Set<(reason: string) => void>();
+  private readonly listeners = new Set<InterruptionListener>();
 
   /** The reason, once interrupted. */
   get reason(): string | undefined {
@@ -40,32 +40,43 @@ export class BatchInterruption {
   }
 
   /** Emits the reason once (at once if already interrupted), then completes. */
-  readonly reason$: Observable<string> = new Observable<string>((subscriber) =>
-    this.onInterrupt((reason) => {
-      subscriber.next(reason);
-      subscriber.complete();
-    }),
-  );
+  readonly reason$: Observable<string> = new Observable<string>((subscriber) => {
+    const listener: InterruptionListener = {
+      interrupted: (reason) => {
+        subscriber.next(reason);
+        subscriber.complete();
+      },
+    };
+    this.listen(listener);
+    return () => this.stopListening(listener);
+  });
 
   interrupt(reason: string): void {
     if (this.currentReason !== undefined) return;
     this.currentReason = reason;
-    for (const handler of [...this.handlers]) handler(reason);
-    this.handlers.clear();
+    for (const listener of [...this.listeners]) listener.interrupted(reason);
+    this.listeners.clear();
   }
 
-  /** Calls `handler` on interruption (at once if it happened); returns what stops listening. */
-  onInterrupt(handler: (reason: string) => void): () => void {
-    if (this.currentReason !== undefined) {
-      handler(this.currentReason);
-      return noop;
-    }
-    this.handlers.add(handler);
-    return () => this.handlers.delete(handler);
+  /**
+   * Tells `listener` of the interruption (at once if it happened) until `stopListening`. Why an
+   * object with a method: every running call listens, and it needs no closure to register nor
+   * one to unregister.
+   */
+  listen(listener: InterruptionListener): void {
+    if (this.currentReason !== undefined) listener.interrupted(this.currentReason);
+    else this.listeners.add(listener);
+  }
+
+  stopListening(listener: InterruptionListener): void {
+    this.listeners.delete(listener);
   }
 }
 
-function noop(): void {}
+/** Whatever wants to hear of a batch's interruption. */
+export interface InterruptionListener {
+  interrupted(reason: string): void;
+}
 
 /** A call that passed preparation and may run. */
 export class PreparedToolCall {

@@ -73,7 +73,7 @@ export function toChatTool(tool: ModelTool, strict: boolean | undefined): ChatCo
   };
 }
 
-function toChatMessages(messages: Message[]): ChatCompletionMessageParam[] {
+function toChatMessages(messages: readonly Message[]): ChatCompletionMessageParam[] {
   const result: ChatCompletionMessageParam[] = [];
   // Images returned by tools wait until the run of `tool` messages ends.
   let pendingImages: ImageContent[] = [];

@@ -36,15 +36,18 @@ export interface RunState {
   ended: boolean;
 }
 
-/** The transcript's model messages (the default `convertToLlm`), as a fresh array. */
-export function currentModelMessages(run: RunState): Message[] {
+/**
+ * The transcript's model messages (the default `convertToLlm`): the run's own array, brought up
+ * to date, not a copy (see `LlmContext.messages`).
+ */
+export function currentModelMessages(run: RunState): readonly Message[] {
   const { messages } = run.context;
   for (let index = run.modelMessagesSeen; index < messages.length; index++) {
     const message = messages[index]!;
     if (isModelMessage(message)) run.modelMessages.push(message);
   }
   run.modelMessagesSeen = messages.length;
-  return run.modelMessages.slice();
+  return run.modelMessages;
 }
 
 /** Adds a message to the transcript and to the run's new messages. */

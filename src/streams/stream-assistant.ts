@@ -73,7 +73,7 @@ function llmContextFromHooks(run: RunState): Observable<LlmContext> {
   );
 }
 
-function llmContextOf(run: RunState, messages: Message[]): LlmContext {
+function llmContextOf(run: RunState, messages: readonly Message[]): LlmContext {
   const llmContext: LlmContext = { messages };
   if (run.context.systemPrompt !== undefined) llmContext.systemPrompt = run.context.systemPrompt;
   if (run.context.tools && run.context.tools.length > 0) llmContext.tools = run.context.tools;

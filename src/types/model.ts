@@ -30,7 +30,13 @@ export interface ModelTool {
 /** Everything a model call gets: the system prompt, model messages and tools. */
 export interface LlmContext {
   systemPrompt?: string;
-  messages: Message[];
+  /**
+   * The transcript as the model sees it. Read it during the call; copy it to keep it: without a
+   * `convertToLlm` hook this is the run's own array, which grows after the call ends. Why not a
+   * fresh copy per call: copying costs time in proportion to the transcript on every turn, so a
+   * long session's turns would grow slower and slower.
+   */
+  messages: readonly Message[];
   tools?: ModelTool[];
 }
 

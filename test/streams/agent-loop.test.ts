@@ -320,6 +320,25 @@ describe("agentLoop", () => {
     expect(agentEndOf(events).messages.map((message) => message.role)).toStrictEqual(["user", "notice", "assistant"]);
   });
 
+  it("hands the model the transcript without copying it each turn: one array, up to date at every call", () => {
+    const scripted = scriptedModel([{ content: [{ type: "toolCall", id: "t1", name: "echo", arguments: {} }] }, "Done"]);
+    const seen: { messages: LlmContext["messages"]; length: number }[] = [];
+    const model: Model = {
+      ...scripted,
+      stream: (context, options) => {
+        seen.push({ messages: context.messages, length: context.messages.length });
+        return scripted.stream(context, options);
+      },
+    };
+    const echo = defineTool({ name: "echo", description: "e", parameters: Type.Object({}), execute: () => textResult("ok") });
+    const events = collect(agentLoop([prompt], { messages: [], tools: [echo] }, { model }));
+    assertEventGrammar(events);
+    expect(seen.map((call) => call.length)).toStrictEqual([1, 3]);
+    // Why the same array: a copy per turn costs time in proportion to the transcript (bench W4).
+    expect(seen[1]!.messages).toBe(seen[0]!.messages);
+    expect(scripted.calls.map((call) => call.messages.length)).toStrictEqual([1, 3]);
+  });
+
   describe("failed model calls", () => {
     for (const stopReason of ["error", "aborted"] as const) {
       it(`ends the run after turn_end when the model stops with "${stopReason}", without running tools`, () => {
