@@ -49,7 +49,7 @@ export async function longSession(options: BenchOptions): Promise<WorkloadResult
   const heap: ResultRow["values"] = {};
   for (const implementation of options.implementations) {
     const perTurnBytes: number[] = [];
-    for (let rep = 0; rep < (options.quick ? 1 : 3); rep++) {
+    for (let rep = 0; rep < (options.quick ? 1 : 7); rep++) {
       // Read from mid-run on: the first turns also allocate compiled code, which is not state.
       perTurnBytes.push(await heapPerTurn(implementation, scenario, turns / 2, turns));
     }

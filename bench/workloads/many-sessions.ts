@@ -8,6 +8,7 @@ import {
   type EventCounts,
   interleaved,
   pairRatios,
+  repIsolation,
   type ResultRow,
   type WorkloadResult,
 } from "./harness.js";
@@ -28,7 +29,7 @@ export async function manySessions(options: BenchOptions): Promise<WorkloadResul
   const [warmup, reps] = options.quick ? [0, 1] : [2, 7];
   const { samples, counts } = await interleaved("W5", options.implementations, warmup, reps, async (implementation) => {
     const sinks = Array.from({ length: agents }, () => countingSink());
-    collectGarbage();
+    if (repIsolation.collectGarbage) collectGarbage();
     const cpu = process.cpuUsage();
     const start = performance.now();
     await Promise.all(sinks.map(({ sink }) => implementation.run(scenario(), sink)));

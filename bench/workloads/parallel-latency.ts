@@ -21,7 +21,7 @@ export async function parallelLatency(options: BenchOptions): Promise<WorkloadRe
     const label = limit === undefined ? "unbounded" : `limit ${limit}`;
     const implementations = options.implementations.filter((implementation) => limit === undefined || implementation.supportsConcurrencyLimit);
     const ideal = Math.ceil(calls / (limit ?? calls)) * sleepMs;
-    const [warmup, reps] = options.quick ? [0, 1] : limit === undefined ? [2, 10] : limit === 8 ? [1, 5] : [0, 3];
+    const [warmup, reps] = options.quick ? [0, 1] : limit === undefined ? [3, 20] : limit === 8 ? [1, 5] : [0, 3];
     options.log(`W3 parallel latency ${calls} x ${sleepMs} ms, ${label}`);
     const { samples, counts } = await interleaved(`W3 ${label}`, implementations, warmup, reps, async (implementation) => {
       const probe: RunningProbe = { running: 0, maxRunning: 0 };

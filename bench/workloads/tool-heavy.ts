@@ -22,7 +22,7 @@ export async function toolHeavy(options: BenchOptions): Promise<WorkloadResult> 
   ];
   for (const { label, tool } of cases) {
     options.log(`W2 tool-heavy ${turns}x${callsPerTurn}, ${label}`);
-    const [warmup, reps] = options.quick ? [1, 2] : [10, 15];
+    const [warmup, reps] = options.quick ? [1, 2] : [10, 20];
     const { samples, counts } = await interleaved(`W2 ${label}`, options.implementations, warmup, reps, (implementation) =>
       timeRun(implementation, { replies, tool }),
     );

@@ -1,4 +1,4 @@
-import { concatMap, from, mergeMap, Observable, of, Subscription, type SchedulerLike } from "rxjs";
+import { concatMap, from, mergeMap, NEVER, Observable, of, Subscription, type SchedulerLike } from "rxjs";
 import type { AgentContext, AgentEvent, AgentLoopConfig, AssistantMessage, DrainableQueue, ToolCall, ToolResultMessage } from "../types.js";
 import { mergeMapCapped } from "./merge-map-capped.js";
 import { prepareToolCall, prepareToolCalls } from "./prepare-tool-call.js";
@@ -44,7 +44,8 @@ export function executeToolCalls(
     // A Subscription of its own: a trigger may fire while the batch is mid-emission, and the
     // batch must not close with the trigger's subscription.
     const subscription = new Subscription();
-    subscription.add(options.abort$.subscribe(() => interruption.interrupt(ABORTED_TOOL_TEXT)));
+    // NEVER, a run without a signal: nothing to listen to.
+    if (options.abort$ !== NEVER) subscription.add(options.abort$.subscribe(() => interruption.interrupt(ABORTED_TOOL_TEXT)));
     if (config.steeringInterruptsTools) {
       if (steering.peek().length > 0) interruption.interrupt(STEERING_SKIP_TEXT);
       else subscription.add(steering.arrivals.subscribe(() => interruption.interrupt(STEERING_SKIP_TEXT)));

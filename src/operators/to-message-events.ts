@@ -1,4 +1,4 @@
-import { Observable, type OperatorFunction } from "rxjs";
+import { NEVER, Observable, type OperatorFunction } from "rxjs";
 import { errorText, RxAgentError } from "../errors.js";
 import type { AgentEvent, AssistantMessage, ModelEvent, StopReason } from "../types.js";
 
@@ -42,7 +42,9 @@ export function toMessageEvents(
         subscriber.complete();
       };
 
-      const abortSubscription = abort$.subscribe(() => end(fallback(partial, "aborted", "Request was aborted")));
+      // NEVER, a run without a signal: nothing to listen to.
+      const abortSubscription =
+        abort$ === NEVER ? undefined : abort$.subscribe(() => end(fallback(partial, "aborted", "Request was aborted")));
       if (ended) {
         return abortSubscription;
       }
@@ -86,7 +88,7 @@ export function toMessageEvents(
           end(fallback(partial, "error", "Model stream completed without a done or error event")),
       });
       return () => {
-        abortSubscription.unsubscribe();
+        abortSubscription?.unsubscribe();
         sourceSubscription.unsubscribe();
       };
     });

@@ -40,16 +40,18 @@ export class BatchInterruption {
   }
 
   /** Emits the reason once (at once if already interrupted), then completes. */
-  readonly reason$: Observable<string> = new Observable<string>((subscriber) => {
-    const listener: InterruptionListener = {
-      interrupted: (reason) => {
-        subscriber.next(reason);
-        subscriber.complete();
-      },
-    };
-    this.listen(listener);
-    return () => this.stopListening(listener);
-  });
+  get reason$(): Observable<string> {
+    return new Observable<string>((subscriber) => {
+      const listener: InterruptionListener = {
+        interrupted: (reason) => {
+          subscriber.next(reason);
+          subscriber.complete();
+        },
+      };
+      this.listen(listener);
+      return () => this.stopListening(listener);
+    });
+  }
 
   interrupt(reason: string): void {
     if (this.currentReason !== undefined) return;
