@@ -7,6 +7,8 @@ export interface BenchOptions {
   quick: boolean;
   implementations: readonly Implementation[];
   log: (line: string) => void;
+  /** Also measure W4's state per turn from heap snapshots (exact, but slow). */
+  heapSnapshots?: boolean;
 }
 
 /** One line of the table: a metric per implementation, and rxagent / reference. */

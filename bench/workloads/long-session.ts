@@ -1,13 +1,14 @@
 import type { Implementation, Scenario } from "../implementations/implementation.js";
-import { summarize } from "../stats.js";
+import { point, summarize } from "../stats.js";
 import { type BenchOptions, collectGarbage, interleaved, pairRatios, type ResultRow, type TargetCheck, timeRun, type WorkloadResult } from "./harness.js";
+import { liveStateBytes } from "./heap-snapshot.js";
 import { buildConversation } from "./replies.js";
 import { instantTool } from "./tools.js";
 
 /**
  * W4 long session: T turns of 50 text deltas and 1 tool call. Time per turn over the first and
  * the last `window` turns (a loop whose per-turn cost grows with the transcript shows here), and
- * heap after a full GC per turn, measured between the middle turn and the last tool turn.
+ * heap after a full GC per turn: the slope of ten readings from turn T/10 to the last tool turn.
  */
 export async function longSession(options: BenchOptions): Promise<WorkloadResult> {
   const turns = options.quick ? 200 : 2000;
@@ -50,8 +51,8 @@ export async function longSession(options: BenchOptions): Promise<WorkloadResult
   for (const implementation of options.implementations) {
     const perTurnBytes: number[] = [];
     for (let rep = 0; rep < (options.quick ? 1 : 7); rep++) {
-      // Read from mid-run on: the first turns also allocate compiled code, which is not state.
-      perTurnBytes.push(await heapPerTurn(implementation, scenario, turns / 2, turns));
+      // From turn T/10 on: the first turns also allocate compiled code, which is not state.
+      perTurnBytes.push(await heapPerTurn(implementation, scenario, turns / 10, turns));
     }
     heap[implementation.name] = summarize(perTurnBytes);
   }
@@ -61,8 +62,23 @@ export async function longSession(options: BenchOptions): Promise<WorkloadResult
     metric: "heap after GC per turn",
     unit: "bytes",
     values: heap,
-    note: `(heap at turn ${turns} - heap at turn ${turns / 2}) / ${turns / 2}, full GC before each reading`,
+    note: `slope of the heap after a full GC at 10 turns from ${turns / 10} to ${turns}`,
   });
+  const state: ResultRow["values"] = {};
+  if (options.heapSnapshots) {
+    options.log("W4 long session: state per turn (heap snapshots)");
+    for (const implementation of options.implementations) {
+      state[implementation.name] = point(await statePerTurn(implementation, scenario, turns / 2, turns));
+    }
+    rows.push({
+      workload: "W4 long session",
+      case: caseName,
+      metric: "state per turn, heap snapshots",
+      unit: "bytes",
+      values: state,
+      note: `(live heap but compiled code at turn ${turns} - at turn ${turns / 2}) / ${turns / 2}, one run each`,
+    });
+  }
   const targets: TargetCheck[] = [];
   if (growth.rxagent) {
     targets.push({
@@ -80,23 +96,63 @@ export async function longSession(options: BenchOptions): Promise<WorkloadResult
       met: heap.rxagent.median <= heap.reference.median,
     });
   }
+  if (state.rxagent && state.reference) {
+    targets.push({
+      workload: "W4",
+      target: "state per turn (heap snapshots) <= reference's",
+      measured: `${state.rxagent.median.toFixed(0)} B vs ${state.reference.median.toFixed(0)} B`,
+      met: state.rxagent.median <= state.reference.median,
+    });
+  }
   return { id: "W4", title: "long session: turns of 50 deltas and 1 tool call", rows, targets, eventCounts: { [caseName]: counts } };
 }
 
-/** Heap used after a full GC at the end of turn `from` and of turn `to`, per turn between. */
+/**
+ * Heap per turn between turn `from` and turn `to`: the least-squares slope of the heap used after
+ * a full GC at the end of ten evenly spaced turns. Why a slope over ten readings rather than the
+ * difference of two: one reading can be off by a few hundred kilobytes (array backing stores that
+ * grew, compiled code the JIT made or dropped), which over a thousand turns is a hundred bytes
+ * per turn.
+ */
 async function heapPerTurn(implementation: Implementation, scenario: Scenario, from: number, to: number): Promise<number> {
+  const readingTurns = Array.from({ length: 10 }, (_, step) => Math.round(from + ((to - from) * step) / 9));
+  const readings: { turn: number; bytes: number }[] = [];
   let turnEnds = 0;
-  let atFrom = 0;
-  let atTo = 0;
-  const read = () => {
-    collectGarbage();
-    return process.memoryUsage().heapUsed;
-  };
   await timeRun(implementation, scenario, (event) => {
     if (event.type !== "turn_end") return;
     turnEnds += 1;
-    if (turnEnds === from) atFrom = read();
-    if (turnEnds === to) atTo = read();
+    if (!readingTurns.includes(turnEnds)) return;
+    collectGarbage();
+    readings.push({ turn: turnEnds, bytes: process.memoryUsage().heapUsed });
+  });
+  return slope(
+    readings.map((reading) => reading.turn),
+    readings.map((reading) => reading.bytes),
+  );
+}
+
+function slope(xs: number[], ys: number[]): number {
+  const meanX = xs.reduce((sum, x) => sum + x, 0) / xs.length;
+  const meanY = ys.reduce((sum, y) => sum + y, 0) / ys.length;
+  let covariance = 0;
+  let variance = 0;
+  for (const [index, x] of xs.entries()) {
+    covariance += (x - meanX) * (ys[index]! - meanY);
+    variance += (x - meanX) ** 2;
+  }
+  return covariance / variance;
+}
+
+/** Live heap but compiled code (heap snapshots) per turn between turn `from` and turn `to`. */
+async function statePerTurn(implementation: Implementation, scenario: Scenario, from: number, to: number): Promise<number> {
+  let turnEnds = 0;
+  let atFrom = 0;
+  let atTo = 0;
+  await timeRun(implementation, scenario, (event) => {
+    if (event.type !== "turn_end") return;
+    turnEnds += 1;
+    if (turnEnds === from) atFrom = liveStateBytes();
+    if (turnEnds === to) atTo = liveStateBytes();
   });
   return (atTo - atFrom) / (to - from);
 }

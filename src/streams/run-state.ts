@@ -11,8 +11,11 @@ export interface RunState {
   readonly scheduler: SchedulerLike;
   /** The run's own copy of the transcript; the caller's array is never changed. */
   readonly context: AgentContext;
-  /** Every message the run added, for `agent_end`. */
-  readonly newMessages: AgentMessage[];
+  /**
+   * Where the run's own messages start in the transcript: `agent_end` reports every message from
+   * there on. Why an index and not a second array: a long session would pay a slot per message.
+   */
+  readonly firstNewMessage: number;
   readonly steering: DrainableQueue;
   readonly followUp: DrainableQueue;
   /**
@@ -27,9 +30,10 @@ export interface RunState {
   turns: number;
   /**
    * The transcript's model messages so far, kept up to date as it grows, so the default
-   * `convertToLlm` costs each message once rather than once per turn.
+   * `convertToLlm` costs each message once rather than once per turn. Undefined while every
+   * message of the transcript is a model message: the transcript itself is that list then.
    */
-  readonly modelMessages: Message[];
+  modelMessages: Message[] | undefined;
   /** How many transcript messages `modelMessages` has taken in. */
   modelMessagesSeen: number;
   /** Set as `agent_end` is made: from then on, leaving is not an abort. */
@@ -38,11 +42,21 @@ export interface RunState {
 
 /**
  * The transcript's model messages (the default `convertToLlm`): the run's own array, brought up
- * to date, not a copy (see `LlmContext.messages`).
+ * to date, not a copy (see `LlmContext.messages`). While the transcript holds only model
+ * messages, that array is the transcript itself; the first other message forks a list of its own.
  */
 export function currentModelMessages(run: RunState): readonly Message[] {
   const { messages } = run.context;
-  for (let index = run.modelMessagesSeen; index < messages.length; index++) {
+  let index = run.modelMessagesSeen;
+  if (run.modelMessages === undefined) {
+    while (index < messages.length && isModelMessage(messages[index]!)) index++;
+    if (index === messages.length) {
+      run.modelMessagesSeen = index;
+      return messages as Message[];
+    }
+    run.modelMessages = messages.slice(0, index) as Message[];
+  }
+  for (; index < messages.length; index++) {
     const message = messages[index]!;
     if (isModelMessage(message)) run.modelMessages.push(message);
   }
@@ -50,16 +64,20 @@ export function currentModelMessages(run: RunState): readonly Message[] {
   return run.modelMessages;
 }
 
-/** Adds a message to the transcript and to the run's new messages. */
+/** Adds a message to the transcript. */
 export function appendMessage(run: RunState, message: AgentMessage): void {
   run.context.messages.push(message);
-  run.newMessages.push(message);
+}
+
+/** Every message the run added so far, as a new array. */
+export function newMessages(run: RunState): AgentMessage[] {
+  return run.context.messages.slice(run.firstNewMessage);
 }
 
 /** The closing event of a run, with whatever is still queued when the run made the queues. */
 export function agentEnd(run: RunState): AgentEvent {
   run.ended = true;
-  const event: AgentEvent = { type: "agent_end", messages: run.newMessages };
+  const event: AgentEvent = { type: "agent_end", messages: newMessages(run) };
   const queued: QueuedMessages = {
     steering: run.ownsQueues.steering ? [...run.steering.peek()] : [],
     followUp: run.ownsQueues.followUp ? [...run.followUp.peek()] : [],

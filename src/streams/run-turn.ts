@@ -4,7 +4,7 @@ import { executeToolCalls } from "../operators/execute-tool-calls.js";
 import { ToolBatchSummary } from "../operators/tool-batch.js";
 import { toolCallsOf } from "../types/messages.js";
 import type { AgentEvent, AgentMessage, AssistantMessage, ToolResultMessage } from "../types.js";
-import { agentEnd, appendMessage, type RunState, TurnContinuation } from "./run-state.js";
+import { agentEnd, appendMessage, newMessages, type RunState, TurnContinuation } from "./run-state.js";
 import { streamAssistant } from "./stream-assistant.js";
 
 /**
@@ -135,7 +135,7 @@ function endTurn(turn: TurnSteps, assistant: AssistantMessage, toolResults: Tool
   }
   steps.add(
     race(
-      callHook(config.shouldStopAfterTurn, { message: assistant, toolResults, context: run.context, newMessages: run.newMessages }).pipe(
+      callHook(config.shouldStopAfterTurn, { message: assistant, toolResults, context: run.context, newMessages: newMessages(run) }).pipe(
         map((stop) => stop === true),
         catchError(() => of(true)),
       ),
