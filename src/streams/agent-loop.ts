@@ -20,7 +20,7 @@ import {
 import { InvalidStateError } from "../errors.js";
 import type { AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, DrainableQueue } from "../types.js";
 import { fromAbortSignal } from "./from-abort-signal.js";
-import { MessageQueue } from "./message-queue.js";
+import { MessageQueue, noMessages } from "./message-queue.js";
 import { announce, appendMessage, type RunState, TurnContinuation } from "./run-state.js";
 import { runTurn } from "./run-turn.js";
 
@@ -138,7 +138,7 @@ interface QueueBinding {
 }
 
 function queueFrom(input: Observable<AgentMessage> | DrainableQueue | undefined): QueueBinding {
-  if (input === undefined) return { queue: new MessageQueue() };
+  if (input === undefined) return { queue: noMessages };
   if (isObservable(input)) return { queue: new MessageQueue(), source: input };
   return { queue: input };
 }

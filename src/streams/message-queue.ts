@@ -1,4 +1,4 @@
-import { Subject, type Observable } from "rxjs";
+import { NEVER, Subject, type Observable } from "rxjs";
 import type { AgentMessage, DrainableQueue, QueueMode } from "../types.js";
 
 /**
@@ -61,3 +61,13 @@ export class MessageQueue implements DrainableQueue {
     this.sizeSubject?.next(this.messages.length);
   }
 }
+
+/**
+ * The queue of a run that was given none: always empty. Why one shared object: nothing can be
+ * pushed to it, and most runs have neither steering nor follow-ups.
+ */
+export const noMessages: DrainableQueue = {
+  drain: () => [],
+  peek: () => [],
+  arrivals: NEVER,
+};
