@@ -1,4 +1,4 @@
-import { NEVER, Observable, type OperatorFunction } from "rxjs";
+import { NEVER, Observable, type Observer, type OperatorFunction, type Subscriber } from "rxjs";
 import { errorText, RxAgentError } from "../errors.js";
 import type { AgentEvent, AssistantMessage, ModelEvent, StopReason } from "../types.js";
 
@@ -27,69 +27,83 @@ export function toMessageEvents(
 ): OperatorFunction<ModelEvent, AgentEvent> {
   return (source) =>
     new Observable<AgentEvent>((subscriber) => {
-      let started = false;
-      let ended = false;
-      let partial: AssistantMessage | undefined;
-
-      const end = (message: AssistantMessage) => {
-        if (ended) return;
-        ended = true;
-        if (!started) {
-          started = true;
-          subscriber.next({ type: "message_start", message });
-        }
-        subscriber.next({ type: "message_end", message });
-        subscriber.complete();
-      };
-
+      const call = new MessageEvents(subscriber, fallback, onModelEnd);
       // NEVER, a run without a signal: nothing to listen to.
-      const abortSubscription =
-        abort$ === NEVER ? undefined : abort$.subscribe(() => end(fallback(partial, "aborted", "Request was aborted")));
-      if (ended) {
+      const abortSubscription = abort$ === NEVER ? undefined : abort$.subscribe(() => call.abort());
+      if (call.ended) {
         return abortSubscription;
       }
-      const sourceSubscription = source.subscribe({
-        next: (event) => {
-          if (ended) return;
-          switch (event.type) {
-            case "done":
-              onModelEnd?.();
-              end(event.message);
-              return;
-            case "error":
-              onModelEnd?.();
-              end(event.error);
-              return;
-            case "start":
-              partial = event.partial;
-              if (!started) {
-                started = true;
-                subscriber.next({ type: "message_start", message: event.partial });
-              }
-              return;
-            default:
-              partial = event.partial;
-              if (!started) {
-                started = true;
-                subscriber.next({ type: "message_start", message: event.partial });
-              }
-              subscriber.next({ type: "message_update", message: event.partial, assistantMessageEvent: event });
-          }
-        },
-        error: (error: unknown) =>
-          end(
-            fallback(
-              partial,
-              "error",
-              error instanceof RxAgentError ? error.message : `Model stream failed: ${errorText(error)}`,
-            ),
-          ),
-        complete: () =>
-          end(fallback(partial, "error", "Model stream completed without a done or error event")),
-      });
+      const sourceSubscription = source.subscribe(call);
       return () => {
         abortSubscription?.unsubscribe();
         sourceSubscription.unsubscribe();
       };
     });
+}
+
+/**
+ * One model call's messages events: the observer of the model's events. Why a class: a call is
+ * made every turn and lives as long as the model streams, and one object with its methods on the
+ * prototype replaces a handful of closures and their context.
+ */
+class MessageEvents implements Observer<ModelEvent> {
+  started = false;
+  ended = false;
+  private partial: AssistantMessage | undefined;
+
+  constructor(
+    private readonly subscriber: Subscriber<AgentEvent>,
+    private readonly fallback: FallbackMessage,
+    private readonly onModelEnd: (() => void) | undefined,
+  ) {}
+
+  next(event: ModelEvent): void {
+    if (this.ended) return;
+    switch (event.type) {
+      case "done":
+        this.onModelEnd?.();
+        this.end(event.message);
+        return;
+      case "error":
+        this.onModelEnd?.();
+        this.end(event.error);
+        return;
+      case "start":
+        this.partial = event.partial;
+        this.start(event.partial);
+        return;
+      default:
+        this.partial = event.partial;
+        this.start(event.partial);
+        this.subscriber.next({ type: "message_update", message: event.partial, assistantMessageEvent: event });
+    }
+  }
+
+  error(error: unknown): void {
+    const text = error instanceof RxAgentError ? error.message : `Model stream failed: ${errorText(error)}`;
+    this.end(this.fallback(this.partial, "error", text));
+  }
+
+  complete(): void {
+    this.end(this.fallback(this.partial, "error", "Model stream completed without a done or error event"));
+  }
+
+  abort(): void {
+    this.end(this.fallback(this.partial, "aborted", "Request was aborted"));
+  }
+
+  /** A model that skipped `start` still gets a `message_start` first. */
+  private start(message: AssistantMessage): void {
+    if (this.started) return;
+    this.started = true;
+    this.subscriber.next({ type: "message_start", message });
+  }
+
+  private end(message: AssistantMessage): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.start(message);
+    this.subscriber.next({ type: "message_end", message });
+    this.subscriber.complete();
+  }
 }

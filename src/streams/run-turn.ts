@@ -15,6 +15,8 @@ import { streamAssistant } from "./stream-assistant.js";
  * in it. It ends in one of two ways: with `agent_end`, or by handing `continuation` the
  * messages the next turn starts with (then completing it) just before it completes itself.
  *
+ * `opening` is emitted first: the run's opening events, for the first turn.
+ *
  * Why one Observable with its steps in sequence rather than `concat` of deferred parts: a turn
  * runs for every tool round trip, and each `concat` and `defer` costs subscriptions per turn and
  * a hop per event; here each step is one subscription, started when the step before completes.
@@ -23,10 +25,14 @@ export function runTurn(
   run: RunState,
   pending: AgentMessage[] | undefined,
   continuation: Observer<TurnContinuation>,
+  opening: readonly AgentEvent[] = [],
 ): Observable<AgentEvent> {
   return new Observable<AgentEvent>((subscriber) => {
     const turn: TurnSteps = { run, subscriber, continuation, steps: new Subscription() };
     const { steps } = turn;
+    for (const event of opening) subscriber.next(event);
+    // Before draining: steering drained for a turn that will not run would be lost.
+    if (subscriber.closed) return steps;
     const first = pending === undefined;
     const injected = first ? run.steering.drain(run.config.steeringMode ?? "one-at-a-time") : pending;
     if (!first) subscriber.next({ type: "turn_start" });
