@@ -42,33 +42,55 @@ interface ActiveRun {
  * One run at a time: `prompt` starts one, `steer` and `followUp` talk to it while it works.
  */
 export class Agent {
-  /** Push a message here (or call `steer`) to redirect the agent before its next model call. */
-  readonly steering = new Subject<AgentMessage>();
-  /** Push a message here (or call `followUp`) to handle it once the agent would stop. */
-  readonly followUps = new Subject<AgentMessage>();
   steeringMode: QueueMode = "one-at-a-time";
   followUpMode: QueueMode = "one-at-a-time";
 
   private readonly steeringQueue = new MessageQueue((queuedSteering) => this.patchState({ queuedSteering }));
   private readonly followUpQueue = new MessageQueue((queuedFollowUp) => this.patchState({ queuedFollowUp }));
-  private readonly eventSubject = new Subject<AgentEvent>();
-  private readonly stateSubject: BehaviorSubject<AgentState>;
-  private readonly wiring = new Subscription();
+  // Subjects are made when first asked for: a server may hold thousands of idle agents, and most
+  // of them are never listened to between runs. `currentState` is the truth; `stateSubject`
+  // only publishes it.
+  private currentState: AgentState;
+  private stateSubject: BehaviorSubject<AgentState> | undefined;
+  private eventSubject: Subject<AgentEvent> | undefined;
+  private steeringSubject: Subject<AgentMessage> | undefined;
+  private followUpSubject: Subject<AgentMessage> | undefined;
+  private wiring: Subscription | undefined;
+  private disposed = false;
   private activeRun: ActiveRun | undefined;
   private options: AgentOptions;
 
-  /** Every event of every run, hot: a late subscriber gets what comes next. */
-  readonly events$: Observable<AgentEvent>;
-  /** The current state, replayed to each new subscriber, then every change. */
-  readonly state$: Observable<AgentState>;
-
   constructor(options: AgentOptions) {
     this.options = options;
-    this.stateSubject = new BehaviorSubject(initialAgentState([...(options.messages ?? [])]));
-    this.events$ = this.eventSubject.asObservable();
-    this.state$ = this.stateSubject.asObservable();
-    this.wiring.add(this.steering.subscribe((message) => this.steeringQueue.push(message)));
-    this.wiring.add(this.followUps.subscribe((message) => this.followUpQueue.push(message)));
+    this.currentState = initialAgentState([...(options.messages ?? [])]);
+  }
+
+  /** Push a message here (or call `steer`) to redirect the agent before its next model call. */
+  get steering(): Subject<AgentMessage> {
+    return (this.steeringSubject ??= this.wiredTo(this.steeringQueue));
+  }
+
+  /** Push a message here (or call `followUp`) to handle it once the agent would stop. */
+  get followUps(): Subject<AgentMessage> {
+    return (this.followUpSubject ??= this.wiredTo(this.followUpQueue));
+  }
+
+  /** Every event of every run, hot: a late subscriber gets what comes next. */
+  get events$(): Observable<AgentEvent> {
+    if (!this.eventSubject) {
+      this.eventSubject = new Subject<AgentEvent>();
+      if (this.disposed) this.eventSubject.complete();
+    }
+    return this.eventSubject.asObservable();
+  }
+
+  /** The current state, replayed to each new subscriber, then every change. */
+  get state$(): Observable<AgentState> {
+    if (!this.stateSubject) {
+      this.stateSubject = new BehaviorSubject(this.currentState);
+      if (this.disposed) this.stateSubject.complete();
+    }
+    return this.stateSubject.asObservable();
   }
 
   /** Opens an agent on a store and picks up the transcript it holds. */
@@ -87,7 +109,7 @@ export class Agent {
   }
 
   get state(): AgentState {
-    return this.stateSubject.value;
+    return this.currentState;
   }
 
   get messages(): readonly AgentMessage[] {
@@ -147,12 +169,19 @@ export class Agent {
 
   /** Queues a message injected before the next model call of the active (or next) run. */
   steer(input: PromptInput): void {
-    for (const message of toMessages(input, this.now())) this.steering.next(message);
+    // Through the Subject when someone made it, so whoever listens to it hears steer() too.
+    for (const message of toMessages(input, this.now())) {
+      if (this.steeringSubject) this.steeringSubject.next(message);
+      else this.steeringQueue.push(message);
+    }
   }
 
   /** Queues a message handled once the agent would stop. */
   followUp(input: PromptInput): void {
-    for (const message of toMessages(input, this.now())) this.followUps.next(message);
+    for (const message of toMessages(input, this.now())) {
+      if (this.followUpSubject) this.followUpSubject.next(message);
+      else this.followUpQueue.push(message);
+    }
   }
 
   /** Drops every queued steering and follow-up message and returns them. */
@@ -175,7 +204,7 @@ export class Agent {
     this.tearDownRun();
     this.clearQueues();
     this.options.store?.clear();
-    this.stateSubject.next(initialAgentState([]));
+    this.setState(initialAgentState([]));
   }
 
   /** Resolves once no run is active. */
@@ -202,9 +231,10 @@ export class Agent {
   /** Tears down the active run and stops publishing; the transcript store keeps what it has. */
   dispose(): void {
     this.tearDownRun();
-    this.wiring.unsubscribe();
-    this.eventSubject.complete();
-    this.stateSubject.complete();
+    this.disposed = true;
+    this.wiring?.unsubscribe();
+    this.eventSubject?.complete();
+    this.stateSubject?.complete();
     this.options.store?.close?.();
   }
 
@@ -259,8 +289,8 @@ export class Agent {
       // Idle before anyone hears agent_end, so a listener may prompt again at once.
       this.activeRun = undefined;
     }
-    this.stateSubject.next(reduceAgentState(this.stateSubject.value, event));
-    this.eventSubject.next(event);
+    this.setState(reduceAgentState(this.currentState, event));
+    this.eventSubject?.next(event);
   }
 
   private context(): AgentContext {
@@ -271,7 +301,19 @@ export class Agent {
   }
 
   private patchState(patch: Partial<AgentState>): void {
-    this.stateSubject.next({ ...this.stateSubject.value, ...patch });
+    this.setState({ ...this.currentState, ...patch });
+  }
+
+  private setState(state: AgentState): void {
+    this.currentState = state;
+    this.stateSubject?.next(state);
+  }
+
+  /** A Subject whose messages go to `queue` (until the agent is disposed). */
+  private wiredTo(queue: MessageQueue): Subject<AgentMessage> {
+    const subject = new Subject<AgentMessage>();
+    if (!this.disposed) (this.wiring ??= new Subscription()).add(subject.subscribe((message) => queue.push(message)));
+    return subject;
   }
 
   private assertIdle(action: string): void {

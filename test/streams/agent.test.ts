@@ -284,4 +284,36 @@ describe("Agent", () => {
     await lastValueFrom(agent.prompt("two").pipe(toArray()));
     expect([agent.state.usage.input, agent.state.usage.output, agent.state.usage.totalTokens]).toStrictEqual([30, 7, 37]);
   });
+
+  describe("Subjects made on first use", () => {
+    it("replays the current state to a state$ first asked for after a run", async () => {
+      const agent = new Agent({ model: scriptedModel(["a"]) });
+      await lastValueFrom(agent.prompt("one").pipe(toArray()));
+      const states: AgentState[] = [];
+      agent.state$.subscribe((state) => states.push(state));
+      expect(states).toStrictEqual([agent.state]);
+      expect(roles(states[0]!.messages)).toStrictEqual(["user:one", "assistant"]);
+    });
+
+    it("passes messages pushed to the steering and followUps Subjects to the run, like steer() and followUp()", async () => {
+      const agent = new Agent({ model: scriptedModel(["a", "b", "c"]) });
+      agent.followUps.next({ role: "user", content: "pushed", timestamp: 0 });
+      agent.followUp("called");
+      const heard: AgentMessage[] = [];
+      agent.steering.subscribe((message) => heard.push(message));
+      agent.steer("steered");
+      expect(heard.map((message) => (message as { content: unknown }).content)).toStrictEqual(["steered"]);
+      await lastValueFrom(agent.prompt("one").pipe(toArray()));
+      expect(roles(agent.messages)).toStrictEqual(["user:one", "user:steered", "assistant", "user:pushed", "assistant", "user:called", "assistant"]);
+    });
+
+    it("completes events$ and state$ asked for after dispose at once", () => {
+      const agent = new Agent({ model: scriptedModel(["a"]) });
+      agent.dispose();
+      const completed: string[] = [];
+      agent.events$.subscribe({ complete: () => completed.push("events$") });
+      agent.state$.subscribe({ complete: () => completed.push("state$") });
+      expect(completed).toStrictEqual(["events$", "state$"]);
+    });
+  });
 });
