@@ -1,5 +1,6 @@
 import { concatMap, from, mergeMap, NEVER, Observable, of, Subscription, type SchedulerLike } from "rxjs";
 import type { AgentContext, AgentEvent, AgentLoopConfig, AssistantMessage, DrainableQueue, ToolCall, ToolResultMessage } from "../types.js";
+import type { Cancellation } from "../streams/lazy-abort-controller.js";
 import { mergeMapCapped } from "./merge-map-capped.js";
 import { prepareToolCall, prepareToolCalls } from "./prepare-tool-call.js";
 import { ResultSlot } from "./result-slot.js";
@@ -18,7 +19,8 @@ export interface ExecuteToolCallsOptions {
   context: AgentContext;
   config: AgentLoopConfig;
   scheduler: SchedulerLike;
-  signal: AbortSignal;
+  /** The run's abort: checked before each call, its signal handed to hooks. */
+  cancellation: Cancellation;
   abort$: Observable<void>;
   steering: DrainableQueue;
 }
@@ -51,7 +53,7 @@ export function executeToolCalls(
       else subscription.add(steering.arrivals.subscribe(() => interruption.interrupt(STEERING_SKIP_TEXT)));
     }
 
-    const batch: ToolBatch = { assistantMessage, context, config, scheduler, signal: options.signal, interruption };
+    const batch: ToolBatch = { assistantMessage, context, config, scheduler, cancellation: options.cancellation, interruption };
     const slots = toolCalls.map(() => new ResultSlot());
     const results: ToolResultMessage[] = [];
     const terminates: boolean[] = [];

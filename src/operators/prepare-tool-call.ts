@@ -93,7 +93,7 @@ function readyToolCall(index: number, toolCall: ToolCall, batch: ToolBatch): Rea
   // Why check the signal here: a subscriber that leaves as it hears `tool_execution_start` tears
   // the batch down, but the parallel fan-out's `connect` still finishes this synchronous step.
   // A fired signal (abort, or the run torn down) means no hook or tool code may run any more.
-  if (batch.signal.aborted) return failedCall(index, toolCall, ABORTED_TOOL_TEXT, true);
+  if (batch.cancellation.aborted) return failedCall(index, toolCall, ABORTED_TOOL_TEXT, true);
   const interruptedBefore = batch.interruption.reason;
   if (interruptedBefore !== undefined) return failedCall(index, toolCall, interruptedBefore, true);
   const tool = batch.context.tools?.find((candidate) => candidate.name === toolCall.name);
@@ -119,7 +119,7 @@ function readyToolCall(index: number, toolCall: ToolCall, batch: ToolBatch): Rea
   try {
     answer = beforeToolCall(
       { assistantMessage: batch.assistantMessage, toolCall, args: validation.value, context: batch.context },
-      batch.signal,
+      batch.cancellation.signal,
     );
   } catch (error) {
     return hookFailed(error);

@@ -245,7 +245,7 @@ function afterToolCall(executed: FinalizedToolCall, prepared: PreparedToolCall, 
         isError: executed.isError,
         context: batch.context,
       },
-      batch.signal,
+      batch.cancellation.signal,
     );
   } catch (error) {
     return of(hookFailed(error));

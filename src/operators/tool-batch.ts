@@ -8,6 +8,7 @@ import type {
   ToolCall,
   ToolResultMessage,
 } from "../types.js";
+import type { Cancellation } from "../streams/lazy-abort-controller.js";
 
 /** What every step of one assistant message's tool batch needs to know. */
 export interface ToolBatch {
@@ -15,8 +16,8 @@ export interface ToolBatch {
   readonly context: AgentContext;
   readonly config: AgentLoopConfig;
   readonly scheduler: SchedulerLike;
-  /** The run's signal, handed to hooks. */
-  readonly signal: AbortSignal;
+  /** The run's abort, checked before each call; its signal is handed to hooks. */
+  readonly cancellation: Cancellation;
   /**
    * Why the batch stops early, once it does: an abort, or steering that interrupts tools. Calls
    * running then are aborted; calls not started yet are skipped.

@@ -19,6 +19,7 @@ import {
 import { InvalidStateError } from "../errors.js";
 import type { AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, DrainableQueue } from "../types.js";
 import { fromAbortSignal } from "./from-abort-signal.js";
+import { LazyAbortController } from "./lazy-abort-controller.js";
 import { MessageQueue, noMessages } from "./message-queue.js";
 import { announce, appendMessage, type RunState, TurnContinuation } from "./run-state.js";
 import { runTurn } from "./run-turn.js";
@@ -60,8 +61,8 @@ export function agentLoopContinue(context: AgentContext, config: AgentLoopConfig
 
 function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLoopConfig): Observable<AgentEvent> {
   return new Observable<AgentEvent>((subscriber) => {
-    const controller = new AbortController();
-    const onAbort = () => controller.abort(config.signal?.reason);
+    const cancellation = new LazyAbortController();
+    const onAbort = () => cancellation.abort(config.signal?.reason);
     config.signal?.addEventListener("abort", onAbort, { once: true });
     if (config.signal?.aborted) onAbort();
 
@@ -75,7 +76,7 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
       steering: steering.queue,
       followUp: followUp.queue,
       ownsQueues: { steering: steering.source !== undefined, followUp: followUp.source !== undefined },
-      signal: controller.signal,
+      cancellation,
       abort$: fromAbortSignal(config.signal),
       turns: 0,
       modelMessages: undefined,
@@ -110,7 +111,7 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
     return () => {
       subscription.unsubscribe();
       config.signal?.removeEventListener("abort", onAbort);
-      if (!run.ended) controller.abort(new Error("The run was unsubscribed"));
+      if (!run.ended) cancellation.abort(new Error("The run was unsubscribed"));
     };
   });
 }

@@ -1,5 +1,6 @@
 import type { Observable, SchedulerLike } from "rxjs";
 import { isModelMessage } from "../types/messages.js";
+import type { LazyAbortController } from "./lazy-abort-controller.js";
 import type { AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, DrainableQueue, Message, QueuedMessages } from "../types.js";
 
 /**
@@ -23,8 +24,8 @@ export interface RunState {
    * stays the caller's; reporting its messages too would hand them out twice.
    */
   readonly ownsQueues: { readonly steering: boolean; readonly followUp: boolean };
-  /** Handed to hooks; fires on abort and when the subscriber leaves mid-run. */
-  readonly signal: AbortSignal;
+  /** The run's abort (its signal is handed to hooks): on abort, and when the subscriber leaves mid-run. */
+  readonly cancellation: LazyAbortController;
   /** Emits when `config.signal` aborts. */
   readonly abort$: Observable<void>;
   turns: number;

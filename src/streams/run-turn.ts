@@ -90,7 +90,7 @@ function finishTurn(turn: TurnSteps, assistant: AssistantMessage): void {
       context: run.context,
       config: run.config,
       scheduler: run.scheduler,
-      signal: run.signal,
+      cancellation: run.cancellation,
       abort$: run.abort$,
       steering: run.steering,
     }).subscribe({
@@ -127,7 +127,7 @@ function endTurn(turn: TurnSteps, assistant: AssistantMessage, toolResults: Tool
     continuation.complete();
     subscriber.complete();
   };
-  if (failed || run.signal.aborted || (config.signal?.aborted ?? false)) {
+  if (failed || run.cancellation.aborted || (config.signal?.aborted ?? false)) {
     decide(true);
     return;
   }

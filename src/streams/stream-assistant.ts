@@ -4,6 +4,7 @@ import { callHook } from "../operators/call-hook.js";
 import { toMessageEvents } from "../operators/to-message-events.js";
 import { emptyUsage, isModelMessage } from "../types/messages.js";
 import type { AgentEvent, AssistantMessage, LlmContext, Message, ModelStreamOptions } from "../types.js";
+import { LazyAbortController } from "./lazy-abort-controller.js";
 import { currentModelMessages, type RunState } from "./run-state.js";
 
 /**
@@ -17,18 +18,12 @@ import { currentModelMessages, type RunState } from "./run-state.js";
  */
 export function streamAssistant(run: RunState): Observable<AgentEvent> {
   return new Observable<AgentEvent>((subscriber) => {
-    // Created when the model reads it; a signal read after the call was cancelled is aborted.
-    let controller: AbortController | undefined;
-    let cancelled = false;
+    const call = new LazyAbortController();
     // Why not "the message ended": on abort the message ends with the request still open.
     let modelFinished = false;
     const options: ModelStreamOptions = {
       get signal() {
-        if (!controller) {
-          controller = new AbortController();
-          if (cancelled) controller.abort(new Error("The model call was cancelled"));
-        }
-        return controller.signal;
+        return call.signal;
       },
     };
     const modelEvents = (llmContext: LlmContext) => run.config.model.stream(llmContext, options);
@@ -48,10 +43,7 @@ export function streamAssistant(run: RunState): Observable<AgentEvent> {
       .subscribe(subscriber);
     return () => {
       subscription.unsubscribe();
-      if (!modelFinished) {
-        cancelled = true;
-        controller?.abort(new Error("The model call was cancelled"));
-      }
+      if (!modelFinished) call.abort(new Error("The model call was cancelled"));
     };
   });
 }
@@ -59,7 +51,7 @@ export function streamAssistant(run: RunState): Observable<AgentEvent> {
 function llmContextFromHooks(run: RunState): Observable<LlmContext> {
   const { config } = run;
   const messages$ = config.transformContext
-    ? callHook(config.transformContext, [...run.context.messages], run.signal).pipe(
+    ? callHook(config.transformContext, [...run.context.messages], run.cancellation.signal).pipe(
         catchError((error: unknown) => throwError(() => new HookError("transformContext", error))),
       )
     : defer(() => [run.context.messages]);

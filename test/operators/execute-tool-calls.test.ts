@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { executeToolCalls } from "../../src/operators/execute-tool-calls.js";
 import { ToolBatchSummary } from "../../src/operators/tool-batch.js";
 import { fromAbortSignal } from "../../src/streams/from-abort-signal.js";
+import { LazyAbortController } from "../../src/streams/lazy-abort-controller.js";
 import { MessageQueue } from "../../src/streams/message-queue.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";
 import { defineTool } from "../../src/tools/define-tool.js";
@@ -54,7 +55,7 @@ function setup(
     context: { messages: [], tools },
     config: { model: scriptedModel([]), ...options.config },
     scheduler: m.scheduler,
-    signal: controller.signal,
+    cancellation: { get aborted() { return controller.signal.aborted; }, signal: controller.signal },
     abort$: fromAbortSignal(controller.signal),
     steering,
   });
@@ -347,7 +348,7 @@ describe("executeToolCalls", () => {
           context: { messages: [], tools: [finish] },
           config: { model: scriptedModel([]) },
           scheduler: m.scheduler,
-          signal: new AbortController().signal,
+          cancellation: new LazyAbortController(),
           abort$: fromAbortSignal(undefined),
           steering: new MessageQueue(),
         }).subscribe((output) => outputs.push(output));

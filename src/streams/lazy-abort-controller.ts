@@ -1,0 +1,32 @@
+/** A run's or a call's abort, readable without making an AbortSignal. */
+export interface Cancellation {
+  readonly aborted: boolean;
+  readonly signal: AbortSignal;
+}
+
+/**
+ * An AbortController made only when its signal is read. Why: most runs and model calls are never
+ * aborted and most hooks never look at the signal, and an AbortController is the costliest object
+ * they would make. A signal read after `abort` comes back aborted, with the reason.
+ */
+export class LazyAbortController implements Cancellation {
+  aborted = false;
+  private controller: AbortController | undefined;
+  private reason: unknown;
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.aborted) this.controller.abort(this.reason);
+    }
+    return this.controller.signal;
+  }
+
+  /** The first reason wins, as with an AbortController. */
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.controller?.abort(reason);
+  }
+}
