@@ -88,22 +88,14 @@ export async function longSession(options: BenchOptions): Promise<WorkloadResult
       met: growth.rxagent.median <= 1.2,
     });
   }
-  if (heap.rxagent && heap.reference) {
-    targets.push({
-      workload: "W4",
-      target: "heap per turn <= reference's",
-      measured: `${heap.rxagent.median.toFixed(0)} B vs ${heap.reference.median.toFixed(0)} B`,
-      met: heap.rxagent.median <= heap.reference.median,
-    });
-  }
-  if (state.rxagent && state.reference) {
-    targets.push({
-      workload: "W4",
-      target: "state per turn (heap snapshots) <= reference's",
-      measured: `${state.rxagent.median.toFixed(0)} B vs ${state.reference.median.toFixed(0)} B`,
-      met: state.rxagent.median <= state.reference.median,
-    });
-  }
+  const notAbove = (target: string, values: ResultRow["values"]) => {
+    const { rxagent, reference } = values;
+    if (!rxagent || !reference) return;
+    const measured = `${rxagent.median.toFixed(0)} B vs ${reference.median.toFixed(0)} B`;
+    targets.push({ workload: "W4", target, measured, met: rxagent.median <= reference.median });
+  };
+  notAbove("heap per turn <= reference's", heap);
+  notAbove("state per turn (heap snapshots) <= reference's", state);
   return { id: "W4", title: "long session: turns of 50 deltas and 1 tool call", rows, targets, eventCounts: { [caseName]: counts } };
 }
 
