@@ -7,9 +7,9 @@ import {
   expand,
   ignoreElements,
   isObservable,
+  map,
   merge,
   Observable,
-  type Observer,
   of,
   queueScheduler,
   subscribeOn,
@@ -91,8 +91,8 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
     }
     // The loop is an expand over turns. Why turns and not events: expand projects every value
     // it emits, so expanding over events would cost an inner subscription per text delta. Each
-    // turn is handed on as its events plus an AsyncSubject that receives the next turn, made from
-    // what the turn hands on; expand recurses on that, concatMap plays each turn's events in order.
+    // turn is handed on as its events plus an AsyncSubject to which the turn hands what the next
+    // turn starts with; expand recurses on that, concatMap plays each turn's events in order.
     // Why subscribeOn(queueScheduler), on the whole and on each turn: a model that answers
     // synchronously would otherwise nest every turn inside the previous one's call stack. Inside
     // the outer queue action each turn is queued, so expand has subscribed to a turn's
@@ -123,13 +123,13 @@ interface Turn {
 }
 
 function startTurn(run: RunState, pending: AgentMessage[] | undefined, opening?: AgentEvent[]): Turn {
-  const next = new AsyncSubject<Turn>();
-  const continuation: Observer<TurnContinuation> = {
-    next: (value) => next.next(startTurn(run, value.pending)),
-    error: (error: unknown) => next.error(error),
-    complete: () => next.complete(),
+  // Why the subject holds what the next turn starts with, not the next turn: a subject keeps
+  // its value, and a turn holding the next one's subject would chain every turn of the run.
+  const continuation = new AsyncSubject<TurnContinuation>();
+  return {
+    events: runTurn(run, pending, continuation, opening),
+    next: continuation.pipe(map((value) => startTurn(run, value.pending))),
   };
-  return { events: runTurn(run, pending, continuation, opening), next };
 }
 
 interface QueueBinding {
