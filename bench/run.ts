@@ -5,7 +5,7 @@
  * Flags: `--quick` (tiny sizes, 1 rep: a smoke run; writes bench/results/quick.json),
  * `--gc-each-rep` (a full GC before each timed rep; writes bench/results/gc-each-rep.json),
  * `--heap-snapshots` (W4 also reads its state per turn from heap snapshots: exact, slow),
- * `--only W1,W3` (a subset of workloads), `--from-source` (rxagent from its TypeScript through
+ * `--only W1,W3` (a subset of workloads; writes latest-W1-W3.json), `--from-source` (rxagent from its TypeScript through
  * tsx instead of transpiled JavaScript; see build-rxagent.ts for why that is not the default).
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -78,7 +78,10 @@ function machine(): Machine {
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const report = await main(process.argv.slice(2));
-  const file = report.quick ? "quick.json" : repIsolation.collectGarbage ? "gc-each-rep.json" : "latest.json";
+  // A subset or the cold-after-GC mode must not overwrite the full run's results.
+  const only = process.argv.find((argument) => argument.startsWith("--only"));
+  const subset = only ? `-${report.workloads.map((workload) => workload.id).join("-")}` : "";
+  const file = report.quick ? "quick.json" : `${repIsolation.collectGarbage ? "gc-each-rep" : "latest"}${subset}.json`;
   const out = join(dirname(fileURLToPath(import.meta.url)), "results", file);
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
