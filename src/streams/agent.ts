@@ -1,4 +1,4 @@
-import { asyncScheduler, BehaviorSubject, filter, firstValueFrom, map, type Observable, ReplaySubject, Subject, Subscription } from "rxjs";
+import { asyncScheduler, filter, firstValueFrom, map, type Observable, ReplaySubject, Subject, Subscription } from "rxjs";
 import { InvalidStateError } from "../errors.js";
 import type {
   AgentContext,
@@ -15,6 +15,8 @@ import type {
 import { agentLoop, agentLoopContinue } from "./agent-loop.js";
 import { initialAgentState, reduceAgentState } from "./agent-state.js";
 import { MessageQueue } from "./message-queue.js";
+import { OnDemandSubject, OnDemandValue } from "./on-demand-subject.js";
+import { QueueInput } from "./queue-input.js";
 import { toMessages } from "./prompt-input.js";
 import { missingToolResults } from "./repair-transcript.js";
 
@@ -48,49 +50,37 @@ export class Agent {
   private readonly steeringQueue = new MessageQueue((queuedSteering) => this.patchState({ queuedSteering }));
   private readonly followUpQueue = new MessageQueue((queuedFollowUp) => this.patchState({ queuedFollowUp }));
   // Subjects are made when first asked for: a server may hold thousands of idle agents, and most
-  // of them are never listened to between runs. `currentState` is the truth; `stateSubject`
-  // only publishes it.
-  private currentState: AgentState;
-  private stateSubject: BehaviorSubject<AgentState> | undefined;
-  private eventSubject: Subject<AgentEvent> | undefined;
-  private steeringSubject: Subject<AgentMessage> | undefined;
-  private followUpSubject: Subject<AgentMessage> | undefined;
-  private wiring: Subscription | undefined;
-  private disposed = false;
+  // of them are never listened to between runs.
+  private readonly stateValue: OnDemandValue<AgentState>;
+  private readonly eventStream = new OnDemandSubject<AgentEvent>();
+  private readonly steeringInput = new QueueInput(this.steeringQueue);
+  private readonly followUpInput = new QueueInput(this.followUpQueue);
   private activeRun: ActiveRun | undefined;
   private options: AgentOptions;
 
   constructor(options: AgentOptions) {
     this.options = options;
-    this.currentState = initialAgentState([...(options.messages ?? [])]);
+    this.stateValue = new OnDemandValue(initialAgentState([...(options.messages ?? [])]));
   }
 
   /** Push a message here (or call `steer`) to redirect the agent before its next model call. */
   get steering(): Subject<AgentMessage> {
-    return (this.steeringSubject ??= this.wiredTo(this.steeringQueue));
+    return this.steeringInput.subject$;
   }
 
   /** Push a message here (or call `followUp`) to handle it once the agent would stop. */
   get followUps(): Subject<AgentMessage> {
-    return (this.followUpSubject ??= this.wiredTo(this.followUpQueue));
+    return this.followUpInput.subject$;
   }
 
   /** Every event of every run, hot: a late subscriber gets what comes next. */
   get events$(): Observable<AgentEvent> {
-    if (!this.eventSubject) {
-      this.eventSubject = new Subject<AgentEvent>();
-      if (this.disposed) this.eventSubject.complete();
-    }
-    return this.eventSubject.asObservable();
+    return this.eventStream.observable;
   }
 
   /** The current state, replayed to each new subscriber, then every change. */
   get state$(): Observable<AgentState> {
-    if (!this.stateSubject) {
-      this.stateSubject = new BehaviorSubject(this.currentState);
-      if (this.disposed) this.stateSubject.complete();
-    }
-    return this.stateSubject.asObservable();
+    return this.stateValue.observable;
   }
 
   /** Opens an agent on a store and picks up the transcript it holds. */
@@ -109,7 +99,7 @@ export class Agent {
   }
 
   get state(): AgentState {
-    return this.currentState;
+    return this.stateValue.value;
   }
 
   get messages(): readonly AgentMessage[] {
@@ -169,19 +159,12 @@ export class Agent {
 
   /** Queues a message injected before the next model call of the active (or next) run. */
   steer(input: PromptInput): void {
-    // Through the Subject when someone made it, so whoever listens to it hears steer() too.
-    for (const message of toMessages(input, this.now())) {
-      if (this.steeringSubject) this.steeringSubject.next(message);
-      else this.steeringQueue.push(message);
-    }
+    for (const message of toMessages(input, this.now())) this.steeringInput.push(message);
   }
 
   /** Queues a message handled once the agent would stop. */
   followUp(input: PromptInput): void {
-    for (const message of toMessages(input, this.now())) {
-      if (this.followUpSubject) this.followUpSubject.next(message);
-      else this.followUpQueue.push(message);
-    }
+    for (const message of toMessages(input, this.now())) this.followUpInput.push(message);
   }
 
   /** Drops every queued steering and follow-up message and returns them. */
@@ -204,7 +187,7 @@ export class Agent {
     this.tearDownRun();
     this.clearQueues();
     this.options.store?.clear();
-    this.setState(initialAgentState([]));
+    this.stateValue.next(initialAgentState([]));
   }
 
   /** Resolves once no run is active. */
@@ -231,10 +214,10 @@ export class Agent {
   /** Tears down the active run and stops publishing; the transcript store keeps what it has. */
   dispose(): void {
     this.tearDownRun();
-    this.disposed = true;
-    this.wiring?.unsubscribe();
-    this.eventSubject?.complete();
-    this.stateSubject?.complete();
+    this.steeringInput.close();
+    this.followUpInput.close();
+    this.eventStream.complete();
+    this.stateValue.complete();
     this.options.store?.close?.();
   }
 
@@ -289,8 +272,8 @@ export class Agent {
       // Idle before anyone hears agent_end, so a listener may prompt again at once.
       this.activeRun = undefined;
     }
-    this.setState(reduceAgentState(this.currentState, event));
-    this.eventSubject?.next(event);
+    this.stateValue.next(reduceAgentState(this.stateValue.value, event));
+    this.eventStream.next(event);
   }
 
   private context(): AgentContext {
@@ -301,19 +284,7 @@ export class Agent {
   }
 
   private patchState(patch: Partial<AgentState>): void {
-    this.setState({ ...this.currentState, ...patch });
-  }
-
-  private setState(state: AgentState): void {
-    this.currentState = state;
-    this.stateSubject?.next(state);
-  }
-
-  /** A Subject whose messages go to `queue` (until the agent is disposed). */
-  private wiredTo(queue: MessageQueue): Subject<AgentMessage> {
-    const subject = new Subject<AgentMessage>();
-    if (!this.disposed) (this.wiring ??= new Subscription()).add(subject.subscribe((message) => queue.push(message)));
-    return subject;
+    this.stateValue.next({ ...this.stateValue.value, ...patch });
   }
 
   private assertIdle(action: string): void {
