@@ -1,5 +1,4 @@
 import {
-  AsyncSubject,
   asyncScheduler,
   catchError,
   concatMap,
@@ -7,7 +6,6 @@ import {
   expand,
   ignoreElements,
   isObservable,
-  map,
   merge,
   Observable,
   of,
@@ -21,7 +19,8 @@ import type { AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, Drainable
 import { fromAbortSignal } from "./from-abort-signal.js";
 import { LazyAbortController } from "./lazy-abort-controller.js";
 import { MessageQueue, noMessages } from "./message-queue.js";
-import { announce, appendMessage, type RunState, TurnContinuation } from "./run-state.js";
+import { NextTurn, type Turn } from "./next-turn.js";
+import { announce, appendMessage, type RunState } from "./run-state.js";
 import { runTurn } from "./run-turn.js";
 
 /**
@@ -91,8 +90,8 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
     }
     // The loop is an expand over turns. Why turns and not events: expand projects every value
     // it emits, so expanding over events would cost an inner subscription per text delta. Each
-    // turn is handed on as its events plus an AsyncSubject to which the turn hands what the next
-    // turn starts with; expand recurses on that, concatMap plays each turn's events in order.
+    // turn is handed on as its events plus a NextTurn to which the turn hands what the next turn
+    // starts with; expand recurses on that, concatMap plays each turn's events in order.
     // Why subscribeOn(queueScheduler), on the whole and on each turn: a model that answers
     // synchronously would otherwise nest every turn inside the previous one's call stack. Inside
     // the outer queue action each turn is queued, so expand has subscribed to a turn's
@@ -116,20 +115,9 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
   });
 }
 
-/** A turn as the loop's expand sees it: its events, then (maybe) the turn after it. */
-interface Turn {
-  events: Observable<AgentEvent>;
-  next: Observable<Turn>;
-}
-
 function startTurn(run: RunState, pending: AgentMessage[] | undefined, opening?: AgentEvent[]): Turn {
-  // Why the subject holds what the next turn starts with, not the next turn: a subject keeps
-  // its value, and a turn holding the next one's subject would chain every turn of the run.
-  const continuation = new AsyncSubject<TurnContinuation>();
-  return {
-    events: runTurn(run, pending, continuation, opening),
-    next: continuation.pipe(map((value) => startTurn(run, value.pending))),
-  };
+  const next = new NextTurn((handedOn) => startTurn(run, handedOn));
+  return { events: runTurn(run, pending, next, opening), next };
 }
 
 interface QueueBinding {
