@@ -120,7 +120,6 @@ export function executeToolCalls(
   });
 }
 
-
 function fanOut(
   run: (prepared: PreparedToolCall) => Observable<AgentEvent | FinalizedToolCall>,
   limit: number,

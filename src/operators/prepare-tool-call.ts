@@ -90,9 +90,10 @@ export function prepareToolCalls(
 type Readiness = PreparedToolCall | FinalizedToolCall;
 
 function readyToolCall(index: number, toolCall: ToolCall, batch: ToolBatch): Readiness | Observable<Readiness> {
-  // Why check the signal here: a subscriber that leaves as it hears `tool_execution_start` tears
-  // the batch down, but the parallel fan-out's `connect` still finishes this synchronous step.
-  // A fired signal (abort, or the run torn down) means no hook or tool code may run any more.
+  // Why check the run's cancellation here: a subscriber that leaves as it hears
+  // `tool_execution_start` tears the run down, but a batch subscribed to synchronously is not
+  // linked to the run's subscription yet, so its preparation loop goes on. A cancelled run
+  // (abort, or torn down) means no hook or tool code may run any more.
   if (batch.cancellation.aborted) return failedCall(index, toolCall, ABORTED_TOOL_TEXT, true);
   const interruptedBefore = batch.interruption.reason;
   if (interruptedBefore !== undefined) return failedCall(index, toolCall, interruptedBefore, true);
