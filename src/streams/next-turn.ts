@@ -1,4 +1,5 @@
-import { Observable, type Observer, type Subscriber, type TeardownLogic } from "rxjs";
+import type { Observable, Observer, Subscriber } from "rxjs";
+import { SettleOnce } from "../operators/settle-once.js";
 import type { AgentEvent, AgentMessage } from "../types.js";
 import type { TurnContinuation } from "./run-state.js";
 
@@ -14,18 +15,16 @@ export interface Turn {
  * next turn, made by `startTurn` from what was handed on, or nothing, then completes.
  *
  * Why not an AsyncSubject and a `map`: a run waiting for its model holds one of these, and one
- * object with its single subscriber costs about a kilobyte less than a subject, its subscription
+ * object serving its one subscriber costs about a kilobyte less than a subject, its subscription
  * and an operator. Why it keeps what was handed on and not the next turn: that turn would hold
  * its own `NextTurn`, and every turn of a run would stay reachable from the first.
  */
-export class NextTurn extends Observable<Turn> implements Observer<TurnContinuation> {
-  handedOn: TurnContinuation | undefined;
-  failure: { error: unknown } | undefined;
-  done = false;
-  waiting: Subscriber<Turn> | undefined;
+export class NextTurn extends SettleOnce<Turn> implements Observer<TurnContinuation> {
+  private handedOn: TurnContinuation | undefined;
+  private failure: { error: unknown } | undefined;
 
-  constructor(readonly startTurn: (pending: AgentMessage[]) => Turn) {
-    super(serveNextTurn);
+  constructor(private readonly startTurn: (pending: AgentMessage[]) => Turn) {
+    super();
   }
 
   next(continuation: TurnContinuation): void {
@@ -41,32 +40,12 @@ export class NextTurn extends Observable<Turn> implements Observer<TurnContinuat
     this.settle();
   }
 
-  /** Hands the outcome to the subscriber, if there is one yet. */
-  settle(): void {
-    this.done = true;
-    const waiting = this.waiting;
-    this.waiting = undefined;
-    if (waiting) deliver(this, waiting);
+  protected deliver(subscriber: Subscriber<Turn>): void {
+    if (this.failure) {
+      subscriber.error(this.failure.error);
+      return;
+    }
+    if (this.handedOn) subscriber.next(this.startTurn(this.handedOn.pending));
+    subscriber.complete();
   }
-}
-
-function serveNextTurn(this: Observable<Turn>, subscriber: Subscriber<Turn>): TeardownLogic {
-  const nextTurn = this as NextTurn;
-  if (nextTurn.done) {
-    deliver(nextTurn, subscriber);
-    return undefined;
-  }
-  nextTurn.waiting = subscriber;
-  return () => {
-    if (nextTurn.waiting === subscriber) nextTurn.waiting = undefined;
-  };
-}
-
-function deliver(nextTurn: NextTurn, subscriber: Subscriber<Turn>): void {
-  if (nextTurn.failure) {
-    subscriber.error(nextTurn.failure.error);
-    return;
-  }
-  if (nextTurn.handedOn) subscriber.next(nextTurn.startTurn(nextTurn.handedOn.pending));
-  subscriber.complete();
 }

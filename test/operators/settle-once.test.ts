@@ -1,0 +1,47 @@
+import type { Subscriber } from "rxjs";
+import { describe, expect, it } from "vitest";
+import { SettleOnce } from "../../src/operators/settle-once.js";
+
+class Answer extends SettleOnce<string> {
+  private value = "";
+
+  answer(value: string): void {
+    this.value = value;
+    this.settle();
+  }
+
+  protected deliver(subscriber: Subscriber<string>): void {
+    subscriber.next(this.value);
+    subscriber.complete();
+  }
+}
+
+function record(answer: Answer) {
+  const heard: string[] = [];
+  const subscription = answer.subscribe({ next: (value) => heard.push(value), complete: () => heard.push("|") });
+  return { heard, subscription };
+}
+
+describe("SettleOnce", () => {
+  it("delivers to a subscriber that waits, once settled", () => {
+    const answer = new Answer();
+    const { heard } = record(answer);
+    expect(heard).toStrictEqual([]);
+    answer.answer("a");
+    expect(heard).toStrictEqual(["a", "|"]);
+  });
+
+  it("delivers at once to a subscriber that comes after", () => {
+    const answer = new Answer();
+    answer.answer("b");
+    expect(record(answer).heard).toStrictEqual(["b", "|"]);
+  });
+
+  it("delivers nothing to a subscriber that left before", () => {
+    const answer = new Answer();
+    const { heard, subscription } = record(answer);
+    subscription.unsubscribe();
+    answer.answer("c");
+    expect(heard).toStrictEqual([]);
+  });
+});
