@@ -22,7 +22,7 @@ export interface DraftIdentity {
  * any `partial` they saw without it changing under them.
  */
 export class AssistantMessageDraft {
-  private content: readonly Block[] = [];
+  private readonly content: Block[] = [];
   private readonly open = new Set<number>();
   /** Raw JSON text of each tool call's arguments, by content index. */
   private readonly rawArguments = new Map<number, string>();
@@ -33,10 +33,6 @@ export class AssistantMessageDraft {
   private ended = false;
 
   constructor(private readonly identity: DraftIdentity) {}
-
-  get isStarted(): boolean {
-    return this.started;
-  }
 
   get isEnded(): boolean {
     return this.ended;
@@ -131,10 +127,6 @@ export class AssistantMessageDraft {
     if (block) this.replace(index, { ...block, ...patch });
   }
 
-  updateText(index: number, patch: { text?: string; textSignature?: string }): void {
-    const block = this.blockAt(index, "text");
-    if (block) this.replace(index, { ...block, ...patch });
-  }
 
   /**
    * Closes a block. For a tool call, `finalArguments` (when the server sent the whole string)
@@ -189,7 +181,7 @@ export class AssistantMessageDraft {
   private openBlock(block: Block, type: "text_start" | "thinking_start" | "toolcall_start"): { index: number; events: ModelEvent[] } {
     const events = this.start();
     const index = this.content.length;
-    this.content = [...this.content, block];
+    this.content.push(block);
     this.open.add(index);
     events.push({ type, contentIndex: index, partial: this.snapshot() });
     return { index, events };
@@ -201,10 +193,9 @@ export class AssistantMessageDraft {
     return block?.type === type ? (block as Extract<Block, { type: T }>) : undefined;
   }
 
+  // In place: every event's partial gets its own copy of the content from `snapshot`.
   private replace(index: number, block: Block): void {
-    const next = [...this.content];
-    next[index] = block;
-    this.content = next;
+    this.content[index] = block;
   }
 
   private snapshot(end?: { stopReason: StopReason; errorMessage?: string }): AssistantMessage {

@@ -8,7 +8,7 @@ import type {
 import type { AssistantMessage, ImageContent, Message, TextContent, ToolResultMessage } from "../types/messages.js";
 import type { LlmContext, ModelTool } from "../types/model.js";
 import type { OpenAIModelOptions } from "./openai-options.js";
-import { imageDataUrl } from "./openai-options.js";
+import { argumentsText, imageDataUrl, resolveBaseURL } from "./openai-options.js";
 
 /** Options of `openaiChat` that shape the request body. */
 export interface ChatRequestOptions extends OpenAIModelOptions {
@@ -56,7 +56,7 @@ export function buildChatRequest(context: LlmContext, options: ChatRequestOption
 
 function maxTokensField(options: ChatRequestOptions): "max_completion_tokens" | "max_tokens" {
   if (options.maxTokensField) return options.maxTokensField;
-  const baseURL = options.baseURL ?? globalThis.process?.env?.["OPENAI_BASE_URL"];
+  const baseURL = resolveBaseURL(options);
   return !baseURL || baseURL.includes("api.openai.com") ? "max_completion_tokens" : "max_tokens";
 }
 
@@ -130,7 +130,7 @@ function toChatAssistant(message: AssistantMessage): ChatCompletionMessageParam 
   const failed = message.stopReason === "error" || message.stopReason === "aborted";
   const toolCalls: ChatCompletionMessageToolCall[] = message.content.flatMap((block) =>
     block.type === "toolCall" && !failed
-      ? [{ id: block.id, type: "function", function: { name: block.name, arguments: JSON.stringify(block.arguments) } }]
+      ? [{ id: block.id, type: "function", function: { name: block.name, arguments: argumentsText(block) } }]
       : [],
   );
   // A failed call may have produced nothing; an empty assistant message is rejected by servers.

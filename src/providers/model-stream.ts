@@ -34,7 +34,8 @@ export function streamModelEvents<Chunk>(setup: ModelStreamSetup<Chunk>): Observ
   const { accumulator } = setup;
   return fromSdkStream(setup.start, { signal: setup.signal }).pipe(
     retryTransient<Chunk>({ ...setup.retry, signal: setup.signal }),
-    mergeMap((chunk) => from(accumulator.push(chunk))),
+    // An array is an ObservableInput: no Observable per chunk.
+    mergeMap((chunk) => accumulator.push(chunk)),
     concatWith(defer(() => from(accumulator.end()))),
     catchError((error: unknown) => from(accumulator.fail(error))),
     // Unsubscribes from the request as soon as the answer is complete (or failed).
@@ -51,11 +52,6 @@ export function retryConfigOf(options: OpenAIModelOptions): RetryTransientConfig
     ...(options.random !== undefined ? { random: options.random } : {}),
     ...(options.scheduler !== undefined ? { scheduler: options.scheduler } : {}),
   };
-}
-
-/** A call that failed before any request (e.g. no credentials): `start` then `error`. */
-export function failedBeforeStart<Chunk>(accumulator: StreamAccumulator<Chunk>, error: unknown): Observable<ModelEvent> {
-  return from(accumulator.fail(error));
 }
 
 /** What tells the two OpenAI APIs apart; everything else about a model is shared. */
@@ -92,7 +88,7 @@ export function openaiModel<Options extends OpenAIModelOptions & { model: string
           sdk = client ??= createOpenAIClient(options);
           body = api.buildRequest(context, options);
         } catch (error) {
-          return failedBeforeStart(accumulator, error);
+          return from(accumulator.fail(error));
         }
         return streamModelEvents<Chunk>({
           start: (requestSignal) => api.send(sdk, body, requestSignal),

@@ -1,6 +1,6 @@
 import OpenAI from "openai";
 import type { SchedulerLike } from "rxjs";
-import type { Usage } from "../types/messages.js";
+import type { ToolCall, Usage } from "../types/messages.js";
 
 /** How hard a reasoning model thinks, as the OpenAI API names it. */
 export type ReasoningEffort = "none" | "minimal" | "low" | "medium" | "high" | "xhigh";
@@ -65,15 +65,27 @@ export interface OpenAIModelOptions {
  */
 export function createOpenAIClient(options: OpenAIModelOptions): OpenAI {
   if (options.client) return options.client;
-  const environment = globalThis.process?.env ?? {};
-  const baseURL = options.baseURL ?? environment["OPENAI_BASE_URL"] ?? undefined;
-  const apiKey = options.apiKey ?? environment["OPENAI_API_KEY"] ?? (baseURL ? "not-needed" : undefined);
+  const baseURL = resolveBaseURL(options);
+  const apiKey = options.apiKey ?? globalThis.process?.env?.["OPENAI_API_KEY"] ?? (baseURL ? "not-needed" : undefined);
   return new OpenAI({
     apiKey,
     baseURL,
     maxRetries: 0,
     ...(options.headers ? { defaultHeaders: options.headers } : {}),
   });
+}
+
+/**
+ * A tool call's arguments as sent back to the model: what the model wrote when it was not a JSON
+ * object (`rawArguments`), so the transcript matches the error result that quotes it, else JSON.
+ */
+export function argumentsText(toolCall: ToolCall): string {
+  return toolCall.rawArguments ?? JSON.stringify(toolCall.arguments);
+}
+
+/** The server the model talks to: the given client's, `baseURL`, or `OPENAI_BASE_URL`. */
+export function resolveBaseURL(options: OpenAIModelOptions): string | undefined {
+  return options.client?.baseURL ?? options.baseURL ?? globalThis.process?.env?.["OPENAI_BASE_URL"] ?? undefined;
 }
 
 /** Token counts as OpenAI reports them, for both APIs. */

@@ -9,7 +9,7 @@ import type {
 import type { AssistantMessage, ImageContent, Message, TextContent, ToolResultMessage } from "../types/messages.js";
 import type { LlmContext, ModelTool } from "../types/model.js";
 import type { OpenAIModelOptions } from "./openai-options.js";
-import { imageDataUrl } from "./openai-options.js";
+import { argumentsText, imageDataUrl } from "./openai-options.js";
 
 export const responsesApi = "openai-responses";
 
@@ -136,7 +136,7 @@ function toAssistantItems(message: AssistantMessage): ResponseInputItem[] {
           type: "function_call",
           call_id: callId,
           name: block.name,
-          arguments: JSON.stringify(block.arguments),
+          arguments: argumentsText(block),
           ...(native && itemId ? { id: itemId } : {}),
         });
         break;

@@ -1,4 +1,5 @@
 import { Type } from "@sinclair/typebox";
+import OpenAI from "openai";
 import { lastValueFrom, toArray } from "rxjs";
 import { afterEach, describe, expect, it } from "vitest";
 import { openaiChat, openaiResponses } from "../../src/providers/index.js";
@@ -204,5 +205,34 @@ describe("request bodies", () => {
       if (saved.key !== undefined) process.env["OPENAI_API_KEY"] = saved.key;
       if (saved.url !== undefined) process.env["OPENAI_BASE_URL"] = saved.url;
     }
+  });
+
+  it("sends a call whose arguments were not a JSON object back as the model wrote them, in both APIs", async () => {
+    const raw = '{"city":"Edinburgh","country":"UK';
+    const messages: LlmContext["messages"] = [
+      { role: "user", content: "Weather?", timestamp: 1 },
+      assistant("openai-completions", [{ type: "toolCall", id: "call_1", name: "get_weather", arguments: { city: "Edinburgh", country: "UK" }, rawArguments: raw }]),
+      { role: "toolResult", toolCallId: "call_1", toolName: "get_weather", content: [{ type: "text", text: "not valid JSON" }], isError: true, timestamp: 3 },
+    ];
+    server = await startReplayServer([
+      { kind: "fixture", fixture: loadFixture("chat-text-usage-2") },
+      { kind: "fixture", fixture: loadFixture("responses-text-1") },
+    ]);
+    const options = { model: "m", baseURL: server.baseURL, apiKey: "k" };
+    await lastValueFrom(openaiChat(options).stream({ messages }, { signal: new AbortController().signal }).pipe(toArray()));
+    await lastValueFrom(openaiResponses(options).stream({ messages }, { signal: new AbortController().signal }).pipe(toArray()));
+    const chatBody = server.requests[0]?.body as { messages: { tool_calls?: { function: { arguments: string } }[] }[] };
+    const responsesBody = server.requests[1]?.body as { input: { type?: string; arguments?: string }[] };
+    expect(chatBody.messages[1]?.tool_calls?.[0]?.function.arguments).toBe(raw);
+    expect(responsesBody.input.find((item) => item.type === "function_call")?.arguments).toBe(raw);
+  });
+
+  it("chat: a given client's baseURL decides the max tokens field, as baseURL does", async () => {
+    server = await startReplayServer([{ kind: "fixture", fixture: loadFixture("chat-text-usage-2") }]);
+    const client = new OpenAI({ baseURL: server.baseURL, apiKey: "k", maxRetries: 0 });
+    const model = openaiChat({ model: "llama3", client, maxTokens: 64 });
+    await lastValueFrom(model.stream({ messages: [{ role: "user", content: "Hi", timestamp: 1 }] }, { signal: new AbortController().signal }).pipe(toArray()));
+    const body = server.requests[0]?.body as Record<string, unknown>;
+    expect([body["max_tokens"], body["max_completion_tokens"]]).toStrictEqual([64, undefined]);
   });
 });
