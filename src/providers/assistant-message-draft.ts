@@ -26,6 +26,8 @@ export class AssistantMessageDraft {
   private readonly open = new Set<number>();
   /** Raw JSON text of each tool call's arguments, by content index. */
   private readonly rawArguments = new Map<number, string>();
+  /** How long each call's arguments were when last parsed for the partials. */
+  private readonly parsedLengths = new Map<number, number>();
   private usage: Usage = emptyUsage();
   private responseId: string | undefined;
   private responseModel: string | undefined;
@@ -96,13 +98,23 @@ export class AssistantMessageDraft {
     return [{ type: "thinking_delta", contentIndex: index, delta, partial: this.snapshot() }];
   }
 
-  /** Adds an argument fragment; the block's `arguments` become the best parse so far. */
+  /**
+   * Adds an argument fragment; the block's `arguments` become the best parse so far: after every
+   * fragment up to 4 KiB of arguments, then each time they have grown by a quarter. Why not after
+   * every fragment: each parse reads the whole text, so a long argument (a file's content, in
+   * small fragments) would cost time in the square of its length; this way the total stays in
+   * proportion to it. `toolcall_end` always carries the full parse.
+   */
   appendToolArguments(index: number, delta: string): ModelEvent[] {
     const block = this.blockAt(index, "toolCall");
     if (!block || delta === "") return [];
     const raw = (this.rawArguments.get(index) ?? "") + delta;
     this.rawArguments.set(index, raw);
-    this.replace(index, { ...block, arguments: parseToolArguments(raw) });
+    const parsedLength = this.parsedLengths.get(index) ?? 0;
+    if (raw.length <= PARSE_EVERY_FRAGMENT_UP_TO || raw.length >= parsedLength * 1.25) {
+      this.parsedLengths.set(index, raw.length);
+      this.replace(index, { ...block, arguments: parseToolArguments(raw) });
+    }
     return [{ type: "toolcall_delta", contentIndex: index, delta, partial: this.snapshot() }];
   }
 
@@ -217,6 +229,8 @@ export class AssistantMessageDraft {
 }
 
 /** True for text that is a complete JSON object; an empty text counts as `{}`. */
+const PARSE_EVERY_FRAGMENT_UP_TO = 4096;
+
 function isJsonObjectText(text: string): boolean {
   if (text.trim() === "") return true;
   try {

@@ -11,10 +11,16 @@
 export function parsePartialJson(text: string): unknown {
   const trimmed = text.trim();
   if (trimmed === "") return undefined;
-  try {
-    return JSON.parse(trimmed);
-  } catch {
-    // Fall through: the text is incomplete, close it and try again.
+  // Only a text that ends a container can be complete JSON worth a first try: streamed
+  // arguments are parsed on every fragment, and a parse that throws costs the most. A complete
+  // string, number or literal comes out of the repair below unchanged.
+  const last = trimmed.charCodeAt(trimmed.length - 1);
+  if (last === 0x7d || last === 0x5d) {
+    try {
+      return JSON.parse(trimmed);
+    } catch {
+      // Fall through: the text is incomplete, close it and try again.
+    }
   }
   const repaired = closeIncompleteJson(trimmed);
   if (repaired === undefined) return undefined;
@@ -102,7 +108,7 @@ function closeIncompleteJson(text: string): string | undefined {
         break;
       default:
         // A complete number or literal followed by more text is safe up to its end.
-        if (/[0-9a-z.+-]/i.test(char ?? "") && !/[0-9a-z.+-]/i.test(text[index + 1] ?? "")) {
+        if (isLiteralChar(text.charCodeAt(index)) && !isLiteralChar(text.charCodeAt(index + 1))) {
           if (index + 1 < text.length || isCompleteLiteral(text, index)) markSafe(index + 1);
         }
     }
@@ -126,7 +132,22 @@ function closeIncompleteJson(text: string): string | undefined {
 
 /** A literal at the very end of the text counts only when it is complete (`true`, `12`). */
 function isCompleteLiteral(text: string, lastIndex: number): boolean {
-  const match = /(true|false|null|-?\d+(\.\d+)?([eE][+-]?\d+)?)$/.exec(text.slice(0, lastIndex + 1));
+  // Only the run of literal characters that ends here can hold the match: test that, not the text.
+  let start = lastIndex;
+  while (start > 0 && isLiteralChar(text.charCodeAt(start - 1))) start--;
+  const match = /(true|false|null|-?\d+(\.\d+)?([eE][+-]?\d+)?)$/.exec(text.slice(start, lastIndex + 1));
   // A number at the very end may still grow (`12` -> `123`), but its value so far is useful.
   return match !== null;
+}
+
+/** `[0-9a-zA-Z.+-]`: what numbers and literals are made of (false for NaN, past the end). */
+function isLiteralChar(code: number): boolean {
+  return (
+    (code >= 0x30 && code <= 0x39) ||
+    (code >= 0x61 && code <= 0x7a) ||
+    (code >= 0x41 && code <= 0x5a) ||
+    code === 0x2e ||
+    code === 0x2b ||
+    code === 0x2d
+  );
 }
