@@ -1,5 +1,5 @@
 import { asyncScheduler, filter, firstValueFrom, map, type Observable, ReplaySubject, Subject, Subscription } from "rxjs";
-import { InvalidStateError } from "../errors.js";
+import { errorText, InvalidStateError } from "../errors.js";
 import type {
   AgentContext,
   AgentEvent,
@@ -39,13 +39,14 @@ interface ActiveRun {
 
 /**
  * A long-lived agent around the loop: it keeps the transcript, owns the steering and follow-up
- * Subjects that feed every run, and publishes `events$` and `state$`.
+ * queues that feed every run (filled by `steer`, `followUp` or their Subjects), and publishes
+ * `events$` and `state$`.
  *
  * One run at a time: `prompt` starts one, `steer` and `followUp` talk to it while it works.
  */
 export class Agent {
-  steeringMode: QueueMode = "one-at-a-time";
-  followUpMode: QueueMode = "one-at-a-time";
+  steeringMode: QueueMode;
+  followUpMode: QueueMode;
 
   private readonly steeringQueue = new MessageQueue((queuedSteering) => this.patchState({ queuedSteering }));
   private readonly followUpQueue = new MessageQueue((queuedFollowUp) => this.patchState({ queuedFollowUp }));
@@ -60,6 +61,8 @@ export class Agent {
 
   constructor(options: AgentOptions) {
     this.options = options;
+    this.steeringMode = options.steeringMode ?? "one-at-a-time";
+    this.followUpMode = options.followUpMode ?? "one-at-a-time";
     this.stateValue = new OnDemandValue(initialAgentState([...(options.messages ?? [])]));
   }
 
@@ -110,9 +113,11 @@ export class Agent {
     return this.activeRun !== undefined;
   }
 
-  /** Changes the model, tools, system prompt or hooks for the next model call's run. */
+  /** Changes the model, tools, system prompt, hooks or queue modes for the next run. */
   configure(options: Partial<Omit<AgentOptions, "messages" | "store">>): void {
     this.options = { ...this.options, ...options };
+    if (options.steeringMode !== undefined) this.steeringMode = options.steeringMode;
+    if (options.followUpMode !== undefined) this.followUpMode = options.followUpMode;
   }
 
   /**
@@ -265,19 +270,23 @@ export class Agent {
       try {
         this.options.store.append(event.message);
       } catch (error) {
-        this.warn(`The transcript store failed to append a message: ${(error as Error).message}`);
+        this.warn(`The transcript store failed to append a message: ${errorText(error)}`);
       }
     }
     if (event.type === "agent_end" && this.activeRun === run) {
       // Idle before anyone hears agent_end, so a listener may prompt again at once.
       this.activeRun = undefined;
     }
-    this.stateValue.next(reduceAgentState(this.stateValue.value, event));
+    // The reducer returns the same state for an event that changes nothing (turn_start, progress):
+    // no wake-up for state$ listeners then.
+    const state = reduceAgentState(this.stateValue.value, event);
+    if (state !== this.stateValue.value) this.stateValue.next(state);
     this.eventStream.next(event);
   }
 
   private context(): AgentContext {
-    const context: AgentContext = { messages: [...this.state.messages] };
+    // No copy: the loop makes its own, and never changes the caller's array.
+    const context: AgentContext = { messages: this.state.messages as AgentMessage[] };
     if (this.options.systemPrompt !== undefined) context.systemPrompt = this.options.systemPrompt;
     if (this.options.tools !== undefined) context.tools = this.options.tools;
     return context;

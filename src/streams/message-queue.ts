@@ -10,7 +10,7 @@ import type { AgentMessage, DrainableQueue, QueueMode } from "../types.js";
  */
 export class MessageQueue implements DrainableQueue {
   private messages: AgentMessage[] = [];
-  // Created on first use: every run that is given no queue makes two, and most never listen.
+  // Created on first use: an agent holds two queues for its whole life, and most are never listened to.
   private arrivalSubject: Subject<AgentMessage> | undefined;
   private arrivalObservable: Observable<AgentMessage> | undefined;
   private sizeSubject: Subject<number> | undefined;

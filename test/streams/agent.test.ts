@@ -316,4 +316,33 @@ describe("Agent", () => {
       expect(completed).toStrictEqual(["events$", "state$"]);
     });
   });
+
+  it(
+    "drains steering in the mode given to the constructor, and in the one set by configure",
+    marbles((m) => {
+      const model = scriptedModel(["first", "second", "third"], { scheduler: m.scheduler, delay: 1 });
+      const agent = new Agent({ model, scheduler: m.scheduler, steeringMode: "all" });
+      expect(agent.steeringMode).toBe("all");
+      agent.prompt("hello");
+      m.scheduler.schedule(() => {
+        agent.steer("one");
+        agent.steer("two");
+      }, 1);
+      m.flush();
+      // Both steered messages land together in the second turn ("one-at-a-time" would take two).
+      expect(roles(agent.messages)).toStrictEqual(["user:hello", "assistant", "user:one", "user:two", "assistant"]);
+      agent.configure({ followUpMode: "all" });
+      expect(agent.followUpMode).toBe("all");
+    }),
+  );
+
+  it("wakes state$ listeners only when the state changes", async () => {
+    const agent = new Agent({ model: scriptedModel(["a"]) });
+    const states: AgentState[] = [];
+    agent.state$.subscribe((state) => states.push(state));
+    const events = await lastValueFrom(agent.prompt("one").pipe(toArray()));
+    // turn_start and turn_end change nothing an agent's state holds.
+    expect(events.map((event) => event.type)).toContain("turn_end");
+    expect(new Set(states).size).toBe(states.length);
+  });
 });
