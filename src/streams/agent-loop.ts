@@ -1,18 +1,13 @@
 import {
   asyncScheduler,
-  catchError,
   concatMap,
-  EMPTY,
   expand,
-  ignoreElements,
   isObservable,
-  merge,
   Observable,
   of,
   queueScheduler,
   subscribeOn,
-  takeWhile,
-  tap,
+  Subscription,
 } from "rxjs";
 import { InvalidStateError } from "../errors.js";
 import type { AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, DrainableQueue } from "../types.js";
@@ -101,12 +96,12 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
       concatMap((turn) => turn.events.pipe(subscribeOn(queueScheduler))),
       subscribeOn(queueScheduler),
     );
-    // Feeds never complete, so with them the run ends at `agent_end`; without, the turns
-    // complete right after it on their own.
-    const feeds = [feed(steering), feed(followUp)].filter((feed$) => feed$ !== EMPTY);
-    const events$ =
-      feeds.length > 0 ? merge(...feeds, turns$).pipe(takeWhile((event) => event.type !== "agent_end", true)) : turns$;
-    const subscription = events$.subscribe(subscriber);
+    // The queues' sources are subscribed beside the turns, not merged into them: the turns
+    // complete right after `agent_end` on their own, and no event passes through a merge.
+    const subscription = new Subscription();
+    feed(steering, subscription);
+    feed(followUp, subscription);
+    subscription.add(turns$.subscribe(subscriber));
     return () => {
       subscription.unsubscribe();
       config.signal?.removeEventListener("abort", onAbort);
@@ -120,11 +115,8 @@ function startTurn(run: RunState, pending: AgentMessage[] | undefined, opening?:
   return { events: runTurn(run, pending, next, opening), next };
 }
 
-interface QueueBinding {
-  queue: DrainableQueue;
-  /** Set when the loop owns the queue and must fill it from this Observable. */
-  source?: Observable<AgentMessage>;
-}
+/** A run's queue, and the Observable the run fills it from when the run made it. */
+type QueueBinding = { queue: DrainableQueue; source?: undefined } | { queue: MessageQueue; source: Observable<AgentMessage> };
 
 function queueFrom(input: Observable<AgentMessage> | DrainableQueue | undefined): QueueBinding {
   if (input === undefined) return { queue: noMessages };
@@ -133,12 +125,8 @@ function queueFrom(input: Observable<AgentMessage> | DrainableQueue | undefined)
 }
 
 /** Keeps a queue filled from its source for the run's lifetime; a failing source is dropped. */
-function feed(binding: QueueBinding): Observable<never> {
+function feed(binding: QueueBinding, subscription: Subscription): void {
   const { source, queue } = binding;
-  if (!source || !(queue instanceof MessageQueue)) return EMPTY;
-  return source.pipe(
-    tap((message) => queue.push(message)),
-    ignoreElements(),
-    catchError(() => EMPTY),
-  );
+  if (!source) return;
+  subscription.add(source.subscribe({ next: (message) => queue.push(message), error: () => undefined }));
 }

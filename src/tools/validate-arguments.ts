@@ -60,6 +60,11 @@ export function validateArguments(toolName: string, schema: TSchema, rawArgument
   if (!hasDefaults && check.Check(argumentsValue)) {
     return { valid: true, value: argumentsValue };
   }
+  // Arguments that only lacked defaults pass without the conversion walk, on every call.
+  const withDefaults = hasDefaults ? Value.Default(schema, Value.Clone(argumentsValue)) : undefined;
+  if (withDefaults !== undefined && check.Check(withDefaults)) {
+    return { valid: true, value: withDefaults };
+  }
   const coerced = undoLossyConversions(
     argumentsValue,
     Value.Convert(schema, Value.Default(schema, Value.Clone(argumentsValue))),
