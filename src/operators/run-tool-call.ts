@@ -187,34 +187,36 @@ class ToolRun implements ToolExecutionContext, InterruptionListener {
 function subscribeWithProgress(output: Observable<unknown>, batch: ToolBatch, run: ToolRun): Subscription {
   let lastValue: unknown;
   let hasValue = false;
-  let pendingProgress: { value: unknown } | undefined;
-  let progressAction: Subscription | undefined;
-  const reportPendingProgress = () => {
-    progressAction?.unsubscribe();
-    progressAction = undefined;
-    const pending = pendingProgress;
-    pendingProgress = undefined;
-    if (pending) run.report(pending.value);
+  // Whether `lastValue` is progress not reported yet. One scheduled flush serves a burst of
+  // values: none is made and dropped per value.
+  let unreported = false;
+  let flush: Subscription | undefined;
+  const reportUnreported = () => {
+    if (!unreported) return;
+    unreported = false;
+    run.report(lastValue);
   };
   const subscription = output.subscribe({
     next: (value) => {
+      reportUnreported();
       lastValue = value;
       hasValue = true;
-      reportPendingProgress();
-      pendingProgress = { value };
-      progressAction = batch.scheduler.schedule(reportPendingProgress);
+      unreported = true;
+      flush ??= batch.scheduler.schedule(() => {
+        flush = undefined;
+        reportUnreported();
+      });
     },
     error: (error: unknown) => {
-      reportPendingProgress();
+      reportUnreported();
       run.failWith(error);
     },
     complete: () => {
-      progressAction?.unsubscribe();
-      pendingProgress = undefined;
+      unreported = false;
       run.finishWith(lastValue, hasValue);
     },
   });
-  subscription.add(() => progressAction?.unsubscribe());
+  subscription.add(() => flush?.unsubscribe());
   return subscription;
 }
 

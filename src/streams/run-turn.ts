@@ -25,12 +25,12 @@ export function runTurn(
   run: RunState,
   pending: AgentMessage[] | undefined,
   continuation: Observer<TurnContinuation>,
-  opening: readonly AgentEvent[] = [],
+  opening?: readonly AgentEvent[],
 ): Observable<AgentEvent> {
   return new Observable<AgentEvent>((subscriber) => {
     const turn: TurnSteps = { run, subscriber, continuation, steps: new Subscription() };
     const { steps } = turn;
-    for (const event of opening) subscriber.next(event);
+    if (opening) for (const event of opening) subscriber.next(event);
     // Before draining: steering drained for a turn that will not run would be lost.
     if (subscriber.closed) return steps;
     const first = pending === undefined;
