@@ -177,7 +177,9 @@ export class ClientConnection {
   private push(frame: QueuedFrame): void {
     this.queue.push(frame);
     this.countQueued(frame.json.length);
-    if (this.queue.length > this.maxQueuedFrames || this.stats.queuedBytes > this.maxQueuedBytes) {
+    // Only an event can overflow: control frames are never dropped, so they cannot make room
+    // (and the rate limit bounds how many a client that does not read can be owed).
+    if (frame.kind !== "control" && (this.queue.length > this.maxQueuedFrames || this.stats.queuedBytes > this.maxQueuedBytes)) {
       this.overflow();
     }
     this.flush();

@@ -136,19 +136,21 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
     });
     socket.on("message", (data) => {
       const text = Array.isArray(data) ? Buffer.concat(data).toString("utf8") : Buffer.from(data as ArrayBuffer).toString("utf8");
-      peer.chain = peer.chain.then(() => receive(peer, text)).catch((error: unknown) => {
+      const parsed = parseClientFrame(text);
+      // Limited here, as the frame arrives: a command waiting behind a slow attach must not slip
+      // past the limit, and the chain of waiting commands stays as short as the limit allows.
+      if (peer.limiter && !peer.limiter.tryTake()) {
+        const id = parsed.ok ? parsed.command.id : parsed.id;
+        peer.connection.sendFrame(errorFrame(id, "rate_limited", "Too many commands: slow down; this one was dropped."));
+        return;
+      }
+      peer.chain = peer.chain.then(() => receive(peer, parsed)).catch((error: unknown) => {
         peer.connection.sendFrame(errorFrame(undefined, "internal", errorText(error)));
       });
     });
   });
 
-  async function receive(peer: Peer, text: string): Promise<void> {
-    const parsed = parseClientFrame(text);
-    if (peer.limiter && !peer.limiter.tryTake()) {
-      const id = parsed.ok ? parsed.command.id : parsed.id;
-      peer.connection.sendFrame(errorFrame(id, "rate_limited", "Too many commands: slow down; this one was dropped."));
-      return;
-    }
+  async function receive(peer: Peer, parsed: ReturnType<typeof parseClientFrame>): Promise<void> {
     if (!parsed.ok) {
       peer.connection.sendFrame(errorFrame(parsed.id, parsed.code, parsed.message));
       return;
@@ -200,7 +202,12 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
     if (inFlight) return inFlight;
     if (sessions.size + pending.size >= maxSessions && !evictOne()) return "session_limit";
     const creation = Promise.resolve(options.createAgent(sessionId, request)).then((agent) => {
-      if (!agent || closing) return "unknown_session" as const;
+      if (!agent) return "unknown_session" as const;
+      if (closing) {
+        // Made while the server shut down: it never joins, but its owner still hears it closed.
+        options.onSessionClose?.(sessionId, agent);
+        return "unknown_session" as const;
+      }
       const hub = new SessionHub(sessionId, agent, options.eventLog);
       sessions.set(sessionId, hub);
       return hub;

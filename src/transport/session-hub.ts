@@ -3,7 +3,7 @@ import { errorText, InvalidStateError } from "../errors.js";
 import type { Agent } from "../streams/agent.js";
 import type { AgentEvent } from "../types.js";
 import type { ClientConnection, ClientStats } from "./client-connection.js";
-import type { ClientCommand, ErrorCode, ServerFrame, SnapshotFrame, WirePromptInput } from "./protocol-schemas.js";
+import type { ClientCommand, ErrorCode, ServerFrame, SnapshotFrame } from "./protocol-schemas.js";
 
 /** How much of a session's history is kept for clients that reconnect. */
 export interface EventLogOptions {
@@ -98,7 +98,7 @@ export class SessionHub {
           // The run may emit events synchronously; the ack must still come first.
           client.hold();
           try {
-            if (command.type === "prompt") this.agent.prompt(toPromptInput(command.input));
+            if (command.type === "prompt") this.agent.prompt(command.input);
             else this.agent.continue();
             client.release(ack);
           } catch (error) {
@@ -106,10 +106,10 @@ export class SessionHub {
           }
           return;
         case "steer":
-          this.agent.steer(toPromptInput(command.input));
+          this.agent.steer(command.input);
           break;
         case "follow_up":
-          this.agent.followUp(toPromptInput(command.input));
+          this.agent.followUp(command.input);
           break;
         case "abort":
           this.agent.abort(command.clearFollowUps ? { clearFollowUps: true } : {});
@@ -156,11 +156,6 @@ export class SessionHub {
     }
     for (const client of this.clients) client.sendEvent(seq, event.type, json);
   }
-}
-
-/** Wire input maps onto `PromptInput` as is; the schema already excluded whole messages. */
-function toPromptInput(input: WirePromptInput): WirePromptInput {
-  return input;
 }
 
 export function errorFrame(id: string | undefined, code: ErrorCode, message: string): ServerFrame {

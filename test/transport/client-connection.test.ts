@@ -82,4 +82,22 @@ describe("ClientConnection", () => {
     ]);
     expect(connection.stats.droppedFrames).toBe(10);
   });
+
+  it("owes no snapshot when only acks and errors pile up, so a client that never attached gets none", () => {
+    const socket = new FakeSocket();
+    let snapshots = 0;
+    const connection = new ClientConnection(
+      socket,
+      () => {
+        snapshots += 1;
+        return "{}";
+      },
+      { highWaterMark: 10, maxQueuedFrames: 4 },
+    );
+    for (let index = 0; index < 10; index++) connection.sendFrame({ type: "error", id: `${index}`, code: "rate_limited", message: "slow down" });
+    socket.drainAll();
+    expect(snapshots).toBe(0);
+    expect(connection.stats.resyncs).toBe(0);
+    expect(socket.frames().map((frame) => frame.type)).toEqual(Array.from({ length: 10 }, () => "error"));
+  });
 });

@@ -93,6 +93,29 @@ describe("serveAgents safety", () => {
     expect(await client.request({ type: "steer", input: "too soon" })).toMatchObject({ code: "rate_limited" });
   });
 
+  it("limits commands as they arrive, also while an attach waits for a slow createAgent", async () => {
+    let release: () => void = () => undefined;
+    const created = new Promise<void>((resolve) => (release = resolve));
+    const { url } = await start({
+      heartbeatIntervalMs: 0,
+      rateLimit: { burst: 1, perSecond: 0.001 },
+      createAgent: async () => {
+        await created;
+        return realtimeAgent(["ok"]);
+      },
+    });
+    const client = await open(url);
+    const attachId = client.send({ type: "attach", session: "s" });
+    const steerIds = [0, 1, 2].map((index) => client.send({ type: "steer", input: `m${index}` }));
+    // Refused at once, before the attach (and the commands queued behind it) went anywhere.
+    await waitFor(() => client.frames.filter((frame) => frame.type === "error").length === 3, "three refusals");
+    expect(client.frames.some((frame) => frame.type === "ack")).toBe(false);
+    release();
+    await waitFor(() => client.frames.some((frame) => frame.type === "ack" && frame.id === attachId), "the attach");
+    const refused = client.frames.flatMap((frame) => (frame.type === "error" && frame.code === "rate_limited" ? [frame.id] : []));
+    expect(refused).toEqual(steerIds);
+  });
+
   it("caps sessions, evicting an idle session without clients to make room", async () => {
     const closed: string[] = [];
     const { url } = await start({ maxSessions: 2, onSessionClose: (id: string, _agent: Agent) => closed.push(id) });

@@ -50,6 +50,31 @@ describe("graceful shutdown", () => {
     expect(performance.now() - started).toBeLessThan(3000);
     expect(client.closeCode).toBe(1001);
   });
+
+  it("hands an agent that createAgent made while the server shut down to onSessionClose", async () => {
+    let release: () => void = () => undefined;
+    const created = new Promise<void>((resolve) => (release = resolve));
+    const agent = realtimeAgent(["ok"]);
+    const closed: [string, Agent][] = [];
+    const server = await serveAgents({
+      port: 0,
+      heartbeatIntervalMs: 0,
+      createAgent: async () => {
+        await created;
+        return agent;
+      },
+      onSessionClose: (id, closedAgent) => closed.push([id, closedAgent]),
+    });
+    const client = await RawClient.open(server.url);
+    client.send({ type: "attach", session: "late" });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const closing = server.close();
+    release();
+    await closing;
+    await waitFor(() => closed.length > 0, "the session close");
+    expect(closed).toEqual([["late", agent]]);
+    expect(server.sessionIds()).toEqual([]);
+  });
 });
 
 describe("Agent (found while building the bridge)", () => {
