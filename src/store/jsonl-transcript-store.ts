@@ -72,13 +72,23 @@ export class JsonlTranscriptStore implements TranscriptStore {
   private cutTornTail(descriptor: number): void {
     const size = fstatSync(descriptor).size;
     if (size === 0) return;
-    const tailLength = Math.min(size, 64 * 1024);
-    const tail = Buffer.alloc(tailLength);
-    readSync(descriptor, tail, 0, tailLength, size - tailLength);
-    if (tail[tailLength - 1] === 0x0a) return;
-    const lastNewline = tail.lastIndexOf(0x0a);
-    const keep = lastNewline === -1 ? (size > tailLength ? size - tailLength : 0) : size - tailLength + lastNewline + 1;
-    ftruncateSync(descriptor, keep);
+    const chunk = Buffer.alloc(Math.min(size, 64 * 1024));
+    // Read backwards until the last newline (or the file's start): a torn line may be longer
+    // than one chunk, and cutting inside it would glue the next message onto its start.
+    let end = size;
+    while (end > 0) {
+      const length = Math.min(chunk.length, end);
+      const start = end - length;
+      readSync(descriptor, chunk, 0, length, start);
+      if (end === size && chunk[length - 1] === 0x0a) return;
+      const lastNewline = chunk.subarray(0, length).lastIndexOf(0x0a);
+      if (lastNewline !== -1) {
+        ftruncateSync(descriptor, start + lastNewline + 1);
+        return;
+      }
+      end = start;
+    }
+    ftruncateSync(descriptor, 0);
   }
 
   private warn(message: string): void {

@@ -36,6 +36,16 @@ describe("JsonlTranscriptStore", () => {
     expect(await new JsonlTranscriptStore(path).load()).toStrictEqual([user("a"), user("b")]);
   });
 
+  it("cuts a torn last line longer than the 64 KiB it reads at a time whole, so the next message keeps a line of its own", async () => {
+    const path = temporaryFile();
+    writeFileSync(path, `${JSON.stringify(user("a"))}\n{"role":"user","content":"${"x".repeat(200_000)}`);
+    const store = new JsonlTranscriptStore(path, { onWarning: () => undefined });
+    store.append(user("b"));
+    store.close();
+    expect(readFileSync(path, "utf8")).toBe(`${JSON.stringify(user("a"))}\n${JSON.stringify(user("b"))}\n`);
+    expect(await new JsonlTranscriptStore(path).load()).toStrictEqual([user("a"), user("b")]);
+  });
+
   it("skips a corrupt line in the middle and keeps the rest", async () => {
     const path = temporaryFile();
     writeFileSync(path, `${JSON.stringify(user("a"))}\nnot json\n${JSON.stringify(user("c"))}\n`);
