@@ -121,11 +121,20 @@ export class AgentConnection {
       this.settle(frame.id);
     } else if (frame.type === "error") {
       this.lastError = frame;
+      if (frame.id !== undefined && frame.id === this.attachId) {
+        // The session is gone or refused (as in client.ts): reconnecting would get the same answer.
+        this.attachId = undefined;
+        this.closed = true;
+        for (const id of [...this.pending.keys()]) this.settle(id, new Error(frame.message));
+        this.socket.close(1000, "Attach refused");
+      }
       this.settle(frame.id, new Error(frame.message));
       this.onChange(this);
     } else if (frame.type === "snapshot") {
       this.lastSeq = frame.seq;
       this.state = frame.state;
+      // The snapshot's transcript holds the results; live runs of before may reuse ids after a reset.
+      this.toolRuns.clear();
       this.onChange(this);
     } else if (frame.type === "event") {
       if (this.attachId !== undefined) return;
@@ -140,6 +149,8 @@ export class AgentConnection {
   }
 
   trackTool(event) {
+    // A new run's calls may reuse an earlier run's ids (after a reset); earlier results are in the transcript.
+    if (event.type === "agent_start") this.toolRuns.clear();
     if (!event.type.startsWith("tool_execution")) return;
     const run = this.toolRuns.get(event.toolCallId) ?? { name: event.toolName, args: event.args };
     if (event.type === "tool_execution_update") run.progress = event.partialResult;

@@ -112,6 +112,42 @@ describe.skipIf(!existsSync(CHROMIUM))("browser UI (headless Chromium)", () => {
     await page.close();
   });
 
+  it("shows a refused session as closed rather than connecting forever", async () => {
+    const refusing = await serveWebUi({ port: 0, createAgent: () => undefined });
+    try {
+      const page = await browser.newPage();
+      await page.goto(refusing.url);
+      await page.locator('#connection[data-status="closed"]').waitFor({ timeout: 5000 });
+      await page.close();
+    } finally {
+      await refusing.close();
+    }
+  });
+
+  it("forgets a finished run's tool progress when a new run starts, so a reused call id starts pending", async () => {
+    const page = await browser.newPage();
+    await page.goto(ui.url);
+    // A string, not a function: vitest would rewrite a dynamic import inside a function.
+    const states = await page.evaluate(`(async () => {
+      const { AgentConnection } = await import("/client.js");
+      const connection = new AgentConnection("ws://" + location.host + "/ws");
+      const event = (seq, body) => connection.receive({ type: "event", seq, event: body });
+      const call = { toolCallId: "call_1_1", toolName: "lookup_weather" };
+      event(1, { type: "agent_start" });
+      event(2, { type: "tool_execution_start", ...call, args: {} });
+      event(3, { type: "tool_execution_end", ...call, result: { content: [], details: {} }, isError: false });
+      const before = connection.toolRuns.get("call_1_1")?.done === true;
+      // After a reset the demo model numbers its calls from 1 again.
+      event(4, { type: "agent_start" });
+      event(5, { type: "tool_execution_start", ...call, args: {} });
+      const after = connection.toolRuns.get("call_1_1")?.done === true;
+      connection.close();
+      return [before, after];
+    })()`);
+    expect(states).toEqual([true, false]);
+    await page.close();
+  });
+
   it("serves the page's files with a strict content security policy, and 404 otherwise", async () => {
     const page = await fetch(ui.url);
     expect(page.status).toBe(200);
