@@ -1,3 +1,4 @@
+import { roleOf } from "../types/messages.js";
 import type { AgentEvent, AgentMessage, AgentState, AssistantMessage, Usage } from "../types.js";
 import { spinnerFrames, type Styled } from "./ansi.js";
 
@@ -196,9 +197,7 @@ function messageText(message: AgentMessage): string {
   return content.map((part: unknown) => ((part as { type?: unknown }).type === "text" ? String((part as { text?: unknown }).text) : "[image]")).join("");
 }
 
-function roleOf(message: AgentMessage): unknown {
-  return (message as { role?: unknown }).role;
-}
+
 
 function shorten(text: string, length: number): string {
   const flat = text.replace(/\s+/g, " ").trim();

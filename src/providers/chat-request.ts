@@ -6,6 +6,7 @@ import type {
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
 import type { AssistantMessage, ImageContent, Message, TextContent, ToolResultMessage } from "../types/messages.js";
+import { isFailedMessage } from "../types/messages.js";
 import type { LlmContext, ModelTool } from "../types/model.js";
 import type { OpenAIModelOptions } from "./openai-options.js";
 import { argumentsText, imageDataUrl, resolveBaseURL } from "./openai-options.js";
@@ -127,7 +128,7 @@ function toChatAssistant(message: AssistantMessage): ChatCompletionMessageParam 
     .map((block) => block.text)
     .join("");
   // A failed or aborted message's tool calls never ran and have no results to pair with.
-  const failed = message.stopReason === "error" || message.stopReason === "aborted";
+  const failed = isFailedMessage(message);
   const toolCalls: ChatCompletionMessageToolCall[] = message.content.flatMap((block) =>
     block.type === "toolCall" && !failed
       ? [{ id: block.id, type: "function", function: { name: block.name, arguments: argumentsText(block) } }]

@@ -7,6 +7,7 @@ import type {
   ResponseInputItem,
 } from "openai/resources/responses/responses";
 import type { AssistantMessage, ImageContent, Message, TextContent, ToolResultMessage } from "../types/messages.js";
+import { isFailedMessage } from "../types/messages.js";
 import type { LlmContext, ModelTool } from "../types/model.js";
 import type { OpenAIModelOptions } from "./openai-options.js";
 import { argumentsText, imageDataUrl } from "./openai-options.js";
@@ -104,7 +105,7 @@ function toInputContent(block: TextContent | ImageContent): ResponseInputContent
 function toAssistantItems(message: AssistantMessage): ResponseInputItem[] {
   const native = message.api === responsesApi;
   // A failed response may end right after a reasoning item, which the API rejects on its own.
-  const failed = message.stopReason === "error" || message.stopReason === "aborted";
+  const failed = isFailedMessage(message);
   const keepReasoning = native && !failed;
   const items: ResponseInputItem[] = [];
   for (const block of message.content) {

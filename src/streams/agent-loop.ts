@@ -10,6 +10,7 @@ import {
   Subscription,
 } from "rxjs";
 import { InvalidStateError } from "../errors.js";
+import { isAssistantMessage } from "../types/messages.js";
 import type { AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, DrainableQueue } from "../types.js";
 import { fromAbortSignal } from "./from-abort-signal.js";
 import { LazyAbortController } from "./lazy-abort-controller.js";
@@ -45,7 +46,7 @@ export function agentLoopContinue(context: AgentContext, config: AgentLoopConfig
   if (last === undefined) {
     throw new InvalidStateError("Cannot continue: the transcript has no messages.");
   }
-  if ((last as { role?: unknown }).role === "assistant") {
+  if (isAssistantMessage(last)) {
     throw new InvalidStateError(
       "Cannot continue from an assistant message: add a user message or tool results first, or start a new run with agentLoop.",
     );

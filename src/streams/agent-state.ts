@@ -1,5 +1,5 @@
-import { emptyUsage } from "../types/messages.js";
-import type { AgentEvent, AgentMessage, AgentState, AssistantMessage, Usage } from "../types.js";
+import { emptyUsage, isAssistantMessage, isFailedMessage } from "../types/messages.js";
+import type { AgentEvent, AgentMessage, AgentState, Usage } from "../types.js";
 
 /** The state of an agent that has not run. */
 export function initialAgentState(messages: readonly AgentMessage[]): AgentState {
@@ -28,13 +28,13 @@ export function reduceAgentState(state: AgentState, event: AgentEvent): AgentSta
     }
     case "message_start":
     case "message_update":
-      return isAssistant(event.message) ? { ...state, streamingMessage: event.message } : state;
+      return isAssistantMessage(event.message) ? { ...state, streamingMessage: event.message } : state;
     case "message_end": {
       const next: AgentState = { ...state, messages: [...state.messages, event.message] };
-      if (isAssistant(event.message)) {
+      if (isAssistantMessage(event.message)) {
         delete next.streamingMessage;
         next.usage = addUsage(state.usage, event.message);
-        if (event.message.stopReason === "error" || event.message.stopReason === "aborted") {
+        if (isFailedMessage(event.message)) {
           next.errorMessage = event.message.errorMessage ?? event.message.stopReason;
         }
       }
@@ -54,12 +54,8 @@ export function reduceAgentState(state: AgentState, event: AgentEvent): AgentSta
   }
 }
 
-function isAssistant(message: AgentMessage): message is AssistantMessage {
-  return (message as { role?: unknown }).role === "assistant";
-}
-
 function addUsage(total: Usage, message: AgentMessage): Usage {
-  if (!isAssistant(message)) return total;
+  if (!isAssistantMessage(message)) return total;
   const usage = message.usage;
   return {
     input: total.input + usage.input,

@@ -1,5 +1,6 @@
 import { asyncScheduler, filter, firstValueFrom, map, type Observable, ReplaySubject, Subject, Subscription } from "rxjs";
 import { errorText, InvalidStateError } from "../errors.js";
+import { isAssistantMessage } from "../types/messages.js";
 import type {
   AgentContext,
   AgentEvent,
@@ -9,6 +10,7 @@ import type {
   AgentState,
   AgentTool,
   PromptInput,
+  QueuedMessages,
   QueueMode,
   TranscriptStore,
 } from "../types.js";
@@ -150,7 +152,7 @@ export class Agent {
     if (last === undefined) {
       throw new InvalidStateError("Cannot continue: the transcript is empty. Use prompt() to start.");
     }
-    if ((last as { role?: unknown }).role !== "assistant") {
+    if (!isAssistantMessage(last)) {
       return this.startRun((config) => agentLoopContinue(this.context(), config));
     }
     const queued = this.steeringQueue.size > 0 ? this.steeringQueue.drain(this.steeringMode) : this.followUpQueue.drain(this.followUpMode);
@@ -173,7 +175,7 @@ export class Agent {
   }
 
   /** Drops every queued steering and follow-up message and returns them. */
-  clearQueues(): { steering: AgentMessage[]; followUp: AgentMessage[] } {
+  clearQueues(): QueuedMessages {
     return { steering: this.steeringQueue.clear(), followUp: this.followUpQueue.clear() };
   }
 

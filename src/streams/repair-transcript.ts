@@ -1,4 +1,5 @@
-import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../types.js";
+import { isAssistantMessage, isFailedMessage, roleOf, toolCallsOf } from "../types/messages.js";
+import type { AgentMessage, ToolResultMessage } from "../types.js";
 
 export const INTERRUPTED_TOOL_TEXT = "The tool call was interrupted before the tool finished.";
 
@@ -13,30 +14,20 @@ export function missingToolResults(messages: readonly AgentMessage[], timestamp:
   let assistantIndex = messages.length - 1;
   while (assistantIndex >= 0 && roleOf(messages[assistantIndex]) === "toolResult") assistantIndex -= 1;
   const assistant = messages[assistantIndex];
-  if (assistant === undefined || roleOf(assistant) !== "assistant") return [];
-  const { stopReason } = assistant as AssistantMessage;
   // A failed or aborted message's tool calls never ran and are not sent back to a model.
-  if (stopReason === "error" || stopReason === "aborted") return [];
+  if (!isAssistantMessage(assistant) || isFailedMessage(assistant)) return [];
   const answered = new Set(
     messages.slice(assistantIndex + 1).map((message) => (message as ToolResultMessage).toolCallId),
   );
-  return (assistant as AssistantMessage).content.flatMap((block) =>
-    block.type === "toolCall" && !answered.has(block.id)
-      ? [
-          {
-            role: "toolResult" as const,
-            toolCallId: block.id,
-            toolName: block.name,
-            content: [{ type: "text" as const, text: INTERRUPTED_TOOL_TEXT }],
-            details: {},
-            isError: true,
-            timestamp,
-          },
-        ]
-      : [],
-  );
-}
-
-function roleOf(message: AgentMessage | undefined): unknown {
-  return (message as { role?: unknown } | undefined)?.role;
+  return toolCallsOf(assistant)
+    .filter((call) => !answered.has(call.id))
+    .map((call) => ({
+      role: "toolResult" as const,
+      toolCallId: call.id,
+      toolName: call.name,
+      content: [{ type: "text" as const, text: INTERRUPTED_TOOL_TEXT }],
+      details: {},
+      isError: true,
+      timestamp,
+    }));
 }

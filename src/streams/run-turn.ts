@@ -2,7 +2,7 @@ import { catchError, map, Observable, type Observer, of, race, type Subscriber, 
 import { callHook } from "../operators/call-hook.js";
 import { executeToolCalls } from "../operators/execute-tool-calls.js";
 import { ToolBatchSummary } from "../operators/tool-batch.js";
-import { toolCallsOf } from "../types/messages.js";
+import { isFailedMessage, toolCallsOf } from "../types/messages.js";
 import type { AgentEvent, AgentMessage, AssistantMessage, ToolResultMessage } from "../types.js";
 import { agentEnd, appendMessage, newMessages, type RunState, TurnContinuation } from "./run-state.js";
 import { streamAssistant } from "./stream-assistant.js";
@@ -78,7 +78,7 @@ interface TurnSteps {
 function finishTurn(turn: TurnSteps, assistant: AssistantMessage): void {
   const { run, subscriber, steps } = turn;
   if (subscriber.closed) return;
-  const failed = assistant.stopReason === "error" || assistant.stopReason === "aborted";
+  const failed = isFailedMessage(assistant);
   const toolCalls = failed ? [] : toolCallsOf(assistant);
   if (toolCalls.length === 0) {
     endTurn(turn, assistant, [], false, failed);

@@ -1,3 +1,4 @@
+import { isFailedMessage, roleOf } from "../types/messages.js";
 import type { AgentEvent, AgentMessage, AssistantMessage, ToolCall } from "../types.js";
 
 export interface EventGrammarOptions {
@@ -74,7 +75,7 @@ export function checkEventGrammar(events: readonly AgentEvent[], options: EventG
           sawAssistant = true;
           lastAssistant = event.message as AssistantMessage;
           expectedResults = lastAssistant.content.filter((block): block is ToolCall => block.type === "toolCall");
-          const failed = lastAssistant.stopReason === "error" || lastAssistant.stopReason === "aborted";
+          const failed = isFailedMessage(lastAssistant);
           if (failed) expectedResults = [];
         } else if (role === "toolResult") {
           const result = event.message as Extract<AgentMessage, { role: "toolResult" }>;
@@ -119,9 +120,7 @@ export function assertEventGrammar(events: readonly AgentEvent[], options: Event
   }
 }
 
-function roleOf(message: AgentMessage): unknown {
-  return (message as { role?: unknown }).role;
-}
+
 
 function sameMessages(left: readonly AgentMessage[], right: readonly AgentMessage[]): boolean {
   return left.length === right.length && left.every((message, index) => message === right[index] || JSON.stringify(message) === JSON.stringify(right[index]));

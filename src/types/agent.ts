@@ -1,4 +1,5 @@
 import type { AgentMessage, AssistantMessage, ImageContent, Usage } from "./messages.js";
+import type { QueuedMessages } from "./events.js";
 
 /**
  * What `Agent.prompt` accepts: text, text with images, one message, or several messages.
@@ -29,7 +30,7 @@ export interface AgentSnapshot {
   version: 1;
   systemPrompt?: string;
   messages: AgentMessage[];
-  queued: { steering: AgentMessage[]; followUp: AgentMessage[] };
+  queued: QueuedMessages;
 }
 
 /**

@@ -127,10 +127,24 @@ export function emptyUsage(): Usage {
   };
 }
 
+/** A message's role; custom messages may have any, or none. */
+export function roleOf(message: AgentMessage | undefined): unknown {
+  return (message as { role?: unknown } | undefined)?.role;
+}
+
 /** True for the three message roles a model understands. */
 export function isModelMessage(message: AgentMessage): message is Message {
-  const role = (message as { role?: unknown }).role;
+  const role = roleOf(message);
   return role === "user" || role === "assistant" || role === "toolResult";
+}
+
+export function isAssistantMessage(message: AgentMessage | undefined): message is AssistantMessage {
+  return roleOf(message) === "assistant";
+}
+
+/** An assistant message that failed or was aborted: its tool calls never ran. */
+export function isFailedMessage(message: AssistantMessage): boolean {
+  return message.stopReason === "error" || message.stopReason === "aborted";
 }
 
 /** The tool calls of an assistant message, in the order the model wrote them. */
