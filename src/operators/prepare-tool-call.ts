@@ -1,9 +1,9 @@
-import { catchError, map, Observable, of, race, type Subscription, take } from "rxjs";
+import { Observable, type Subscription } from "rxjs";
 import { errorText } from "../errors.js";
 import { errorResult } from "../tools/tool-results.js";
 import { validateArguments } from "../tools/validate-arguments.js";
 import type { AgentEvent, BeforeToolCallResult, ToolCall } from "../types.js";
-import { fromHookResult, isPendingHookResult } from "./from-hook-result.js";
+import { answerOfHook } from "./answer-of-hook.js";
 import { ABORTED_TOOL_TEXT, FinalizedToolCall, PreparedToolCall, type ToolBatch } from "./tool-batch.js";
 
 /**
@@ -112,31 +112,16 @@ function readyToolCall(index: number, toolCall: ToolCall, batch: ToolBatch): Rea
   const prepared = new PreparedToolCall(index, toolCall, tool, validation.value);
   const beforeToolCall = batch.config.beforeToolCall;
   if (!beforeToolCall) return prepared;
-
-  const hookFailed = (error: unknown) => failedCall(index, toolCall, `beforeToolCall failed for tool "${toolCall.name}": ${errorText(error)}`);
-  const decide = (decision: BeforeToolCallResult | undefined): Readiness =>
-    decision?.block ? failedCall(index, toolCall, decision.reason || "Tool execution was blocked") : prepared;
-  let answer: ReturnType<typeof beforeToolCall>;
-  try {
-    answer = beforeToolCall(
-      { assistantMessage: batch.assistantMessage, toolCall, args: validation.value, context: batch.context },
-      batch.cancellation.signal,
-    );
-  } catch (error) {
-    return hookFailed(error);
-  }
-  if (!isPendingHookResult(answer)) {
-    return decide(answer);
-  }
-  const interrupted$ = batch.interruption.reason$.pipe(
-    take(1),
-    map((reason) => failedCall(index, toolCall, reason, true)),
+  return answerOfHook(
+    () => beforeToolCall({ assistantMessage: batch.assistantMessage, toolCall, args: validation.value, context: batch.context }, batch.cancellation.signal),
+    {
+      answered: (decision: BeforeToolCallResult | undefined): Readiness =>
+        decision?.block ? failedCall(index, toolCall, decision.reason || "Tool execution was blocked") : prepared,
+      failed: (error) => failedCall(index, toolCall, `beforeToolCall failed for tool "${toolCall.name}": ${errorText(error)}`),
+      interrupted: (reason) => failedCall(index, toolCall, reason, true),
+    },
+    batch.interruption,
   );
-  const decision$ = fromHookResult(answer).pipe(
-    map(decide),
-    catchError((error: unknown) => of(hookFailed(error))),
-  );
-  return race(interrupted$, decision$);
 }
 
 function failedCall(index: number, toolCall: ToolCall, message: string, interrupted = false): FinalizedToolCall {

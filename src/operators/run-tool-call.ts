@@ -1,8 +1,9 @@
-import { catchError, concatMap, isObservable, map, Observable, of, race, type Subscriber, type Subscription, take } from "rxjs";
+import { concatMap, isObservable, Observable, of, type Subscriber, type Subscription } from "rxjs";
 import { errorText } from "../errors.js";
 import { errorResult, isToolResult } from "../tools/tool-results.js";
 import type { AfterToolCallResult, AgentEvent, AgentToolResult, ToolExecutionContext } from "../types.js";
-import { fromHookResult, isPendingHookResult, isPromiseLike } from "./from-hook-result.js";
+import { answerOfHook } from "./answer-of-hook.js";
+import { isPromiseLike } from "./from-hook-result.js";
 import { type BatchInterruption, FinalizedToolCall, type InterruptionListener, type PreparedToolCall, type ToolBatch } from "./tool-batch.js";
 
 /**
@@ -224,44 +225,35 @@ function afterToolCall(executed: FinalizedToolCall, prepared: PreparedToolCall, 
   const hook = batch.config.afterToolCall;
   if (!hook || executed.interrupted) return of(executed);
   const { index, toolCall } = executed;
-  const hookFailed = (error: unknown) =>
-    new FinalizedToolCall(index, toolCall, errorResult(`afterToolCall failed for tool "${toolCall.name}": ${errorText(error)}`), true);
-  const amend = (override: AfterToolCallResult | undefined): FinalizedToolCall => {
-    if (!override) return executed;
-    const result: AgentToolResult = {
-      content: override.content ?? executed.result.content,
-      details: override.details ?? executed.result.details,
-    };
-    const terminate = override.terminate ?? executed.result.terminate;
-    if (terminate !== undefined) result.terminate = terminate;
-    return new FinalizedToolCall(index, toolCall, result, override.isError ?? executed.isError);
-  };
-  let answer: ReturnType<typeof hook>;
-  try {
-    answer = hook(
-      {
-        assistantMessage: batch.assistantMessage,
-        toolCall,
-        args: prepared.args,
-        result: executed.result,
-        isError: executed.isError,
-        context: batch.context,
+  const outcome = answerOfHook(
+    () =>
+      hook(
+        {
+          assistantMessage: batch.assistantMessage,
+          toolCall,
+          args: prepared.args,
+          result: executed.result,
+          isError: executed.isError,
+          context: batch.context,
+        },
+        batch.cancellation.signal,
+      ),
+    {
+      answered: (override: AfterToolCallResult | undefined): FinalizedToolCall => {
+        if (!override) return executed;
+        const result: AgentToolResult = {
+          content: override.content ?? executed.result.content,
+          details: override.details ?? executed.result.details,
+        };
+        const terminate = override.terminate ?? executed.result.terminate;
+        if (terminate !== undefined) result.terminate = terminate;
+        return new FinalizedToolCall(index, toolCall, result, override.isError ?? executed.isError);
       },
-      batch.cancellation.signal,
-    );
-  } catch (error) {
-    return of(hookFailed(error));
-  }
-  if (!isPendingHookResult(answer)) {
-    return of(amend(answer));
-  }
-  const interrupted$ = batch.interruption.reason$.pipe(
-    take(1),
-    map((reason) => new FinalizedToolCall(index, toolCall, errorResult(reason), true, true)),
+      failed: (error) =>
+        new FinalizedToolCall(index, toolCall, errorResult(`afterToolCall failed for tool "${toolCall.name}": ${errorText(error)}`), true),
+      interrupted: (reason) => new FinalizedToolCall(index, toolCall, errorResult(reason), true, true),
+    },
+    batch.interruption,
   );
-  const amended$ = fromHookResult(answer).pipe(
-    map(amend),
-    catchError((error: unknown) => of(hookFailed(error))),
-  );
-  return race(interrupted$, amended$);
+  return outcome instanceof Observable ? outcome : of(outcome);
 }
