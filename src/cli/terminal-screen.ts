@@ -89,13 +89,6 @@ export class TerminalScreen {
     this.draw();
   }
 
-  /** Redraws the live area, e.g. after the input changed outside the screen's view. */
-  refresh(): void {
-    if (!this.options.live) return;
-    this.erase();
-    this.draw();
-  }
-
   /** Finishes the unfinished line and removes the status and input lines, before exiting. */
   close(): void {
     if (!this.options.live) return;

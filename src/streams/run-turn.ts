@@ -84,24 +84,20 @@ function finishTurn(turn: TurnSteps, assistant: AssistantMessage): void {
     endTurn(turn, assistant, [], false, failed);
     return;
   }
-  let summary = new ToolBatchSummary([], false);
+  let summary: ToolBatchSummary | undefined;
   steps.add(
-    executeToolCalls(assistant, toolCalls, {
-      context: run.context,
-      config: run.config,
-      scheduler: run.scheduler,
-      cancellation: run.cancellation,
-      abort$: run.abort$,
-      steering: run.steering,
-    }).subscribe({
+    // The run has every field the batch needs.
+    executeToolCalls(assistant, toolCalls, run).subscribe({
       next: (output) => {
         if (output instanceof ToolBatchSummary) summary = output;
         else subscriber.next(output);
       },
       error: (error: unknown) => subscriber.error(error),
       complete: () => {
-        for (const result of summary.results) appendMessage(run, result);
-        endTurn(turn, assistant, summary.results, !summary.terminate, false);
+        // A batch emits its summary last, just before it completes.
+        const { results, terminate } = summary!;
+        for (const result of results) appendMessage(run, result);
+        endTurn(turn, assistant, results, !terminate, false);
       },
     }),
   );
