@@ -31,15 +31,8 @@ export { initialAgentState, reduceAgentState } from "./streams/agent-state.js";
 export { missingToolResults, INTERRUPTED_TOOL_TEXT } from "./streams/repair-transcript.js";
 export { toAsyncIterable, BufferOverflowError } from "./streams/to-async-iterable.js";
 export type { ToAsyncIterableOptions } from "./streams/to-async-iterable.js";
-export { JsonlTranscriptStore } from "./store/jsonl-transcript-store.js";
-export type { JsonlTranscriptStoreOptions } from "./store/jsonl-transcript-store.js";
 
-// OpenAI provider
-export * from "./providers/index.js";
-
-// WebSocket bridge and browser UI
-export * from "./transport/index.js";
-
-// Offline demo model and its tools
-export { demoModel, demoModelInfo, demoTools } from "./demo/index.js";
-export type { DemoModelOptions, DemoToolsOptions } from "./demo/index.js";
+// Building an assistant message from model events (for providers of one's own)
+export { AssistantMessageDraft } from "./model/assistant-message-draft.js";
+export type { DraftIdentity } from "./model/assistant-message-draft.js";
+export { parsePartialJson } from "./model/partial-json.js";

@@ -1,5 +1,5 @@
-// A dependency-free browser client for the rxagent WebSocket protocol (src/transport/PROTOCOL.md).
-// The typed, tested library client is src/transport/client.ts; this one exists so the page
+// A dependency-free browser client for the rxagent WebSocket protocol (src/protocol/PROTOCOL.md).
+// The typed, tested library client is src/client/client.ts; this one exists so the page
 // needs no bundler. It keeps the session's state from snapshots and events, resumes from the
 // last sequence number after a lost connection, and answers each command with a Promise.
 

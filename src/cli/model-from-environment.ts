@@ -1,6 +1,6 @@
 import type { SchedulerLike } from "rxjs";
 import { demoModel } from "../demo/demo-model.js";
-import { openaiChat, openaiResponses } from "../providers/index.js";
+import { openaiChat, openaiResponses } from "../openai/index.js";
 import type { Model } from "../types.js";
 
 /** The model the CLI will use, and how to announce it. */

@@ -1,6 +1,6 @@
 import { demoTools } from "../demo/demo-tools.js";
 import { Agent } from "../streams/agent.js";
-import { serveWebUi } from "../transport/index.js";
+import { serveWebUi } from "../server/index.js";
 import type { ModelChoice } from "./model-from-environment.js";
 
 export interface ServeOptions {

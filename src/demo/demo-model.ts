@@ -1,6 +1,6 @@
 import { asyncScheduler, Observable, type SchedulerLike } from "rxjs";
 import { emptyUsage } from "../types/messages.js";
-import { AssistantMessageDraft } from "../providers/assistant-message-draft.js";
+import { AssistantMessageDraft } from "../model/assistant-message-draft.js";
 import type { LlmContext, Model, ModelEvent } from "../types.js";
 import { planReply, type ReplyPlan } from "./demo-policy.js";
 

@@ -1,6 +1,6 @@
 import { expect } from "vitest";
-import { openaiChat, openaiResponses } from "../../src/providers/index.js";
-import type { OpenAIChatOptions, OpenAIResponsesOptions } from "../../src/providers/index.js";
+import { openaiChat, openaiResponses } from "../../src/openai/index.js";
+import type { OpenAIChatOptions, OpenAIResponsesOptions } from "../../src/openai/index.js";
 import type { AssistantMessage } from "../../src/types/messages.js";
 import type { LlmContext, ModelEvent } from "../../src/types/model.js";
 import { assertModelEventGrammar, collectModelEvents, finalMessage } from "./model-event-grammar.js";

@@ -1,0 +1,257 @@
+import { BehaviorSubject, type Observable, Subject, type SchedulerLike, asyncScheduler, type Subscription } from "rxjs";
+import { RxAgentError } from "../errors.js";
+import { initialAgentState, reduceAgentState } from "../streams/agent-state.js";
+import type { AgentEvent, AgentState } from "../types.js";
+import type { ClientCommandBody, ErrorCode, ServerFrame, WirePromptInput } from "../protocol/protocol-schemas.js";
+
+/**
+ * The standard WebSocket interface, as browsers have it and `ws` implements it. This file uses
+ * nothing else (no Node imports), so the same client runs in Node and in a bundled page.
+ */
+export interface WebSocketLike {
+  readonly readyState: number;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  addEventListener(type: "message", listener: (event: { data: unknown }) => void): void;
+  addEventListener(type: "open" | "close" | "error", listener: () => void): void;
+}
+
+export type WebSocketConstructor = new (url: string) => WebSocketLike;
+
+export type ConnectionStatus = "connecting" | "open" | "reconnecting" | "closed";
+
+export interface ConnectAgentOptions {
+  /** Session to attach to; omit to start a new one (`session` tells its id once attached). */
+  session?: string;
+  /** Sent as `?token=`, because browsers cannot set headers on a WebSocket. */
+  token?: string;
+  /** `WebSocket` from `ws` in Node (20 has no global one); defaults to `globalThis.WebSocket`. */
+  WebSocket?: WebSocketConstructor;
+  /** Backoff between reconnect attempts; `false` never reconnects. */
+  reconnect?: { initialDelayMs?: number; maxDelayMs?: number; factor?: number } | false;
+  /** Clock for the backoff timers. Default `asyncScheduler`. */
+  scheduler?: SchedulerLike;
+}
+
+/** A command the server refused (its `error` frame), or one lost with the connection. */
+export class RemoteCommandError extends RxAgentError {
+  constructor(
+    readonly code: ErrorCode | "connection_lost" | "closed",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * A remote agent. Commands return Promises: resolved when the server acks the command (a
+ * prompt is acked once its run has started, not when it ends), rejected with a
+ * `RemoteCommandError` on an `error` frame or when the connection drops before the ack.
+ */
+export interface AgentClient {
+  /** Events in order, hot. After a snapshot (a resync) events continue past what it covered. */
+  readonly events$: Observable<AgentEvent>;
+  /** Every frame from the server, for tools and tests. */
+  readonly frames$: Observable<ServerFrame>;
+  /** The session's state: the latest snapshot with every event since applied, replayed. */
+  readonly state$: Observable<AgentState>;
+  readonly status$: Observable<ConnectionStatus>;
+  readonly state: AgentState;
+  /** The session id once attached. */
+  readonly session: string | undefined;
+  /** The sequence number of the last event or snapshot applied. */
+  readonly lastSeq: number;
+  /** Resolves with the session id on the first successful attach. */
+  readonly ready: Promise<string>;
+  prompt(input: WirePromptInput): Promise<void>;
+  steer(input: WirePromptInput): Promise<void>;
+  followUp(input: WirePromptInput): Promise<void>;
+  abort(options?: { clearFollowUps?: boolean }): Promise<void>;
+  continue(): Promise<void>;
+  reset(): Promise<void>;
+  /** Closes for good: no reconnect; pending commands are rejected. */
+  close(): void;
+}
+
+interface PendingCommand {
+  text: string;
+  /** False while waiting for a connection: such a command survives a reconnect. */
+  sent: boolean;
+  resolve: () => void;
+  reject: (error: RemoteCommandError) => void;
+}
+
+/**
+ * Connects to an agent served by `serveAgents`, attaches to a session, and keeps it: on a lost
+ * connection it reconnects with exponential backoff and resumes from the last sequence number.
+ *
+ * @example
+ * const client = connectAgent("ws://127.0.0.1:8787", { WebSocket });
+ * client.events$.subscribe((event) => console.log(event.type));
+ * await client.prompt("Hello");
+ */
+export function connectAgent(url: string, options: ConnectAgentOptions = {}): AgentClient {
+  const WebSocketClass = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
+  if (!WebSocketClass) throw new TypeError("connectAgent: no WebSocket here; pass { WebSocket } from the ws package.");
+  const reconnect = options.reconnect === false ? undefined : { initialDelayMs: 250, maxDelayMs: 10_000, factor: 2, ...options.reconnect };
+  const scheduler = options.scheduler ?? asyncScheduler;
+  const events = new Subject<AgentEvent>();
+  const frames = new Subject<ServerFrame>();
+  const state = new BehaviorSubject<AgentState>(initialAgentState([]));
+  const status = new BehaviorSubject<ConnectionStatus>("connecting");
+  const pending = new Map<string, PendingCommand>();
+  let session = options.session;
+  let lastSeq: number | undefined;
+  let socket: WebSocketLike | undefined;
+  let attachId: string | undefined;
+  let attempts = 0;
+  let retryTimer: Subscription | undefined;
+  let closed = false;
+  let nextId = 0;
+  let resolveReady!: (session: string) => void;
+  let rejectReady!: (error: RemoteCommandError) => void;
+  const ready = new Promise<string>((resolve, reject) => ((resolveReady = resolve), (rejectReady = reject)));
+  ready.catch(() => undefined);
+
+  const open = () => {
+    const query = options.token === undefined ? "" : `${url.includes("?") ? "&" : "?"}token=${encodeURIComponent(options.token)}`;
+    const current = new WebSocketClass(url + query);
+    socket = current;
+    current.addEventListener("open", () => sendAttach(current));
+    current.addEventListener("message", (event) => {
+      if (socket === current && typeof event.data === "string") receive(JSON.parse(event.data) as ServerFrame, current);
+    });
+    current.addEventListener("error", () => undefined);
+    current.addEventListener("close", () => {
+      if (socket !== current) return;
+      socket = undefined;
+      attachId = undefined;
+      failPending("connection_lost", "The connection closed before the server answered.");
+      if (closed || !reconnect) return finish();
+      status.next("reconnecting");
+      const delay = Math.min(reconnect.maxDelayMs, reconnect.initialDelayMs * reconnect.factor ** attempts++);
+      retryTimer = scheduler.schedule(open, delay);
+    });
+  };
+
+  const sendAttach = (current: WebSocketLike) => {
+    attachId = `attach-${++nextId}`;
+    const frame = { type: "attach", id: attachId, ...(session === undefined ? {} : { session }), ...(lastSeq === undefined ? {} : { lastSeq }) };
+    current.send(JSON.stringify(frame));
+  };
+
+  const receive = (frame: ServerFrame, current: WebSocketLike) => {
+    frames.next(frame);
+    switch (frame.type) {
+      case "ack":
+        if (frame.id === attachId) {
+          attachId = undefined;
+          attempts = 0;
+          session = frame.session ?? session;
+          status.next("open");
+          if (session !== undefined) resolveReady(session);
+          for (const command of pending.values()) {
+            if (!command.sent) (command.sent = true), current.send(command.text);
+          }
+        }
+        return settle(frame.id);
+      case "error":
+        if (frame.id !== undefined && frame.id === attachId) {
+          // The session is gone or refused: reconnecting would get the same answer.
+          rejectReady(new RemoteCommandError(frame.code, frame.message));
+          closed = true;
+          current.close(1000, "Attach refused");
+        }
+        return settle(frame.id, new RemoteCommandError(frame.code, frame.message));
+      case "snapshot":
+        lastSeq = frame.seq;
+        state.next(frame.state);
+        return;
+      case "event": {
+        // Frames for the old stream can still arrive while a resync attach is in flight.
+        if (attachId !== undefined) return;
+        const first = frame.first ?? frame.seq;
+        if (lastSeq !== undefined && frame.seq <= lastSeq) return;
+        if (lastSeq !== undefined && first !== lastSeq + 1) {
+          // A gap (should not happen): ask the server to replay from what we have.
+          sendAttach(current);
+          return;
+        }
+        lastSeq = frame.seq;
+        state.next(reduceAgentState(state.value, frame.event));
+        events.next(frame.event);
+      }
+    }
+  };
+
+  const settle = (id: string | undefined, error?: RemoteCommandError) => {
+    const command = id === undefined ? undefined : pending.get(id);
+    if (!command || id === undefined) return;
+    pending.delete(id);
+    if (error) command.reject(error);
+    else command.resolve();
+  };
+
+  const failPending = (code: "connection_lost" | "closed", message: string) => {
+    for (const [id, command] of pending) {
+      // Commands never sent wait for the next connection; sent ones may or may not have run.
+      if (!command.sent) continue;
+      pending.delete(id);
+      command.reject(new RemoteCommandError(code, message));
+    }
+  };
+
+  const finish = () => {
+    for (const [, command] of pending) command.reject(new RemoteCommandError("closed", "The client was closed."));
+    pending.clear();
+    rejectReady(new RemoteCommandError("closed", "The client was closed before it attached."));
+    status.next("closed");
+    status.complete();
+    events.complete();
+    frames.complete();
+    state.complete();
+  };
+
+  const command = (body: ClientCommandBody): Promise<void> => {
+    if (closed) return Promise.reject(new RemoteCommandError("closed", "The client is closed."));
+    const id = `c${++nextId}`;
+    const text = JSON.stringify({ ...body, id });
+    return new Promise<void>((resolve, reject) => {
+      const sendNow = socket !== undefined && socket.readyState === 1 && attachId === undefined && status.value === "open";
+      pending.set(id, { text, sent: sendNow, resolve, reject });
+      if (sendNow) socket?.send(text);
+    });
+  };
+
+  open();
+
+  return {
+    events$: events.asObservable(),
+    frames$: frames.asObservable(),
+    state$: state.asObservable(),
+    status$: status.asObservable(),
+    get state() {
+      return state.value;
+    },
+    get session() {
+      return session;
+    },
+    get lastSeq() {
+      return lastSeq ?? 0;
+    },
+    ready,
+    prompt: (input) => command({ type: "prompt", input }),
+    steer: (input) => command({ type: "steer", input }),
+    followUp: (input) => command({ type: "follow_up", input }),
+    abort: (abortOptions = {}) => command({ type: "abort", ...abortOptions }),
+    continue: () => command({ type: "continue" }),
+    reset: () => command({ type: "reset" }),
+    close() {
+      if (closed && status.value === "closed") return;
+      closed = true;
+      retryTimer?.unsubscribe();
+      if (socket) socket.close(1000, "Client closed");
+      else finish();
+    },
+  };
+}

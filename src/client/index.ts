@@ -1,0 +1,13 @@
+/** `rxagent/client`: connect to a served agent from a browser (its global WebSocket) or from Node (`ws`). */
+export { connectAgent, RemoteCommandError } from "./client.js";
+export type { AgentClient, ConnectAgentOptions, ConnectionStatus, WebSocketConstructor, WebSocketLike } from "./client.js";
+export type {
+  AckFrame,
+  ClientCommandType,
+  ErrorCode,
+  ErrorFrame,
+  EventFrame,
+  ServerFrame,
+  SnapshotFrame,
+  WirePromptInput,
+} from "../protocol/protocol-schemas.js";

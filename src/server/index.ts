@@ -1,0 +1,31 @@
+/** `rxagent/server` (Node only): serve agents over WebSocket (src/protocol/PROTOCOL.md), the browser UI, the JSON Lines transcript store. */
+
+// Server
+export { serveAgents } from "./server.js";
+export type { AgentServer, ServeAgentsOptions, SessionInfo } from "./server.js";
+export type { BackpressureOptions, ClientStats } from "./client-connection.js";
+export type { EventLogOptions } from "./session-hub.js";
+export type { RateLimitOptions } from "./rate-limiter.js";
+export { tokenOf } from "./verify-upgrade.js";
+
+// Browser UI
+export { serveWebUi } from "./web-ui-server.js";
+export type { ServeWebUiOptions, WebUiServer } from "./web-ui-server.js";
+
+// Protocol
+export { ClientCommandSchema, parseClientFrame } from "../protocol/protocol-schemas.js";
+export type {
+  AckFrame,
+  ClientCommand,
+  ClientCommandType,
+  ErrorCode,
+  ErrorFrame,
+  EventFrame,
+  ServerFrame,
+  SnapshotFrame,
+  WirePromptInput,
+} from "../protocol/protocol-schemas.js";
+
+// Transcript store
+export { JsonlTranscriptStore } from "./jsonl-transcript-store.js";
+export type { JsonlTranscriptStoreOptions } from "./jsonl-transcript-store.js";

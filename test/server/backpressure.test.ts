@@ -1,0 +1,101 @@
+import type { Socket } from "node:net";
+import { Type } from "@sinclair/typebox";
+import { asyncScheduler } from "rxjs";
+import { afterEach, describe, expect, it } from "vitest";
+import { Agent } from "../../src/streams/agent.js";
+import { scriptedModel } from "../../src/testing/scripted-model.js";
+import { defineTool } from "../../src/tools/define-tool.js";
+import { type AgentServer, serveAgents } from "../../src/server/index.js";
+import type { ServerFrame } from "../../src/protocol/protocol-schemas.js";
+import { assertContiguous, RawClient, waitFor } from "./helpers.js";
+
+/** 30 000 characters in 30-character deltas: ~1000 updates, each carrying the whole partial twice. */
+const REPLY_TEXT = "All work and no play makes Jack a dull boy. ".repeat(700).slice(0, 30_000);
+const PROGRESS_UPDATES = 300;
+
+/** Reports progress many times: tool updates are not merged, so they fill a slow client's queue. */
+const chatty = defineTool({
+  name: "chatty",
+  description: "Reports progress a lot",
+  parameters: Type.Object({}),
+  execute: (_id, _args, { update }) => {
+    for (let step = 1; step <= PROGRESS_UPDATES; step++) update({ content: [{ type: "text", text: `step ${step}` }], details: step });
+    return { content: [{ type: "text", text: "done" }], details: PROGRESS_UPDATES };
+  },
+});
+
+function floodingAgent(): Agent {
+  const model = scriptedModel(
+    [{ content: [{ type: "text", text: REPLY_TEXT }, { type: "toolCall", name: "chatty", arguments: {} }] }, "Finished."],
+    { scheduler: asyncScheduler, delay: 1, chunkSize: 30 },
+  );
+  return new Agent({ model, tools: [chatty] });
+}
+
+let server: AgentServer | undefined;
+const clients: RawClient[] = [];
+
+afterEach(async () => {
+  for (const client of clients.splice(0)) client.socket.terminate();
+  await server?.close();
+  server = undefined;
+});
+
+describe("backpressure", () => {
+  it("lets a fast client keep up while a paused one stays bounded, is coalesced, and ends with a snapshot", async () => {
+    const limits = { highWaterMark: 16 * 1024, maxQueuedFrames: 64, maxQueuedBytes: 2 * 1024 * 1024 };
+    let agent: Agent | undefined;
+    server = await serveAgents({ port: 0, heartbeatIntervalMs: 0, backpressure: limits, createAgent: () => (agent = floodingAgent()) });
+    const fast = await RawClient.open(server.url);
+    const slow = await RawClient.open(server.url);
+    clients.push(fast, slow);
+    await fast.request({ type: "attach", session: "s" });
+    await slow.request({ type: "attach", session: "s" });
+    // Stop reading: the kernel buffers fill, then the server's bufferedAmount climbs.
+    (slow.socket as unknown as { _socket: Socket })._socket.pause();
+
+    let agentEndAt = 0;
+    let producedBytes = 0;
+    let updates = 0;
+    agent?.events$.subscribe((event) => {
+      producedBytes += JSON.stringify(event).length;
+      if (event.type === "message_update") updates++;
+      if (event.type === "agent_end") agentEndAt = performance.now();
+    });
+    const started = performance.now();
+    await fast.request({ type: "prompt", input: "flood" });
+    await waitFor(() => fast.hasEvent("agent_end"), "the fast client's agent_end", 20_000);
+    const fastDoneAt = performance.now();
+
+    const [fastStats, slowStats] = server.session("s")?.clients ?? [];
+    const finalSeq = server.session("s")?.lastSeq ?? 0;
+    // The fast client saw every event, in order, within moments of the agent.
+    assertContiguous(fast.events(), 0);
+    expect(fast.events().at(-1)?.seq).toBe(finalSeq);
+    expect(fastDoneAt - agentEndAt).toBeLessThan(1000);
+    expect(fastStats?.resyncs).toBe(0);
+
+    // The slow client's queue stayed within its caps, merged deltas, and was cut over to a snapshot.
+    expect(slowStats?.peakQueuedFrames).toBeLessThanOrEqual(limits.maxQueuedFrames + 1);
+    expect(slowStats?.peakQueuedBytes).toBeLessThanOrEqual(limits.maxQueuedBytes + 256 * 1024);
+    expect(slowStats?.coalescedUpdates).toBeGreaterThan(0);
+    expect(slowStats?.resyncs).toBeGreaterThanOrEqual(1);
+    expect(slowStats?.sentBytes).toBeLessThan(producedBytes);
+
+    (slow.socket as unknown as { _socket: Socket })._socket.resume();
+    const snapshot = await waitFor(
+      () => slow.frames.findLast((frame): frame is Extract<ServerFrame, { type: "snapshot" }> => frame.type === "snapshot" && frame.seq > 0),
+      "the slow client's snapshot",
+      20_000,
+    );
+    expect(snapshot.seq).toBe(finalSeq);
+    expect(snapshot.state.messages).toEqual(agent?.messages);
+    expect(snapshot.state.isStreaming).toBe(false);
+    // Before the snapshot, whatever it got was contiguous (merged ranges included).
+    const beforeSnapshot = slow.frames.slice(0, slow.frames.indexOf(snapshot)).filter((frame): frame is Extract<ServerFrame, { type: "event" }> => frame.type === "event");
+    assertContiguous(beforeSnapshot, 0);
+
+    const stats = { ...slowStats, producedBytes, updates, runMs: Math.round(fastDoneAt - started) };
+    console.log(`backpressure: ${JSON.stringify(stats)}`);
+  });
+});

@@ -1,0 +1,92 @@
+import { asyncScheduler } from "rxjs";
+import { WebSocket } from "ws";
+import { Agent } from "../../src/streams/agent.js";
+import { scriptedModel, type ScriptedTurn } from "../../src/testing/scripted-model.js";
+import type { ServerFrame } from "../../src/protocol/protocol-schemas.js";
+
+/** Polls `predicate` until it holds; fails with `what` after `timeoutMs`. */
+export async function waitFor<T>(predicate: () => T | undefined | false, what = "condition", timeoutMs = 5000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = predicate();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** An agent on a scripted model that streams in real time. */
+export function realtimeAgent(turns: ScriptedTurn[], delay = 5, chunkSize?: number): Agent {
+  return new Agent({ model: scriptedModel(turns, { scheduler: asyncScheduler, delay, ...(chunkSize === undefined ? {} : { chunkSize }) }) });
+}
+
+/** A protocol-level client that records every frame, for exact assertions. */
+export class RawClient {
+  readonly frames: ServerFrame[] = [];
+  readonly socket: WebSocket;
+  closeCode: number | undefined;
+  private nextId = 0;
+
+  constructor(url: string, options: ConstructorParameters<typeof WebSocket>[2] = {}) {
+    this.socket = new WebSocket(url, options);
+    this.socket.on("message", (data) => this.frames.push(JSON.parse(String(data)) as ServerFrame));
+    this.socket.on("close", (code) => (this.closeCode = code));
+    this.socket.on("error", () => undefined);
+  }
+
+  static async open(url: string, options: ConstructorParameters<typeof WebSocket>[2] = {}): Promise<RawClient> {
+    const client = new RawClient(url, options);
+    await new Promise<void>((resolve, reject) => {
+      client.socket.once("open", () => resolve());
+      client.socket.once("error", reject);
+    });
+    return client;
+  }
+
+  /** Sends a command and returns its id (generated when the frame has none). */
+  send(frame: Record<string, unknown>): string {
+    const id = (frame.id as string | undefined) ?? `t${++this.nextId}`;
+    this.socket.send(JSON.stringify({ id, ...frame }));
+    return id;
+  }
+
+  /** Sends a command and waits for its ack or error. */
+  async request(frame: Record<string, unknown>): Promise<Extract<ServerFrame, { type: "ack" | "error" }>> {
+    const id = this.send(frame);
+    return waitFor(
+      () => this.frames.find((reply): reply is Extract<ServerFrame, { type: "ack" | "error" }> => (reply.type === "ack" || reply.type === "error") && reply.id === id),
+      `a reply to ${JSON.stringify(frame)}`,
+    );
+  }
+
+  events(): Extract<ServerFrame, { type: "event" }>[] {
+    return this.frames.filter((frame): frame is Extract<ServerFrame, { type: "event" }> => frame.type === "event");
+  }
+
+  eventTypes(): string[] {
+    return this.events().map((frame) => frame.event.type);
+  }
+
+  hasEvent(type: string): boolean {
+    return this.events().some((frame) => frame.event.type === type);
+  }
+
+  async close(): Promise<void> {
+    if (this.socket.readyState === WebSocket.CLOSED) return;
+    await new Promise<void>((resolve) => {
+      this.socket.once("close", () => resolve());
+      this.socket.close();
+    });
+  }
+}
+
+/** Asserts frames' sequence numbers run contiguously from `after + 1`, merged ranges included. */
+export function assertContiguous(frames: Extract<ServerFrame, { type: "event" }>[], after: number): number {
+  let expected = after + 1;
+  for (const frame of frames) {
+    const first = frame.first ?? frame.seq;
+    if (first !== expected) throw new Error(`Expected seq ${expected}, got ${first}..${frame.seq}`);
+    expected = frame.seq + 1;
+  }
+  return expected - 1;
+}

@@ -1,0 +1,75 @@
+import { describe, expect, it } from "vitest";
+import { mkdtempSync, readFileSync, writeFileSync, appendFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { lastValueFrom, toArray } from "rxjs";
+import { Agent } from "../../src/index.js";
+import { JsonlTranscriptStore } from "../../src/server/index.js";
+import type { AgentMessage } from "../../src/index.js";
+import { scriptedModel } from "../../src/testing/index.js";
+
+const user = (content: string): AgentMessage => ({ role: "user", content, timestamp: 0 });
+
+function temporaryFile(): string {
+  return join(mkdtempSync(join(tmpdir(), "rxagent-store-")), "transcript.jsonl");
+}
+
+describe("JsonlTranscriptStore", () => {
+  it("appends one line per message and loads them back", async () => {
+    const path = temporaryFile();
+    const store = new JsonlTranscriptStore(path);
+    store.append(user("a"));
+    store.append(user("b"));
+    store.close();
+    expect(readFileSync(path, "utf8")).toBe(`${JSON.stringify(user("a"))}\n${JSON.stringify(user("b"))}\n`);
+    expect(await new JsonlTranscriptStore(path).load()).toStrictEqual([user("a"), user("b")]);
+  });
+
+  it("skips a torn last line with a warning and cuts it before the next append", async () => {
+    const path = temporaryFile();
+    writeFileSync(path, `${JSON.stringify(user("a"))}\n{"role":"us`);
+    const warnings: string[] = [];
+    const store = new JsonlTranscriptStore(path, { onWarning: (message) => warnings.push(message) });
+    expect(await store.load()).toStrictEqual([user("a")]);
+    expect(warnings).toStrictEqual([`${path}:2: skipped a line that is not valid JSON (torn last line, cut off).`]);
+    store.append(user("b"));
+    store.close();
+    expect(await new JsonlTranscriptStore(path).load()).toStrictEqual([user("a"), user("b")]);
+  });
+
+  it("cuts a torn last line longer than the 64 KiB it reads at a time whole, so the next message keeps a line of its own", async () => {
+    const path = temporaryFile();
+    writeFileSync(path, `${JSON.stringify(user("a"))}\n{"role":"user","content":"${"x".repeat(200_000)}`);
+    const store = new JsonlTranscriptStore(path, { onWarning: () => undefined });
+    store.append(user("b"));
+    store.close();
+    expect(readFileSync(path, "utf8")).toBe(`${JSON.stringify(user("a"))}\n${JSON.stringify(user("b"))}\n`);
+    expect(await new JsonlTranscriptStore(path).load()).toStrictEqual([user("a"), user("b")]);
+  });
+
+  it("skips a corrupt line in the middle and keeps the rest", async () => {
+    const path = temporaryFile();
+    writeFileSync(path, `${JSON.stringify(user("a"))}\nnot json\n${JSON.stringify(user("c"))}\n`);
+    const warnings: string[] = [];
+    expect(await new JsonlTranscriptStore(path, { onWarning: (message) => warnings.push(message) }).load()).toStrictEqual([user("a"), user("c")]);
+    expect(warnings).toHaveLength(1);
+  });
+
+  it("returns an empty transcript for a missing file", async () => {
+    expect(await new JsonlTranscriptStore(temporaryFile()).load()).toStrictEqual([]);
+  });
+
+  it("backs an Agent: every ended message is written as it ends, and Agent.open picks them up", async () => {
+    const path = temporaryFile();
+    const agent = new Agent({ model: scriptedModel(["hello back"]), store: new JsonlTranscriptStore(path) });
+    const linesAtAssistantEnd: number[] = [];
+    agent.events$.subscribe((event) => {
+      if (event.type === "message_end") linesAtAssistantEnd.push(readFileSync(path, "utf8").split("\n").length - 1);
+    });
+    await lastValueFrom(agent.prompt("hello").pipe(toArray()));
+    expect(linesAtAssistantEnd).toStrictEqual([1, 2]);
+    const reopened = await Agent.open({ model: scriptedModel([]), store: new JsonlTranscriptStore(path) });
+    expect(reopened.messages).toStrictEqual(agent.messages);
+    appendFileSync(path, "");
+  });
+});

@@ -1,0 +1,101 @@
+import { describe, expect, it } from "vitest";
+import { Agent } from "../../src/streams/agent.js";
+import { scriptedModel } from "../../src/testing/scripted-model.js";
+import { serveAgents } from "../../src/server/index.js";
+import type { AgentMessage, AssistantMessage, TranscriptStore } from "../../src/types.js";
+import { RawClient, realtimeAgent, waitFor } from "./helpers.js";
+
+describe("graceful shutdown", () => {
+  it("aborts the active run, delivers agent_end, closes with 1001 and keeps the transcript", async () => {
+    const agents: Agent[] = [];
+    const closedSessions: string[] = [];
+    const server = await serveAgents({
+      port: 0,
+      createAgent: () => {
+        const agent = realtimeAgent(["A long answer that will be cut short by the server shutting down in the middle of it. ".repeat(4)]);
+        agents.push(agent);
+        return agent;
+      },
+      onSessionClose: (id) => closedSessions.push(id),
+    });
+    const url = server.url;
+    const client = await RawClient.open(url);
+    await client.request({ type: "attach", session: "s" });
+    await client.request({ type: "prompt", input: "talk" });
+    await waitFor(() => client.events().length > 8, "the run to be under way");
+
+    await server.close();
+
+    expect(client.closeCode).toBe(1001);
+    const types = client.eventTypes();
+    expect(types.slice(-4)).toEqual(["message_update", "message_end", "turn_end", "agent_end"]);
+    const agent = agents[0] as Agent;
+    expect(agent.isRunning).toBe(false);
+    const last = agent.messages.at(-1) as AssistantMessage;
+    expect(agent.messages).toHaveLength(2);
+    expect(last.stopReason).toBe("aborted");
+    expect(last.content.length).toBeGreaterThan(0);
+    expect(closedSessions).toEqual(["s"]);
+    // No new connections after close.
+    await expect(RawClient.open(url)).rejects.toThrow(/ECONNREFUSED/);
+  });
+
+  it("closes idle servers at once", async () => {
+    const server = await serveAgents({ port: 0, createAgent: () => realtimeAgent([]) });
+    const client = await RawClient.open(server.url);
+    await client.request({ type: "attach" });
+    const started = performance.now();
+    await server.close();
+    // Far below the 10 s shutdown timeout it would hit if it waited for something.
+    expect(performance.now() - started).toBeLessThan(3000);
+    expect(client.closeCode).toBe(1001);
+  });
+
+  it("hands an agent that createAgent made while the server shut down to onSessionClose", async () => {
+    let release: () => void = () => undefined;
+    const created = new Promise<void>((resolve) => (release = resolve));
+    const agent = realtimeAgent(["ok"]);
+    const closed: [string, Agent][] = [];
+    const server = await serveAgents({
+      port: 0,
+      heartbeatIntervalMs: 0,
+      createAgent: async () => {
+        await created;
+        return agent;
+      },
+      onSessionClose: (id, closedAgent) => closed.push([id, closedAgent]),
+    });
+    const client = await RawClient.open(server.url);
+    client.send({ type: "attach", session: "late" });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const closing = server.close();
+    release();
+    await closing;
+    await waitFor(() => closed.length > 0, "the session close");
+    expect(closed).toEqual([["late", agent]]);
+    expect(server.sessionIds()).toEqual([]);
+  });
+});
+
+describe("Agent (found while building the bridge)", () => {
+  // Regression: `dispose()` used to call `reset()`, which cleared the store, so an app that
+  // disposed its agents on shutdown wiped the durable transcripts it kept.
+  it("dispose() leaves the transcript store alone", () => {
+    const stored: AgentMessage[] = [];
+    let cleared = 0;
+    const store: TranscriptStore = {
+      load: async () => [...stored],
+      append: (message) => stored.push(message),
+      clear: () => {
+        cleared++;
+        stored.length = 0;
+      },
+    };
+    const agent = new Agent({ model: scriptedModel(["hi"]), store });
+    agent.prompt("hello");
+    expect(stored).toHaveLength(2);
+    agent.dispose();
+    expect(cleared).toBe(0);
+    expect(stored).toHaveLength(2);
+  });
+});

@@ -1,0 +1,160 @@
+import { existsSync, mkdirSync } from "node:fs";
+import { chromium, type Browser } from "playwright-core";
+import { asyncScheduler } from "rxjs";
+import { Type } from "@sinclair/typebox";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Agent } from "../../src/streams/agent.js";
+import { scriptedModel } from "../../src/testing/scripted-model.js";
+import { defineTool } from "../../src/tools/define-tool.js";
+import { serveWebUi, type WebUiServer } from "../../src/server/index.js";
+import type { LlmContext } from "../../src/types.js";
+
+const CHROMIUM = "/usr/bin/chromium";
+
+/** A tool that reports progress every 100 ms for a second, honouring abort. */
+const lookupWeather = defineTool({
+  name: "lookup_weather",
+  description: "Looks up the weather",
+  parameters: Type.Object({ city: Type.String() }),
+  execute: (_id, { city }, { signal, update }) =>
+    new Promise((resolve, reject) => {
+      let step = 0;
+      const timer = setInterval(() => {
+        step += 1;
+        update({ content: [{ type: "text", text: `Contacting station ${step}/10 for ${city}…` }], details: { step } });
+        if (step === 10) {
+          clearInterval(timer);
+          resolve({ content: [{ type: "text", text: `${city}: sunny, 21 °C` }], details: { step } });
+        }
+      }, 100);
+      signal.addEventListener("abort", () => (clearInterval(timer), reject(new Error("aborted"))), { once: true });
+    }),
+});
+
+const askedForFrench = (context: LlmContext) =>
+  context.messages.some((message) => message.role === "user" && JSON.stringify(message.content).includes("French"));
+
+function demoAgent(): Agent {
+  const model = scriptedModel(
+    [
+      {
+        content: [
+          { type: "thinking", thinking: "The user wants the weather; I should call the tool." },
+          { type: "text", text: "Let me check the weather in Paris for you." },
+          { type: "toolCall", name: "lookup_weather", arguments: { city: "Paris" } },
+        ],
+      },
+      // A function of the context: the reply reacts to steering that arrived mid-run.
+      (context) =>
+        askedForFrench(context)
+          ? `Bien sûr ! Il fait beau à Paris, 21 degrés. ${"Je continue à décrire le temps en détail pour cette démonstration. ".repeat(12)}`
+          : "It is sunny in Paris, 21 degrees.",
+    ],
+    { scheduler: asyncScheduler, delay: 30 },
+  );
+  return new Agent({ model, tools: [lookupWeather] });
+}
+
+describe.skipIf(!existsSync(CHROMIUM))("browser UI (headless Chromium)", () => {
+  let ui: WebUiServer;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    ui = await serveWebUi({ port: 0, createAgent: () => demoAgent() });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await ui?.close();
+  });
+
+  it("streams text and a tool card, steers mid-run, aborts, and shows it all", async () => {
+    const page = await browser.newPage({ viewport: { width: 1000, height: 900 } });
+    const pageErrors: string[] = [];
+    page.on("pageerror", (error) => pageErrors.push(error.message));
+    await page.goto(ui.url);
+    await page.locator('#connection[data-status="open"]').waitFor();
+
+    await page.fill("#input", "What's the weather in Paris?");
+    await page.press("#input", "Enter");
+    await expect.poll(() => page.locator(".msg.user").first().textContent()).toBe("What's the weather in Paris?");
+    await page.locator(".msg.assistant .text", { hasText: "Let me check the weather in Paris" }).waitFor();
+    const card = page.locator('.tool-card[data-tool="lookup_weather"]');
+    await card.locator(".progress", { hasText: "Contacting station" }).waitFor();
+    expect(JSON.parse((await card.locator(".args").textContent()) ?? "")).toEqual({ city: "Paris" });
+    await expect.poll(() => page.locator("#run-status").textContent()).toBe("running tools…");
+
+    // Enter while the agent works steers it.
+    await page.fill("#input", "Please answer in French");
+    await page.press("#input", "Enter");
+    await page.locator(".msg.user", { hasText: "Please answer in French" }).waitFor();
+    await card.locator(".result", { hasText: "Paris: sunny, 21 °C" }).waitFor();
+    await expect.poll(() => card.getAttribute("data-state")).toBe("done");
+    await page.locator(".msg.assistant .text", { hasText: "Bien sûr ! Il fait beau à Paris" }).waitFor();
+
+    // Abort mid-stream: the reply stops, marked aborted, and the page goes idle.
+    await page.click("#abort");
+    await page.locator('.msg.assistant[data-stop="aborted"] .stop').waitFor();
+    await expect.poll(() => page.locator("#run-status").textContent()).toBe("idle");
+    const reply = (await page.locator('.msg.assistant[data-stop="aborted"] .text').textContent()) ?? "";
+    expect(reply.length).toBeLessThan(600);
+
+    await page.locator("details.thinking summary").first().click();
+    mkdirSync("test-results", { recursive: true });
+    await page.screenshot({ path: "test-results/web-ui.png", fullPage: true });
+    expect(pageErrors).toEqual([]);
+
+    // The server kept the transcript: prompt, first reply, tool result, steering, aborted reply.
+    const [sessionId] = ui.agents.sessionIds();
+    const roles = ui.agents.session(sessionId as string)?.agent.messages.map((message) => (message as { role: string }).role);
+    expect(roles).toEqual(["user", "assistant", "toolResult", "user", "assistant"]);
+    await page.close();
+  });
+
+  it("shows a refused session as closed rather than connecting forever", async () => {
+    const refusing = await serveWebUi({ port: 0, createAgent: () => undefined });
+    try {
+      const page = await browser.newPage();
+      await page.goto(refusing.url);
+      await page.locator('#connection[data-status="closed"]').waitFor({ timeout: 5000 });
+      await page.close();
+    } finally {
+      await refusing.close();
+    }
+  });
+
+  it("forgets a finished run's tool progress when a new run starts, so a reused call id starts pending", async () => {
+    const page = await browser.newPage();
+    await page.goto(ui.url);
+    // A string, not a function: vitest would rewrite a dynamic import inside a function.
+    const states = await page.evaluate(`(async () => {
+      const { AgentConnection } = await import("/client.js");
+      const connection = new AgentConnection("ws://" + location.host + "/ws");
+      const event = (seq, body) => connection.receive({ type: "event", seq, event: body });
+      const call = { toolCallId: "call_1_1", toolName: "lookup_weather" };
+      event(1, { type: "agent_start" });
+      event(2, { type: "tool_execution_start", ...call, args: {} });
+      event(3, { type: "tool_execution_end", ...call, result: { content: [], details: {} }, isError: false });
+      const before = connection.toolRuns.get("call_1_1")?.done === true;
+      // After a reset the demo model numbers its calls from 1 again.
+      event(4, { type: "agent_start" });
+      event(5, { type: "tool_execution_start", ...call, args: {} });
+      const after = connection.toolRuns.get("call_1_1")?.done === true;
+      connection.close();
+      return [before, after];
+    })()`);
+    expect(states).toEqual([true, false]);
+    await page.close();
+  });
+
+  it("serves the page's files with a strict content security policy, and 404 otherwise", async () => {
+    const page = await fetch(ui.url);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-security-policy")).toContain("default-src 'self'");
+    expect(await page.text()).toContain('<script type="module" src="/app.js">');
+    expect((await fetch(new URL("/client.js", ui.url))).headers.get("content-type")).toContain("text/javascript");
+    expect((await fetch(new URL("/../package.json", ui.url))).status).toBe(404);
+    expect((await fetch(new URL("/nope", ui.url))).status).toBe(404);
+  });
+});
