@@ -15,8 +15,10 @@ export const redactedText = "[redacted]";
  * Reads the context during the call, as the `LlmContext` contract asks.
  */
 export function cassetteRequestOf(context: LlmContext, secrets: readonly string[] = []): CassetteRequest {
-  const request: CassetteRequest = { messages: context.messages.map(cassetteMessageOf) };
-  if (context.systemPrompt !== undefined) request.systemPrompt = context.systemPrompt;
+  const request: CassetteRequest = {
+    ...(context.systemPrompt === undefined ? {} : { systemPrompt: context.systemPrompt }),
+    messages: context.messages.map(cassetteMessageOf),
+  };
   if (context.tools !== undefined) {
     request.tools = context.tools.map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }));
   }
