@@ -46,8 +46,8 @@ describe("message changes", () => {
       return total + JSON.stringify(changes).length;
     }, 0);
     const fullText = words.join("").length;
-    // Each step stores one word plus about sixty characters of structure; whole snapshots
-    // would take over 1.6 MB here.
+    // Each step stores one word plus about sixty characters of structure (28 kB in all);
+    // whole messages would take 720 kB here.
     expect(size).toBeLessThan(fullText + 400 * 70);
     expect(roundTrip(messages)).toStrictEqual(messages);
   });
