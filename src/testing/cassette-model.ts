@@ -84,7 +84,8 @@ export function cassetteModel(cassette: Cassette, options: CassetteModelOptions 
         /** Virtual milliseconds since the call started, as far as the playing action got. */
         let elapsed = 0;
         const playDue = (): number | undefined => {
-          while (!subscriber.closed) {
+          // An abort fired by the consumer of the event just emitted stops the rest of the frame.
+          while (!subscriber.closed && !signal.aborted) {
             const next = timeline[index];
             if (next === undefined) {
               endWith("error", failure ?? `cassetteModel: the recording of call #${callNumber} ends here (it was cut short).`);

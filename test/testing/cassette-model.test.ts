@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { asyncScheduler, VirtualTimeScheduler } from "rxjs";
+import { asyncScheduler, tap, VirtualTimeScheduler } from "rxjs";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { cassetteModel, recordingModel, scriptedModel, type Cassette, type ScriptedTurn } from "../../src/testing/index.js";
 import type { LlmContext, ModelEvent } from "../../src/types.js";
@@ -150,6 +150,20 @@ describe("cassetteModel", () => {
       const controller = new AbortController();
       m.scheduler.schedule(() => controller.abort(), 15);
       m.expect(model.stream(context, { signal: controller.signal })).toBeObservable("a 9ms b 4ms (x|)", {
+        a: start,
+        b: textStart,
+        x: { type: "error", reason: "aborted", error: assistantMessage([text("")], { stopReason: "aborted", errorMessage: "Request was aborted" }) },
+      });
+    }),
+  );
+
+  it(
+    "emits no more recorded events once the consumer aborts on one, even those due in the same frame",
+    marbles((m) => {
+      const model = cassetteModel(handWritten([0, 10, 10]), { scheduler: m.scheduler });
+      const controller = new AbortController();
+      const stream = model.stream(context, { signal: controller.signal }).pipe(tap((event) => event.type === "text_start" && controller.abort()));
+      m.expect(stream).toBeObservable("a 9ms (bx|)", {
         a: start,
         b: textStart,
         x: { type: "error", reason: "aborted", error: assistantMessage([text("")], { stopReason: "aborted", errorMessage: "Request was aborted" }) },
