@@ -4,7 +4,9 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { replayInputs } from "../../src/cli/replay-inputs.js";
 import { readCassette } from "../../src/testing/node/index.js";
-import { startCli } from "./cli-process.js";
+import { loadFixture } from "../helpers/openai-fixtures.js";
+import { startReplayServer } from "../helpers/sse-replay-server.js";
+import { demoEnvironment, startCli } from "./cli-process.js";
 
 const cassetteFile = () => path.join(mkdtempSync(path.join(tmpdir(), "rxagent-replay-")), "session.cassette.jsonl");
 /** The screen without its first line, the banner (which names the model or the cassette). */
@@ -78,6 +80,35 @@ describe("rxagent chat --record, then rxagent replay (real processes on the demo
       '- messages[2].content[0].text: recorded "6*7 = 41", sent "6*7 = 42"',
       expect.stringMatching(/^· 2 model calls · \d+ in \/ \d+ out tokens$/),
     ]);
+  });
+
+  it("records a session with an OpenAI-compatible server without its API key, and replays it offline", async () => {
+    const apiKey = "team-key-7c1d9e2f";
+    const server = await startReplayServer([
+      { kind: "fixture", fixture: loadFixture("chat-text-usage-2") },
+      { kind: "http-error", status: 401, body: { error: { message: `Incorrect API key provided: ${apiKey}.`, code: "invalid_api_key" } } },
+    ]);
+    const file = cassetteFile();
+    try {
+      const chat = startCli(["chat", "--model", "gpt-4o", "--record", file], {
+        environment: demoEnvironment({ OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: apiKey }),
+      });
+      chat.child.stdin.write("weather in San Francisco?\n");
+      await chat.waitFor((stdout) => /model call · /.test(stdout));
+      chat.child.stdin.end("and now?\n");
+      expect(await chat.exited).toBe(0);
+      expect(server.requests.map((request) => request.headers.authorization)).toStrictEqual([`Bearer ${apiKey}`, `Bearer ${apiKey}`]);
+      expect(readFileSync(file, "utf8")).not.toContain(apiKey);
+
+      const replay = startCli(["replay", file, "--speed", "0"]);
+      expect(await replay.exited).toBe(0);
+      expect(replay.stdout().split("\n")[0]).toBe(`rxagent · replaying ${file} (gpt-4o via openai, 2 model calls)`);
+      const redacted = screenBody(chat.stdout()).map((line) => line.replace(apiKey, "[redacted]"));
+      expect(screenBody(replay.stdout())).toStrictEqual(redacted);
+      expect(redacted).toContain("✗ model error: 401 Incorrect API key provided: [redacted].");
+    } finally {
+      await server.close();
+    }
   });
 
   it("refuses a missing cassette and --record outside chat", async () => {
