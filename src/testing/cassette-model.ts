@@ -99,6 +99,8 @@ export function cassetteModel(cassette: Cassette, options: CassetteModelOptions 
           return undefined;
         };
         elapsed = timeline[0]?.dueAt ?? 0;
+        // One action that reschedules itself, as scriptedModel's: the events due in one frame go
+        // out together, and unsubscribing or an abort cancels a single timer.
         const playing = scheduler.schedule(function () {
           const wait = playDue();
           if (wait !== undefined) {
