@@ -172,6 +172,23 @@ describe("cassetteModel", () => {
   );
 
   it(
+    "replays a call the recording run aborted with its aborted ending, at the recorded time",
+    marbles((m) => {
+      const scheduler = new VirtualTimeScheduler();
+      const recorder = recordingModel(scriptedModel(["84"], { scheduler, delay: 10 }), { scheduler });
+      const controller = new AbortController();
+      scheduler.schedule(() => controller.abort(), 15);
+      recorder.stream(context, { signal: controller.signal }).subscribe();
+      scheduler.flush();
+      const model = cassetteModel(recorder.cassette, { scheduler: m.scheduler });
+      m.expect(model.stream(context, live())).toBeObservable("10ms a 9ms (x|)", {
+        a: start,
+        x: { type: "error", reason: "aborted", error: assistantMessage([], { stopReason: "aborted", errorMessage: "Request was aborted" }) },
+      });
+    }),
+  );
+
+  it(
     "emits nothing after unsubscribe",
     marbles((m) => {
       const model = cassetteModel(handWritten([0, 10, 25]), { scheduler: m.scheduler });
