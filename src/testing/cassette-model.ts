@@ -10,6 +10,8 @@ export interface CassetteModelOptions {
   /**
    * Plays each event at its recorded time after the call starts. Default `asyncScheduler`;
    * in a marble test the `TestScheduler`, so events land at exact virtual times.
+   *
+   * Contract: the scheduler the run uses, so the replayed times line up with the loop's own.
    */
   scheduler?: SchedulerLike;
   /**

@@ -1,4 +1,4 @@
-import type { ImageContent, Message, TextContent } from "../types/messages.js";
+import type { ImageContent, Message, StopReason, TextContent } from "../types/messages.js";
 import type { ModelEvent } from "../types/model.js";
 import type { MessageChanges } from "./message-changes.js";
 
@@ -45,7 +45,7 @@ export interface CassetteRequest {
 /** A transcript message as a provider would send it. */
 export type CassetteMessage =
   | { role: "user"; content: string | (TextContent | ImageContent)[] }
-  | { role: "assistant"; content: Extract<Message, { role: "assistant" }>["content"]; stopReason: string }
+  | { role: "assistant"; content: Extract<Message, { role: "assistant" }>["content"]; stopReason: StopReason }
   | { role: "toolResult"; toolCallId: string; toolName: string; content: (TextContent | ImageContent)[]; isError: boolean };
 
 /** The fields of a model event other than its message (`partial`, `message` or `error`). */

@@ -16,11 +16,17 @@ export interface RecordingModelOptions {
   /**
    * Gets every record as it is made, e.g. `cassetteFileSink(path)` from `rxagent/testing/node`,
    * so a crash keeps what was recorded.
+   *
+   * Contract: the header record is written at once, each event before it goes on to the agent;
+   * a throw from `write` fails the call being recorded (an error message), not the run.
    */
   sink?: CassetteSink;
   /**
    * Exact strings to blank out wherever they occur, e.g. the API key the model was given.
    * Credential-like strings (`sk-…`, `Bearer …`, Google keys) are blanked regardless.
+   *
+   * Contract: strings of 4 characters or more; shorter ones are ignored.
+   * @example secrets: [process.env.OPENAI_API_KEY ?? ""]
    */
   secrets?: readonly string[];
 }
