@@ -8,7 +8,7 @@ import { agentLoop, defineTool } from "../../src/index.js";
 import type { AgentEvent, AgentMessage, AssistantMessage, Model } from "../../src/index.js";
 import { openaiChat } from "../../src/openai/index.js";
 import { type Cassette, cassetteModel, recordingModel } from "../../src/testing/index.js";
-import { cassetteFileSink, readCassette } from "../../src/testing/node/index.js";
+import { cassetteFileSink, readCassette, writeCassette } from "../../src/testing/node/index.js";
 import { marbles } from "../helpers/marbles.js";
 import { loadFixture } from "../helpers/openai-fixtures.js";
 import { startReplayServer } from "../helpers/sse-replay-server.js";
@@ -63,6 +63,10 @@ async function recordLiveRun(): Promise<Recording> {
       ),
     );
     expect(readCassette(file)).toStrictEqual(json(recorder.cassette));
+    // Written at the end, the same cassette reads the same line for line as the streamed file.
+    const written = `${file}.written`;
+    writeCassette(written, recorder.cassette);
+    expect(readFileSync(written, "utf8")).toBe(readFileSync(file, "utf8"));
     return { cassette: recorder.cassette, fileText: readFileSync(file, "utf8"), events, authorization: server.requests.map((request) => request.headers.authorization) };
   } finally {
     sink.close();
