@@ -1,7 +1,7 @@
 import { asyncScheduler, Observable, type SchedulerLike } from "rxjs";
 import { type AssistantMessage, emptyUsage } from "../types/messages.js";
 import type { Model, ModelEvent } from "../types/model.js";
-import type { Cassette, CassetteCall } from "./cassette.js";
+import { type Cassette, type CassetteCall, checkedCassette } from "./cassette.js";
 import { cassetteRequestOf, requestDifferences } from "./cassette-request.js";
 import { applyMessageChanges } from "./message-changes.js";
 import { messageKeyOf } from "./recording-model.js";
@@ -46,6 +46,7 @@ export function cassetteModel(cassette: Cassette, options: CassetteModelOptions 
   const scheduler = options.scheduler ?? asyncScheduler;
   const speed = options.speed ?? 1;
   if (!(speed > 0)) throw new RangeError(`cassetteModel: speed must be above 0, not ${speed}.`);
+  checkedCassette(cassette);
   const identity = { id: cassette.model.id, provider: cassette.model.provider, api: cassette.model.api };
   let calls = 0;
   return {

@@ -105,7 +105,7 @@ export function parseCassette(text: string): Cassette {
 export function cassetteOfRecords(records: readonly CassetteRecord[]): Cassette {
   const [header, ...rest] = records;
   if (header?.kind !== "cassette") throw new SyntaxError('A cassette starts with a {"kind":"cassette"} record.');
-  const cassette: Cassette = checkedCassette({ version: header.version, model: header.model, calls: [] });
+  const cassette: Cassette = { version: header.version, model: header.model, calls: [] };
   for (const record of rest) {
     if (record.kind === "call") cassette.calls[record.call] = { request: record.request, events: [] };
     else if (record.kind === "event") {
@@ -115,7 +115,7 @@ export function cassetteOfRecords(records: readonly CassetteRecord[]): Cassette 
       target.events.push(event);
     }
   }
-  return cassette;
+  return checkedCassette(cassette);
 }
 
 /** The records that write `cassette` as JSON Lines. */
@@ -137,8 +137,36 @@ function parsedOrUndefined(text: string): unknown {
   }
 }
 
-function checkedCassette(cassette: Partial<Cassette>): Cassette {
+const eventTypes = new Set<string>([
+  "start", "text_start", "text_delta", "text_end", "thinking_start", "thinking_delta", "thinking_end",
+  "toolcall_start", "toolcall_delta", "toolcall_end", "done", "error",
+] satisfies ModelEvent["type"][]);
+
+/**
+ * The cassette, once its shape is checked: a hand-edited file fails here with the place it went
+ * wrong, not later as a replay that misbehaves.
+ */
+export function checkedCassette(cassette: Partial<Cassette>): Cassette {
   if (cassette.version !== 1) throw new SyntaxError(`Unsupported cassette version ${String(cassette.version)}; this rxagent reads version 1.`);
-  if (!cassette.model || !Array.isArray(cassette.calls)) throw new SyntaxError("A cassette needs a model and calls.");
+  const model = cassette.model as Partial<CassetteModelIdentity> | undefined;
+  if (typeof model?.id !== "string" || typeof model.provider !== "string" || typeof model.api !== "string") {
+    throw new SyntaxError("A cassette needs a model with a string id, provider and api.");
+  }
+  if (!Array.isArray(cassette.calls)) throw new SyntaxError("A cassette needs a list of calls.");
+  for (let callIndex = 0; callIndex < cassette.calls.length; callIndex++) {
+    const call = cassette.calls[callIndex] as Partial<CassetteCall> | undefined;
+    const where = `Cassette call ${callIndex}`;
+    if (call === undefined || call === null) throw new SyntaxError(`${where} is missing.`);
+    if (!Array.isArray(call.request?.messages)) throw new SyntaxError(`${where} has no request with a list of messages.`);
+    if (!Array.isArray(call.events)) throw new SyntaxError(`${where} has no list of events.`);
+    call.events.forEach((event, eventIndex) => {
+      const problem =
+        typeof event.at !== "number" || !(event.at >= 0) ? "needs a time `at` of at least 0"
+        : !eventTypes.has(String(event.event?.type)) ? `has an unknown event type ${JSON.stringify(event.event?.type)}`
+        : event.changes !== undefined && (event.changes === null || typeof event.changes !== "object") ? "has changes that are not an object"
+        : undefined;
+      if (problem) throw new SyntaxError(`${where}, event ${eventIndex}: ${problem}.`);
+    });
+  }
   return cassette as Cassette;
 }

@@ -1,7 +1,7 @@
 import { lastValueFrom, toArray } from "rxjs";
 import { describe, expect, it } from "vitest";
 import { agentLoop } from "../../src/index.js";
-import { parseCassette, recordingModel, recordsOfCassette, scriptedModel, type Cassette } from "../../src/testing/index.js";
+import { cassetteModel, parseCassette, recordingModel, recordsOfCassette, scriptedModel, type Cassette, type CassetteCall, type CassetteEvent } from "../../src/testing/index.js";
 import type { AgentEvent, AssistantMessage } from "../../src/types.js";
 import { userMessage } from "./fixtures.js";
 
@@ -34,6 +34,23 @@ describe("parseCassette", () => {
     const lines = jsonLines(cassette).split("\n");
     expect(() => parseCassette(lines.slice(1).join("\n"))).toThrow('A cassette starts with a {"kind":"cassette"} record.');
     expect(() => parseCassette([lines[0], ...lines.slice(2)].join("\n"))).toThrow("Cassette event for call 0, which has no request record.");
+  });
+
+
+  it("names the call and event of a hand-edited cassette that went wrong", async () => {
+    const cassette = await recorded();
+    const edited = (edit: (copy: Cassette) => void) => {
+      const copy = structuredClone(cassette);
+      edit(copy);
+      return JSON.stringify(copy);
+    };
+    expect(() => parseCassette(edited((copy) => delete (copy.calls[0]!.events[2] as Partial<CassetteEvent>).at))).toThrow("Cassette call 0, event 2: needs a time `at` of at least 0.");
+    expect(() => parseCassette(edited((copy) => (copy.calls[0]!.events[1]!.event.type = "text_begin" as "text_start")))).toThrow('Cassette call 0, event 1: has an unknown event type "text_begin".');
+    expect(() => parseCassette(edited((copy) => delete (copy.calls[0] as Partial<CassetteCall>).request))).toThrow("Cassette call 0 has no request with a list of messages.");
+    expect(() => parseCassette(edited((copy) => delete (copy as Partial<Cassette>).model))).toThrow("A cassette needs a model with a string id, provider and api.");
+    const lines = jsonLines(cassette).split("\n");
+    expect(() => parseCassette([lines[0], lines[1]!.replace('"call":0', '"call":1')].join("\n"))).toThrow("Cassette call 0 is missing.");
+    expect(() => cassetteModel(JSON.parse(edited((copy) => (copy.calls[0]!.events[0]!.at = -1))) as Cassette)).toThrow("Cassette call 0, event 0: needs a time `at` of at least 0.");
   });
 });
 
