@@ -4,7 +4,7 @@ import type { Model, ModelEvent } from "../types/model.js";
 import { type Cassette, type CassetteCall, checkedCassette } from "./cassette.js";
 import { cassetteRequestOf, requestDifferences } from "./cassette-request.js";
 import { applyMessageChanges } from "./message-changes.js";
-import { messageKeyOf } from "./recording-model.js";
+import { messageKeyOf, messageOf } from "./recording-model.js";
 
 export interface CassetteModelOptions {
   /**
@@ -74,7 +74,7 @@ export function cassetteModel(cassette: Cassette, options: CassetteModelOptions 
         });
         let last: AssistantMessage | undefined;
         const emit = (event: ModelEvent) => {
-          last = event.type === "done" ? event.message : event.type === "error" ? event.error : event.partial;
+          last = messageOf(event);
           subscriber.next(event);
         };
         const endWith = (reason: "error" | "aborted", errorMessage: string) => {

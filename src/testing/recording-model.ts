@@ -82,7 +82,7 @@ export function recordingModel(model: Model, options: RecordingModelOptions = {}
 }
 
 /** The message an event carries. */
-function messageOf(event: ModelEvent): AssistantMessage {
+export function messageOf(event: ModelEvent): AssistantMessage {
   if (event.type === "done") return event.message;
   if (event.type === "error") return event.error;
   return event.partial;
