@@ -7,10 +7,10 @@ import { errorText } from "../errors.js";
 import type { Agent } from "../streams/agent.js";
 import { type BackpressureOptions, ClientConnection, type ClientStats } from "./client-connection.js";
 import { Heartbeat } from "./heartbeat.js";
-import { type ClientCommand, parseClientFrame } from "../protocol/protocol-schemas.js";
+import { type ClientCommand, parseClientFrame, PROTOCOL_VERSION } from "../protocol/protocol-schemas.js";
 import { RateLimiter, type RateLimitOptions } from "./rate-limiter.js";
 import { errorFrame, type EventLogOptions, SessionHub } from "./session-hub.js";
-import { verifyUpgrade } from "./verify-upgrade.js";
+import { type UpgradeRefusal, verifyUpgrade } from "./verify-upgrade.js";
 
 export interface ServeAgentsOptions {
   /** Share an existing HTTP server (then `path` picks the WebSocket endpoint), or give `port`. */
@@ -31,10 +31,16 @@ export interface ServeAgentsOptions {
   createAgent(sessionId: string, request: IncomingMessage): Agent | undefined | Promise<Agent | undefined>;
   /**
    * Checks the token of an upgrade request (`Authorization: Bearer <token>` or `?token=`).
-   * Contract: false refuses the upgrade with HTTP 401.
+   * Contract: false refuses the upgrade: HTTP 401, or for a browser (a request with an `Origin`)
+   * an accepted socket closed at once with 4401 and a reason the page can show.
+   * @example auth: acceptToken(process.env.RXAGENT_TOKEN)
    */
   auth?: (token: string | undefined, request: IncomingMessage) => boolean | Promise<boolean>;
-  /** `Origin` values browsers may connect from; others get HTTP 403. Requests without an Origin (non-browser clients) pass. */
+  /**
+   * `Origin` values browsers may connect from; others are refused (HTTP 403 for clients
+   * without the page to show it, else a socket closed with 4403). Requests without an Origin
+   * (non-browser clients) pass.
+   */
   allowedOrigins?: readonly string[];
   /** Largest incoming frame in bytes; a larger one closes the socket with 1009. Default 1 MiB. */
   maxPayload?: number;
@@ -44,6 +50,17 @@ export interface ServeAgentsOptions {
   rateLimit?: RateLimitOptions | false;
   /** Ping period; a socket that misses one pong is terminated. 0 disables. Default 30 000. */
   heartbeatIntervalMs?: number;
+  /**
+   * A socket that has not attached this long after connecting is closed (4000): it holds
+   * memory and a slot without using them. 0 disables. Default 30 000.
+   */
+  attachTimeoutMs?: number;
+  /**
+   * A socket that sent no command for this long while its session was not running is closed
+   * (4000), so its session can be evicted when the server is full. 0 disables. Default 1 800 000
+   * (30 minutes).
+   */
+  idleTimeoutMs?: number;
   backpressure?: BackpressureOptions;
   eventLog?: EventLogOptions;
   /** How long `close()` waits for runs to end and queues to drain. Default 10 000. */
@@ -78,7 +95,17 @@ interface Peer {
   limiter: RateLimiter | undefined;
   /** Commands run one after another, since an attach may wait for `createAgent`. */
   chain: Promise<void>;
+  /** When the socket connected or last sent a command (scheduler time). */
+  activeAt: number;
+  /** Set once the server has decided to close it: its frames are ignored from then on. */
+  closing: boolean;
 }
+
+/** Close codes of the server (PROTOCOL.md, "Close codes"). */
+const CLOSE_IDLE = 4000;
+const CLOSE_OVER_BUDGET = 1008;
+/** After a policy close the socket gets this long to finish the handshake; a client that does not read never will. */
+const CLOSE_GRACE_MS = 1000;
 
 /**
  * Serves agents over WebSocket: many sessions per server, many clients per session, the JSON
@@ -95,6 +122,9 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
   const pending = new Map<string, Promise<SessionHub | "unknown_session">>();
   const peers = new Set<Peer>();
   const heartbeat = new Heartbeat(options.heartbeatIntervalMs ?? 30_000, scheduler);
+  const attachTimeoutMs = options.attachTimeoutMs ?? 30_000;
+  const idleTimeoutMs = options.idleTimeoutMs ?? 30 * 60_000;
+  const refusals = new WeakMap<IncomingMessage, UpgradeRefusal>();
   let closing = false;
 
   const wss = new WebSocketServer({
@@ -104,7 +134,14 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
     verifyClient: (info, callback) => {
       if (closing) return callback(false, 503, "Server shutting down");
       verifyUpgrade(info, options).then(
-        (refusal) => (refusal ? callback(false, refusal.status, refusal.message) : callback(true)),
+        (refusal) => {
+          if (!refusal) return callback(true);
+          // A browser learns nothing from an HTTP refusal (its socket just fails), so it gets a
+          // socket closed with a code and a reason its page can show.
+          if (info.origin === undefined) return callback(false, refusal.status, refusal.message);
+          refusals.set(info.req, refusal);
+          callback(true);
+        },
         () => callback(false, 500, "Authentication failed"),
       );
     },
@@ -117,15 +154,26 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
   }
 
   wss.on("connection", (socket, request) => {
+    const refusal = refusals.get(request);
+    if (refusal) {
+      socket.on("error", () => undefined);
+      socket.close(refusal.status === 401 ? 4401 : 4403, refusal.message);
+      return;
+    }
     const peer: Peer = {
       socket,
       request,
-      connection: new ClientConnection(socket, () => JSON.stringify(peer.hub?.snapshot()), options.backpressure),
+      connection: new ClientConnection(socket, () => JSON.stringify(peer.hub?.snapshot()), options.backpressure, () =>
+        closeForPolicy(peer, CLOSE_OVER_BUDGET, "Too many unread replies: read the socket or send fewer commands"),
+      ),
       hub: undefined,
       limiter: options.rateLimit === false ? undefined : new RateLimiter(options.rateLimit ?? {}, () => scheduler.now()),
       chain: Promise.resolve(),
+      activeAt: scheduler.now(),
+      closing: false,
     };
     peers.add(peer);
+    armSweep();
     heartbeat.watch(socket);
     // ws reports protocol violations (a frame over maxPayload: 1009) here, then closes.
     socket.on("error", () => undefined);
@@ -134,16 +182,21 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
       heartbeat.forget(socket);
       peer.hub?.detach(peer.connection);
     });
-    socket.on("message", (data) => {
+    socket.on("message", (data, isBinary) => {
+      if (peer.closing) return;
       const text = Array.isArray(data) ? Buffer.concat(data).toString("utf8") : Buffer.from(data as ArrayBuffer).toString("utf8");
-      const parsed = parseClientFrame(text);
-      // Limited here, as the frame arrives: a command waiting behind a slow attach must not slip
-      // past the limit, and the chain of waiting commands stays as short as the limit allows.
+      // Limited here, as the frame arrives, and before parsing: a command waiting behind a slow
+      // attach must not slip past the limit, and a flood costs as little as it can.
       if (peer.limiter && !peer.limiter.tryTake()) {
-        const id = parsed.ok ? parsed.command.id : parsed.id;
-        peer.connection.sendFrame(errorFrame(id, "rate_limited", "Too many commands: slow down; this one was dropped."));
+        peer.connection.sendFrame(errorFrame(idOf(text), "rate_limited", "Too many commands: slow down; this one was dropped."));
         return;
       }
+      peer.activeAt = scheduler.now();
+      if (isBinary) {
+        peer.connection.sendFrame(errorFrame(undefined, "invalid_frame", "Binary frames are not accepted: send each command as a JSON text frame."));
+        return;
+      }
+      const parsed = parseClientFrame(text);
       peer.chain = peer.chain.then(() => receive(peer, parsed)).catch((error: unknown) => {
         peer.connection.sendFrame(errorFrame(undefined, "internal", errorText(error)));
       });
@@ -172,10 +225,7 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
     });
     if (found === undefined) return;
     if (!(found instanceof SessionHub)) {
-      const message =
-        found === "session_limit"
-          ? `The server holds its maximum of ${maxSessions} sessions and none is idle; try again later.`
-          : `No session "${sessionId}" here, and the server would not create it.`;
+      const message = found === "session_limit" ? sessionLimitMessage() : `No session "${sessionId}" here, and the server would not create it.`;
       peer.connection.sendFrame(errorFrame(command.id, found, message));
       return;
     }
@@ -185,8 +235,9 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
     peer.hub?.detach(peer.connection);
     peer.connection.dropEvents();
     peer.hub = hub;
-    peer.connection.sendFrame({ type: "ack", id: command.id, session: sessionId, resume: hub.resumeMode(command.lastSeq) });
-    hub.attach(peer.connection, command.lastSeq);
+    const resume = hub.resumeMode(command.lastSeq, command.epoch);
+    peer.connection.sendFrame({ type: "ack", id: command.id, session: sessionId, resume, epoch: hub.epoch, protocol: PROTOCOL_VERSION });
+    hub.attach(peer.connection, command.lastSeq, command.epoch);
   }
 
   /** The session's hub, created on first use, or why there is none. */
@@ -218,6 +269,50 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
     } finally {
       pending.delete(sessionId);
     }
+  }
+
+  function sessionLimitMessage(): string {
+    const hubs = [...sessions.values()];
+    const attached = hubs.filter((hub) => hub.clientCount > 0).length;
+    const running = hubs.filter((hub) => hub.clientCount === 0 && hub.agent.isRunning).length;
+    return (
+      `The server holds ${sessions.size + pending.size} of at most ${maxSessions} sessions: ${attached} with clients attached, ` +
+      `${running} running without clients, ${pending.size} being created; none can be closed to make room. Try again later.`
+    );
+  }
+
+  /** Closes a socket the server gave up on, and stops reading it at once. */
+  function closeForPolicy(peer: Peer, code: number, reason: string): void {
+    if (peer.closing) return;
+    peer.closing = true;
+    peer.hub?.detach(peer.connection);
+    peer.socket.close(code, reason);
+    setTimeout(() => peer.socket.terminate(), CLOSE_GRACE_MS).unref();
+  }
+
+  /**
+   * Closes sockets that never attached and sockets idle while their session rests. One sweep for
+   * all sockets, not a timer each: rescheduling a timer per incoming frame would make a flood
+   * costlier still.
+   */
+  let sweep: { unsubscribe(): void } | undefined;
+  function armSweep(): void {
+    const periods = [attachTimeoutMs, idleTimeoutMs].filter((period) => period > 0);
+    if (sweep || periods.length === 0) return;
+    const period = Math.max(10, Math.min(...periods) / 4);
+    sweep = scheduler.schedule(function () {
+      const now = scheduler.now();
+      for (const peer of peers) {
+        const quiet = now - peer.activeAt;
+        if (!peer.hub && attachTimeoutMs > 0 && quiet >= attachTimeoutMs) closeForPolicy(peer, CLOSE_IDLE, "No attach in time");
+        else if (peer.hub && idleTimeoutMs > 0 && quiet >= idleTimeoutMs && !peer.hub.agent.isRunning) closeForPolicy(peer, CLOSE_IDLE, "Idle");
+      }
+      if (peers.size === 0 || closing) {
+        sweep = undefined;
+        return;
+      }
+      this.schedule(undefined, period);
+    }, period);
   }
 
   function evictOne(): boolean {
@@ -252,6 +347,7 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
       if (closing) return;
       closing = true;
       heartbeat.stop();
+      sweep?.unsubscribe();
       await Promise.all([...sessions.values()].map((hub) => hub.stop(shutdownTimeoutMs)));
       await withTimeout(Promise.all([...peers].map((peer) => peer.connection.whenIdle())), shutdownTimeoutMs);
       const closed = [...peers].map((peer) => new Promise<void>((resolve) => {
@@ -265,6 +361,17 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },
   };
+}
+
+/** The `id` of a frame, when it is small enough to look at cheaply (for a refusal's reply). */
+function idOf(text: string): string | undefined {
+  if (text.length > 4096) return undefined;
+  try {
+    const id = (JSON.parse(text) as { id?: unknown } | null)?.id;
+    return typeof id === "string" && id.length <= 64 ? id : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** True when `promise` settled before the timeout. */

@@ -9,7 +9,7 @@ import { type AgentServer, serveAgents } from "../../src/server/index.js";
 import type { ServerFrame } from "../../src/protocol/protocol-schemas.js";
 import { assertContiguous, RawClient, waitFor } from "./helpers.js";
 
-/** 30 000 characters in 30-character deltas: ~1000 updates, each carrying the whole partial twice. */
+/** 30 000 characters in 30-character deltas: ~1000 updates. */
 const REPLY_TEXT = "All work and no play makes Jack a dull boy. ".repeat(700).slice(0, 30_000);
 const PROGRESS_UPDATES = 300;
 
@@ -75,10 +75,11 @@ describe("backpressure", () => {
     expect(fastDoneAt - agentEndAt).toBeLessThan(1000);
     expect(fastStats?.resyncs).toBe(0);
 
-    // The slow client's queue stayed within its caps, merged deltas, and was cut over to a snapshot.
+    // The slow client's queue stayed within its caps and was cut over to a snapshot. (Delta
+    // frames make the reply small enough for the kernel's buffers; merging is shown in
+    // client-connection.test.ts.)
     expect(slowStats?.peakQueuedFrames).toBeLessThanOrEqual(limits.maxQueuedFrames + 1);
     expect(slowStats?.peakQueuedBytes).toBeLessThanOrEqual(limits.maxQueuedBytes + 256 * 1024);
-    expect(slowStats?.coalescedUpdates).toBeGreaterThan(0);
     expect(slowStats?.resyncs).toBeGreaterThanOrEqual(1);
     expect(slowStats?.sentBytes).toBeLessThan(producedBytes);
 

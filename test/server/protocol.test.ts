@@ -26,7 +26,7 @@ describe("serveAgents protocol", () => {
     const first = await open();
     const second = await open();
     const attach = await first.request({ type: "attach", session: "s1" });
-    expect(attach).toEqual({ type: "ack", id: attach.id, session: "s1", resume: "snapshot" });
+    expect(attach).toEqual({ type: "ack", id: attach.id, session: "s1", resume: "snapshot", epoch: expect.any(String), protocol: 2 });
     expect((await second.request({ type: "attach", session: "s1" })).type).toBe("ack");
     // A fresh attach gets the state as it stands, then live events.
     expect(first.frames[1]).toMatchObject({ type: "snapshot", session: "s1", seq: 0, state: { messages: [], isStreaming: false } });
