@@ -94,6 +94,10 @@ export class MessageDeltaEncoder {
   private readonly sentJson = new Map<string, string>();
   /** The `arguments` object last seen per block: providers replace it when they re-parse. */
   private readonly sentArguments = new Map<number, unknown>();
+  /** The string each field had at the last update, as the provider's own object, keyed `index:field`. */
+  private readonly seenStrings = new Map<string, string>();
+  /** The `*_delta` being encoded: the field it names grew by exactly `delta`. */
+  private growing: { key: string; delta: string } | undefined;
 
   /** The message as receivers hold it after the last update, or undefined outside a message. */
   get current(): AssistantMessage | undefined {
@@ -117,6 +121,11 @@ export class MessageDeltaEncoder {
     }
     if (event.type !== "message_update") return undefined;
     if (this.message === undefined) this.start({ ...event.message, content: [] });
+    const modelEvent = event.assistantMessageEvent;
+    this.growing =
+      modelEvent.type === "text_delta" || modelEvent.type === "thinking_delta"
+        ? { key: `${modelEvent.contentIndex}:${modelEvent.type === "text_delta" ? "text" : "thinking"}`, delta: modelEvent.delta }
+        : undefined;
     const patch = this.diff(event.message);
     this.message = applyMessagePatch(this.message as AssistantMessage, patch);
     const wireEvent = this.wireEvent(event.assistantMessageEvent);
@@ -129,6 +138,7 @@ export class MessageDeltaEncoder {
     this.message = JSON.parse(JSON.stringify(message)) as AssistantMessage;
     this.sentJson.clear();
     this.sentArguments.clear();
+    this.seenStrings.clear();
   }
 
   private diff(next: AssistantMessage): MessagePatchOperation[] {
@@ -140,6 +150,7 @@ export class MessageDeltaEncoder {
       if (previous === undefined || previous.type !== block.type) {
         const copy = JSON.parse(JSON.stringify(block)) as Block;
         for (const key of this.sentJson.keys()) if (key.startsWith(`${index}:`)) this.sentJson.delete(key);
+        for (const key of this.seenStrings.keys()) if (key.startsWith(`${index}:`)) this.seenStrings.delete(key);
         this.sentArguments.delete(index);
         operations.push({ i: index, b: copy });
         return;
@@ -158,9 +169,27 @@ export class MessageDeltaEncoder {
       if (value === undefined) continue;
       const previous = before[key];
       if (typeof value === "string") {
-        if (value === previous) continue;
-        if (typeof previous === "string" && value.startsWith(previous)) operations.push({ ...at, k: key, a: value.slice(previous.length) });
-        else operations.push({ ...at, k: key, v: value });
+        const stringKey = `${index ?? -1}:${key}`;
+        const seen = this.seenStrings.get(stringKey);
+        this.seenStrings.set(stringKey, value);
+        // Comparing strings on every delta costs the message's length each time (even `endsWith`
+        // flattens a provider's concatenated string: 10 000 deltas took 4.4 s, 0.6 s without):
+        // the provider's own string object unchanged since the last update is unchanged, and the
+        // field a `*_delta` names grew by the delta when its length grew by the delta's.
+        if (value === seen && seen !== undefined) continue;
+        if (typeof previous === "string") {
+          const growing = this.growing?.key === stringKey ? this.growing.delta : undefined;
+          if (growing !== undefined && value.length === previous.length + growing.length) {
+            operations.push({ ...at, k: key, a: growing });
+            continue;
+          }
+          if (value === previous) continue;
+          if (value.startsWith(previous)) {
+            operations.push({ ...at, k: key, a: value.slice(previous.length) });
+            continue;
+          }
+        }
+        operations.push({ ...at, k: key, v: value });
         continue;
       }
       // Re-serializing long streamed arguments on every delta would cost their size each time;
