@@ -99,6 +99,8 @@ interface Peer {
   activeAt: number;
   /** Set once the server has decided to close it: its frames are ignored from then on. */
   closing: boolean;
+  /** Commands refused by the rate limit since the last one accepted. */
+  refusedInARow: number;
 }
 
 /** Close codes of the server (PROTOCOL.md, "Close codes"). */
@@ -125,6 +127,7 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
   const attachTimeoutMs = options.attachTimeoutMs ?? 30_000;
   const idleTimeoutMs = options.idleTimeoutMs ?? 30 * 60_000;
   const refusals = new WeakMap<IncomingMessage, UpgradeRefusal>();
+  const closeAfterRefusals = (options.rateLimit === false ? undefined : options.rateLimit?.closeAfterRefusals) ?? 200;
   let closing = false;
 
   const wss = new WebSocketServer({
@@ -171,6 +174,7 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
       chain: Promise.resolve(),
       activeAt: scheduler.now(),
       closing: false,
+      refusedInARow: 0,
     };
     peers.add(peer);
     armSweep();
@@ -188,9 +192,11 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
       // Limited here, as the frame arrives, and before parsing: a command waiting behind a slow
       // attach must not slip past the limit, and a flood costs as little as it can.
       if (peer.limiter && !peer.limiter.tryTake()) {
+        if (++peer.refusedInARow >= closeAfterRefusals) return closeForPolicy(peer, CLOSE_OVER_BUDGET, "Rate limit exceeded: closing a flooding connection");
         peer.connection.sendFrame(errorFrame(idOf(text), "rate_limited", "Too many commands: slow down; this one was dropped."));
         return;
       }
+      peer.refusedInARow = 0;
       peer.activeAt = scheduler.now();
       if (isBinary) {
         peer.connection.sendFrame(errorFrame(undefined, "invalid_frame", "Binary frames are not accepted: send each command as a JSON text frame."));
