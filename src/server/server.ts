@@ -9,7 +9,8 @@ import { type BackpressureOptions, ClientConnection, type ClientStats } from "./
 import { Heartbeat } from "./heartbeat.js";
 import { type ClientCommand, parseClientFrame, PROTOCOL_VERSION } from "../protocol/protocol-schemas.js";
 import { RateLimiter, type RateLimitOptions } from "./rate-limiter.js";
-import { errorFrame, type EventLogOptions, SessionHub } from "./session-hub.js";
+import { errorFrame, SessionHub } from "./session-hub.js";
+import type { EventLog, EventLogOptions } from "./event-log.js";
 import { type UpgradeRefusal, verifyUpgrade } from "./verify-upgrade.js";
 
 export interface ServeAgentsOptions {
@@ -63,6 +64,11 @@ export interface ServeAgentsOptions {
   idleTimeoutMs?: number;
   backpressure?: BackpressureOptions;
   eventLog?: EventLogOptions;
+  /**
+   * Makes the event log of a new session; default an in-memory `MemoryEventLog` sized by
+   * `eventLog`. Contract: a fresh, empty log per session.
+   */
+  createEventLog?: (sessionId: string) => EventLog;
   /** How long `close()` waits for runs to end and queues to drain. Default 10 000. */
   shutdownTimeoutMs?: number;
   /** Clock for the heartbeat and the rate limit. Default `asyncScheduler`. */
@@ -265,7 +271,7 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
         options.onSessionClose?.(sessionId, agent);
         return "unknown_session" as const;
       }
-      const hub = new SessionHub(sessionId, agent, options.eventLog);
+      const hub = new SessionHub(sessionId, agent, options.eventLog, options.createEventLog?.(sessionId));
       sessions.set(sessionId, hub);
       return hub;
     });
