@@ -25,6 +25,7 @@ const FILES: Record<string, string> = {
   "/index.html": "index.html",
   "/app.js": "app.js",
   "/client.js": "client.js",
+  "/message-delta.js": "message-delta.js",
   "/style.css": "style.css",
 };
 const CONTENT_TYPES: Record<string, string> = {
