@@ -15,7 +15,9 @@ export interface WebSocketLike {
   close(code?: number, reason?: string): void;
   addEventListener(type: "message", listener: (event: { data: unknown }) => void): void;
   addEventListener(type: "close", listener: (event: { code?: number; reason?: string }) => void): void;
-  addEventListener(type: "open" | "error", listener: () => void): void;
+  /** `ws` passes an event with the failure's `message` (a refused upgrade: "Unexpected server response: 401"); browsers tell nothing. */
+  addEventListener(type: "error", listener: (event: { message?: string }) => void): void;
+  addEventListener(type: "open", listener: () => void): void;
 }
 
 export type WebSocketConstructor = new (url: string) => WebSocketLike;
@@ -134,7 +136,11 @@ export function connectAgent(url: string, options: ConnectAgentOptions = {}): Ag
       fragments = [];
       receive(JSON.parse(whole) as ServerFrame, current);
     });
-    current.addEventListener("error", () => undefined);
+    let refusedStatus: number | undefined;
+    current.addEventListener("error", (event) => {
+      const status = /Unexpected server response: (401|403)\b/.exec(event?.message ?? "")?.[1];
+      if (status !== undefined) refusedStatus = Number(status);
+    });
     current.addEventListener("close", (event) => {
       if (socket !== current) return;
       socket = undefined;
@@ -142,7 +148,8 @@ export function connectAgent(url: string, options: ConnectAgentOptions = {}): Ag
       fragments = [];
       failPending("connection_lost", "The connection closed before the server answered.");
       // Refused credentials or origin: trying again would get the same answer.
-      const refusal = event.code === 4401 ? "unauthorized" : event.code === 4403 ? "forbidden_origin" : undefined;
+      const code = event.code === 4401 || refusedStatus === 401 ? 4401 : event.code === 4403 || refusedStatus === 403 ? 4403 : event.code;
+      const refusal = code === 4401 ? "unauthorized" : code === 4403 ? "forbidden_origin" : undefined;
       if (refusal) {
         closed = true;
         rejectReady(new RemoteCommandError(refusal, event.reason || "The server refused the connection."));
