@@ -128,7 +128,7 @@ export class AgentConnection {
       if (FINAL_CLOSES.has(close.code)) this.closed = true;
       if (this.closed) return this.setStatus(FINAL_CLOSES.has(close.code) ? "refused" : "closed");
       // Closed for idling: reconnect when the user acts, not behind their back.
-      if (close.code === 4000) return this.setStatus("idle");
+      if (close.code === 4000) return this.setStatus("paused");
       this.setStatus("reconnecting");
       const delay = Math.min(10_000, 250 * 2 ** this.attempts++);
       setTimeout(() => this.open(), delay);
@@ -148,7 +148,7 @@ export class AgentConnection {
     const id = `c${++this.nextId}`;
     const text = JSON.stringify({ ...body, id });
     if (this.closed) return Promise.reject(new Error(this.lastError?.message ?? "The connection is closed."));
-    if (this.status === "idle") this.open();
+    if (this.status === "paused") this.open();
     return new Promise((resolve, reject) => {
       const sendNow = this.status === "open" && this.attachId === undefined;
       this.pending.set(id, { text, sent: sendNow, resolve, reject });

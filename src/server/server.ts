@@ -1,99 +1,21 @@
 import { randomUUID } from "node:crypto";
-import type { IncomingMessage, Server } from "node:http";
+import type { IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
-import { asyncScheduler, type SchedulerLike } from "rxjs";
+import { asyncScheduler } from "rxjs";
 import { type WebSocket, WebSocketServer } from "ws";
 import { errorText } from "../errors.js";
-import type { Agent } from "../streams/agent.js";
-import { type BackpressureOptions, ClientConnection, type ClientStats } from "./client-connection.js";
+import { ClientConnection } from "./client-connection.js";
 import { Heartbeat } from "./heartbeat.js";
+import { IdleSweep, type SweptConnection } from "./idle-sweep.js";
 import { type ClientCommand, parseClientFrame, PROTOCOL_VERSION } from "../protocol/protocol-schemas.js";
-import { RateLimiter, type RateLimitOptions } from "./rate-limiter.js";
+import { RateLimiter } from "./rate-limiter.js";
 import { errorFrame, SessionHub } from "./session-hub.js";
-import type { EventLog, EventLogOptions } from "./event-log.js";
 import { type UpgradeRefusal, verifyUpgrade } from "./verify-upgrade.js";
+import type { AgentServer, ServeAgentsOptions } from "./serve-agents-options.js";
 
-export interface ServeAgentsOptions {
-  /** Share an existing HTTP server (then `path` picks the WebSocket endpoint), or give `port`. */
-  server?: Server;
-  /** Port to listen on when no `server` is given; 0 picks a free one. */
-  port?: number;
-  /** Default `"127.0.0.1"`: listening beyond loopback is a decision to make explicitly. */
-  host?: string;
-  /** Only upgrades on this path are accepted, e.g. `"/ws"`. Default: any path. */
-  path?: string;
-  /**
-   * Makes the agent of a session the first time a client attaches to it.
-   *
-   * Contract: return `undefined` to refuse the id (the client gets `unknown_session`); the
-   * server never disposes the agent (see `onSessionClose`).
-   * @example createAgent: (sessionId) => new Agent({ model, tools })
-   */
-  createAgent(sessionId: string, request: IncomingMessage): Agent | undefined | Promise<Agent | undefined>;
-  /**
-   * Checks the token of an upgrade request (`Authorization: Bearer <token>` or `?token=`).
-   * Contract: false refuses the upgrade: HTTP 401, or for a browser (a request with an `Origin`)
-   * an accepted socket closed at once with 4401 and a reason the page can show.
-   * @example auth: acceptToken(process.env.RXAGENT_TOKEN)
-   */
-  auth?: (token: string | undefined, request: IncomingMessage) => boolean | Promise<boolean>;
-  /**
-   * `Origin` values browsers may connect from; others are refused (HTTP 403 for clients
-   * without the page to show it, else a socket closed with 4403). Requests without an Origin
-   * (non-browser clients) pass.
-   */
-  allowedOrigins?: readonly string[];
-  /** Largest incoming frame in bytes; a larger one closes the socket with 1009. Default 1 MiB. */
-  maxPayload?: number;
-  /** Sessions held at once; when full, the least recently used idle session without clients is closed to make room. Default 100. */
-  maxSessions?: number;
-  /** Commands per connection; `false` turns the limit off. */
-  rateLimit?: RateLimitOptions | false;
-  /** Ping period; a socket that misses one pong is terminated. 0 disables. Default 30 000. */
-  heartbeatIntervalMs?: number;
-  /**
-   * A socket that has not attached this long after connecting is closed (4000): it holds
-   * memory and a slot without using them. 0 disables. Default 30 000.
-   */
-  attachTimeoutMs?: number;
-  /**
-   * A socket that sent no command for this long while its session was not running is closed
-   * (4000), so its session can be evicted when the server is full. 0 disables. Default 1 800 000
-   * (30 minutes).
-   */
-  idleTimeoutMs?: number;
-  backpressure?: BackpressureOptions;
-  eventLog?: EventLogOptions;
-  /**
-   * Makes the event log of a new session; default an in-memory `MemoryEventLog` sized by
-   * `eventLog`. Contract: a fresh, empty log per session.
-   */
-  createEventLog?: (sessionId: string) => EventLog;
-  /** How long `close()` waits for runs to end and queues to drain. Default 10 000. */
-  shutdownTimeoutMs?: number;
-  /** Clock for the heartbeat and the rate limit. Default `asyncScheduler`. */
-  scheduler?: SchedulerLike;
-  /** Called when a session is closed (evicted, or at shutdown), to persist or dispose its agent. */
-  onSessionClose?: (sessionId: string, agent: Agent) => void;
-}
+export type { AgentServer, ServeAgentsOptions, SessionInfo } from "./serve-agents-options.js";
 
-export interface SessionInfo {
-  agent: Agent;
-  lastSeq: number;
-  clients: ClientStats[];
-}
-
-export interface AgentServer {
-  /** `ws://host:port/path`. */
-  readonly url: string;
-  readonly port: number;
-  session(id: string): SessionInfo | undefined;
-  sessionIds(): string[];
-  /** Aborts active runs, waits for their `agent_end`, closes every socket with 1001. */
-  close(): Promise<void>;
-}
-
-interface Peer {
+interface Peer extends SweptConnection {
   socket: WebSocket;
   request: IncomingMessage;
   connection: ClientConnection;
@@ -101,7 +23,6 @@ interface Peer {
   limiter: RateLimiter | undefined;
   /** Commands run one after another, since an attach may wait for `createAgent`. */
   chain: Promise<void>;
-  /** When the socket connected or last sent a command (scheduler time). */
   activeAt: number;
   /** Set once the server has decided to close it: its frames are ignored from then on. */
   closing: boolean;
@@ -129,9 +50,13 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
   const sessions = new Map<string, SessionHub>();
   const pending = new Map<string, Promise<SessionHub | "unknown_session">>();
   const peers = new Set<Peer>();
+  const sweep = new IdleSweep(
+    { attachTimeoutMs: options.attachTimeoutMs ?? 30_000, idleTimeoutMs: options.idleTimeoutMs ?? 30 * 60_000 },
+    peers,
+    (peer, reason) => closeForPolicy(peer, CLOSE_IDLE, reason),
+    scheduler,
+  );
   const heartbeat = new Heartbeat(options.heartbeatIntervalMs ?? 30_000, scheduler);
-  const attachTimeoutMs = options.attachTimeoutMs ?? 30_000;
-  const idleTimeoutMs = options.idleTimeoutMs ?? 30 * 60_000;
   const refusals = new WeakMap<IncomingMessage, UpgradeRefusal>();
   const closeAfterRefusals = (options.rateLimit === false ? undefined : options.rateLimit?.closeAfterRefusals) ?? 200;
   let closing = false;
@@ -181,9 +106,15 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
       activeAt: scheduler.now(),
       closing: false,
       refusedInARow: 0,
+      get attached() {
+        return peer.hub !== undefined;
+      },
+      get busy() {
+        return peer.hub?.agent.isRunning === true;
+      },
     };
     peers.add(peer);
-    armSweep();
+    sweep.arm();
     heartbeat.watch(socket);
     // ws reports protocol violations (a frame over maxPayload: 1009) here, then closes.
     socket.on("error", () => undefined);
@@ -302,31 +233,6 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
     setTimeout(() => peer.socket.terminate(), CLOSE_GRACE_MS).unref();
   }
 
-  /**
-   * Closes sockets that never attached and sockets idle while their session rests. One sweep for
-   * all sockets, not a timer each: rescheduling a timer per incoming frame would make a flood
-   * costlier still.
-   */
-  let sweep: { unsubscribe(): void } | undefined;
-  function armSweep(): void {
-    const periods = [attachTimeoutMs, idleTimeoutMs].filter((period) => period > 0);
-    if (sweep || periods.length === 0) return;
-    const period = Math.max(10, Math.min(...periods) / 4);
-    sweep = scheduler.schedule(function () {
-      const now = scheduler.now();
-      for (const peer of peers) {
-        const quiet = now - peer.activeAt;
-        if (!peer.hub && attachTimeoutMs > 0 && quiet >= attachTimeoutMs) closeForPolicy(peer, CLOSE_IDLE, "No attach in time");
-        else if (peer.hub && idleTimeoutMs > 0 && quiet >= idleTimeoutMs && !peer.hub.agent.isRunning) closeForPolicy(peer, CLOSE_IDLE, "Idle");
-      }
-      if (peers.size === 0 || closing) {
-        sweep = undefined;
-        return;
-      }
-      this.schedule(undefined, period);
-    }, period);
-  }
-
   function evictOne(): boolean {
     for (const [id, hub] of sessions) {
       if (hub.clientCount === 0 && !hub.agent.isRunning) {
@@ -359,7 +265,7 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
       if (closing) return;
       closing = true;
       heartbeat.stop();
-      sweep?.unsubscribe();
+      sweep.stop();
       await Promise.all([...sessions.values()].map((hub) => hub.stop(shutdownTimeoutMs)));
       await withTimeout(Promise.all([...peers].map((peer) => peer.connection.whenIdle())), shutdownTimeoutMs);
       const closed = [...peers].map((peer) => new Promise<void>((resolve) => {
