@@ -165,6 +165,23 @@ describe.skipIf(!existsSync(CHROMIUM))("browser UI (headless Chromium)", () => {
     }
   });
 
+  it("pauses a connection the server closed for idling, says why, and reconnects when the user sends", async () => {
+    const sleepy = await serveWebUi({ port: 0, heartbeatIntervalMs: 0, idleTimeoutMs: 300, createAgent: () => demoAgent() });
+    try {
+      const page = await browser.newPage();
+      await page.goto(sleepy.url);
+      await page.locator('#connection[data-status="paused"]').waitFor({ timeout: 5000 });
+      await expect.poll(() => page.locator("#error").textContent()).toMatch(/without activity; sending a message reconnects/);
+      await page.fill("#input", "Still there?");
+      await page.press("#input", "Enter");
+      await page.locator(".msg.assistant .text", { hasText: "Let me check the weather in Paris" }).waitFor();
+      expect(await page.locator("#connection").getAttribute("data-status")).toBe("open");
+      await page.close();
+    } finally {
+      await sleepy.close();
+    }
+  });
+
   it("shows a refused session as closed rather than connecting forever", async () => {
     const refusing = await serveWebUi({ port: 0, createAgent: () => undefined });
     try {
