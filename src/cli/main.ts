@@ -22,6 +22,9 @@ Options:
   --speed <n>         replay: play the recorded replies n times as fast (default 1; 0: at once)
   --port <n>          serve: port (default 8787)
   --host <addr>       serve: address (default 127.0.0.1, this machine only)
+  --token <secret>    serve: clients must present it (env RXAGENT_TOKEN); the page URL carries it
+  --allow-origin <o>  serve: another origin whose pages may connect (repeatable)
+  --insecure          serve: allow a non-loopback --host without a token
   -h, --help          this help
 
 Model: OPENAI_API_KEY or OPENAI_BASE_URL (any compatible server: Ollama, vLLM, llama.cpp)
@@ -46,6 +49,9 @@ async function main(argv: string[]): Promise<number> {
       speed: { type: "string" },
       port: { type: "string" },
       host: { type: "string" },
+      token: { type: "string" },
+      "allow-origin": { type: "string", multiple: true },
+      insecure: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -114,6 +120,7 @@ async function main(argv: string[]): Promise<number> {
       port: numberOption("--port", values.port, 8787),
       host: values.host ?? "127.0.0.1",
       output: process.stdout,
+      ...serveSecurity(values.token ?? process.env["RXAGENT_TOKEN"], values["allow-origin"], values.insecure === true),
     });
     await new Promise<void>((resolve) => process.once("SIGINT", () => resolve()).once("SIGTERM", () => resolve()));
     await close();
@@ -137,6 +144,16 @@ function numberOption(name: string, value: string | undefined, fallback: number)
   const number = Number(value);
   if (!Number.isFinite(number) || number < 0) throw new UsageError(`${name} must be a number of at least 0, not "${value}".`);
   return number;
+}
+
+/** The serve options for --token (or RXAGENT_TOKEN), --allow-origin and --insecure. */
+function serveSecurity(token: string | undefined, allowOrigins: string[] | undefined, insecure: boolean) {
+  if (token === "") throw new UsageError("--token must not be empty.");
+  return {
+    ...(token === undefined ? {} : { token }),
+    ...(allowOrigins === undefined ? {} : { allowOrigins }),
+    insecure,
+  };
 }
 
 /** Exits once stdout has taken everything written to it (a pipe may still be draining). */
