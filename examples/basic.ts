@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
-import { agentLoop, defineTool, textResult } from "../src/index.js";
-import { scriptedModel, assertEventGrammar } from "../src/testing/index.js";
-import type { AgentEvent } from "../src/index.js";
+import { agentLoop, defineTool, textResult } from "rxagent";
+import { scriptedModel, assertEventGrammar } from "rxagent/testing";
+import type { AgentEvent } from "rxagent";
 
 const add = defineTool({
   name: "add",

@@ -22,7 +22,7 @@ export { mergeMapCapped } from "./operators/merge-map-capped.js";
 export type { ConcurrencyCap } from "./operators/merge-map-capped.js";
 
 // Errors
-export { errorText, HookError, InvalidStateError, RxAgentError } from "./errors.js";
+export { errorText, HookError, InvalidConfigError, InvalidStateError, RxAgentError } from "./errors.js";
 
 // Agent session
 export { Agent } from "./streams/agent.js";

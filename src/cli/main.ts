@@ -2,6 +2,7 @@
 import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { importPeer } from "./import-peer.js";
 import { modelFromEnvironment, defaultModelName, type ModelChoice } from "./model-from-environment.js";
 
 const usage = `rxagent: LLM agents as a reactive stream.
@@ -65,7 +66,7 @@ async function main(argv: string[]): Promise<number> {
   const delay = numberOption("--delay", values.delay ?? process.env["RXAGENT_DEMO_DELAY"], 25);
   const root = path.resolve(values.root ?? process.cwd());
   if (!existsSync(root) || !statSync(root).isDirectory()) throw new UsageError(`--root ${root} is not a folder.`);
-  const choice = modelFromEnvironment({
+  const choice = await modelFromEnvironment({
     environment: process.env,
     api,
     demoDelay: delay,
@@ -112,7 +113,7 @@ async function main(argv: string[]): Promise<number> {
     });
   }
   if (command === "serve") {
-    const { runServe } = await import("./serve-command.js");
+    const { runServe } = await importPeer(() => import("./serve-command.js"), "ws", "rxagent serve");
     const close = await runServe({
       choice,
       root,

@@ -1,7 +1,7 @@
 import type { SchedulerLike } from "rxjs";
 import { demoModel } from "../demo/demo-model.js";
-import { openaiChat, openaiResponses } from "../openai/index.js";
 import type { Model } from "../types.js";
+import { importPeer } from "./import-peer.js";
 
 /** The model the CLI will use, and how to announce it. */
 export interface ModelChoice {
@@ -29,10 +29,11 @@ export const defaultModelName = "gpt-4o-mini";
 
 /**
  * Picks the model: the OpenAI provider (any compatible server) when the environment points
- * to one, else the offline demo model, so the first run works with no key at all.
- * @example modelFromEnvironment({ environment: process.env }).description
+ * to one, else the offline demo model, so the first run works with no key at all. The OpenAI
+ * provider is loaded only then, so the demo runs without the optional `openai` package.
+ * @example (await modelFromEnvironment({ environment: process.env })).description
  */
-export function modelFromEnvironment(options: ModelChoiceOptions): ModelChoice {
+export async function modelFromEnvironment(options: ModelChoiceOptions): Promise<ModelChoice> {
   const apiKey = nonEmpty(options.environment["OPENAI_API_KEY"]);
   const baseURL = nonEmpty(options.environment["OPENAI_BASE_URL"]);
   if (options.forceDemo || (apiKey === undefined && baseURL === undefined)) {
@@ -54,6 +55,7 @@ export function modelFromEnvironment(options: ModelChoiceOptions): ModelChoice {
     ...(options.scheduler ? { scheduler: options.scheduler } : {}),
   };
   const api = options.api ?? "chat";
+  const { openaiChat, openaiResponses } = await importPeer(() => import("../openai/index.js"), "openai", "The OpenAI provider (OPENAI_API_KEY or OPENAI_BASE_URL is set)");
   const model = api === "responses" ? openaiResponses(settings) : openaiChat(settings);
   const apiName = api === "responses" ? "OpenAI Responses API" : "OpenAI Chat Completions API";
   return { model, description: `${modelName} via the ${apiName}${baseURL ? ` at ${baseURL}` : ""}.`, isDemo: false };

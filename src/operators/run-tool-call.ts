@@ -59,7 +59,8 @@ function executeTool(prepared: PreparedToolCall, batch: ToolBatch): Observable<A
     run.listenTo(batch.interruption);
     if (run.settled) return run.teardownLogic();
     if (isObservable(output)) {
-      run.addTeardown(subscribeWithProgress(output, batch, run));
+      // Typed by ToolExecuteResult; the last value is checked by finishWith like any result.
+      run.addTeardown(subscribeWithProgress(output as Observable<AgentToolResult>, batch, run));
     } else if (isPromiseLike(output)) {
       // Why `then` and not `from`: a Promise cannot be cancelled, so a subscription would only
       // cost; a value or failure that comes after the call ended is ignored by `finish`.
@@ -83,7 +84,7 @@ class ToolRun implements ToolExecutionContext, InterruptionListener {
   // is the costliest object of a call. A signal read after the call ended comes back aborted.
   private controller: AbortController | undefined;
   private abortReason: Error | undefined;
-  private boundUpdate: ((partialResult: unknown) => void) | undefined;
+  private boundUpdate: ((partialResult: AgentToolResult) => void) | undefined;
   private teardowns: (Subscription | (() => void))[] | undefined;
   private interruption: BatchInterruption | undefined;
 
@@ -101,11 +102,11 @@ class ToolRun implements ToolExecutionContext, InterruptionListener {
   }
 
   /** Bound once, so a tool may destructure it: `execute(id, args, { update })`. */
-  get update(): (partialResult: unknown) => void {
+  get update(): (partialResult: AgentToolResult) => void {
     return (this.boundUpdate ??= (partialResult) => this.report(partialResult));
   }
 
-  report(partialResult: unknown): void {
+  report(partialResult: AgentToolResult): void {
     if (this.settled) return;
     const { toolCall } = this.prepared;
     this.subscriber.next({
@@ -185,8 +186,8 @@ class ToolRun implements ToolExecutionContext, InterruptionListener {
  * dropped when the Observable completes first, because then it is the result (so `of(result)`
  * reports no progress).
  */
-function subscribeWithProgress(output: Observable<unknown>, batch: ToolBatch, run: ToolRun): Subscription {
-  let lastValue: unknown;
+function subscribeWithProgress(output: Observable<AgentToolResult>, batch: ToolBatch, run: ToolRun): Subscription {
+  let lastValue: AgentToolResult | undefined;
   let hasValue = false;
   // Whether `lastValue` is progress not reported yet. One scheduled flush serves a burst of
   // values: none is made and dropped per value.
@@ -195,7 +196,7 @@ function subscribeWithProgress(output: Observable<unknown>, batch: ToolBatch, ru
   const reportUnreported = () => {
     if (!unreported) return;
     unreported = false;
-    run.report(lastValue);
+    if (lastValue !== undefined) run.report(lastValue);
   };
   const subscription = output.subscribe({
     next: (value) => {

@@ -12,6 +12,7 @@ import {
 import { InvalidStateError } from "../errors.js";
 import { isAssistantMessage } from "../types/messages.js";
 import type { AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, DrainableQueue } from "../types.js";
+import { checkConfig, checkPrompts } from "./check-config.js";
 import { fromAbortSignal } from "./from-abort-signal.js";
 import { LazyAbortController } from "./lazy-abort-controller.js";
 import { MessageQueue, noMessages } from "./message-queue.js";
@@ -27,11 +28,16 @@ import { runTurn } from "./run-turn.js";
  * loops while follow-ups are queued, and `agent_end` with every message the run added.
  * Unsubscribing tears everything down at once: the model request, running tools, timers.
  *
+ * Contract: throws an `InvalidConfigError` at once for a config that cannot work (see
+ * `checkConfig`: no model, a bad `maxConcurrency`, duplicate tool names, prompts not an array).
+ *
  * @example
  * agentLoop([{ role: "user", content: "Hi", timestamp: 0 }], { messages: [] }, { model })
  *   .subscribe((event) => console.log(event.type));
  */
 export function agentLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLoopConfig): Observable<AgentEvent> {
+  checkPrompts(prompts);
+  checkConfig(config, context.tools, "agentLoop");
   return runLoop(prompts, context, config);
 }
 
@@ -39,9 +45,10 @@ export function agentLoop(prompts: AgentMessage[], context: AgentContext, config
  * Resumes a run from an existing transcript without a new message (e.g. to retry).
  *
  * Contract: the transcript must not be empty and must not end with an assistant message; it
- * throws an `InvalidStateError` at once otherwise.
+ * throws an `InvalidStateError` at once otherwise, and an `InvalidConfigError` as `agentLoop` does.
  */
 export function agentLoopContinue(context: AgentContext, config: AgentLoopConfig): Observable<AgentEvent> {
+  checkConfig(config, context.tools, "agentLoopContinue");
   const last = context.messages[context.messages.length - 1];
   if (last === undefined) {
     throw new InvalidStateError("Cannot continue: the transcript has no messages.");

@@ -1,4 +1,4 @@
-import { asyncScheduler, filter, firstValueFrom, map, type Observable, ReplaySubject, Subject, Subscription } from "rxjs";
+import { asyncScheduler, defer, filter, firstValueFrom, map, type Observable, ReplaySubject, Subject, Subscription, throwIfEmpty } from "rxjs";
 import { errorText, InvalidStateError } from "../errors.js";
 import { isAssistantMessage } from "../types/messages.js";
 import type {
@@ -15,6 +15,7 @@ import type {
   TranscriptStore,
 } from "../types.js";
 import { agentLoop, agentLoopContinue } from "./agent-loop.js";
+import { checkConfig } from "./check-config.js";
 import { initialAgentState, reduceAgentState } from "./agent-state.js";
 import { MessageQueue } from "./message-queue.js";
 import { OnDemandSubject, OnDemandValue } from "./on-demand-subject.js";
@@ -61,7 +62,9 @@ export class Agent {
   private activeRun: ActiveRun | undefined;
   private options: AgentOptions;
 
+  /** Contract: throws an `InvalidConfigError` at once for a config that cannot work (no model, …). */
   constructor(options: AgentOptions) {
+    checkConfig(options, options.tools, "Agent");
     this.options = options;
     this.steeringMode = options.steeringMode ?? "one-at-a-time";
     this.followUpMode = options.followUpMode ?? "one-at-a-time";
@@ -117,7 +120,9 @@ export class Agent {
 
   /** Changes the model, tools, system prompt, hooks or queue modes for the next run. */
   configure(options: Partial<Omit<AgentOptions, "messages" | "store">>): void {
-    this.options = { ...this.options, ...options };
+    const configured = { ...this.options, ...options };
+    checkConfig(configured, configured.tools, "Agent.configure");
+    this.options = configured;
     if (options.steeringMode !== undefined) this.steeringMode = options.steeringMode;
     if (options.followUpMode !== undefined) this.followUpMode = options.followUpMode;
   }
@@ -132,6 +137,26 @@ export class Agent {
     this.assertIdle("prompt");
     const prompts = toMessages(input, this.now());
     return this.startRun((config) => agentLoop(prompts, this.context(), config));
+  }
+
+  /**
+   * Runs a prompt to its end: the Promise form of `prompt`, for `await`.
+   *
+   * Contract: resolves with the messages the run added (`agent_end.messages`, the prompt
+   * included) when the run ends, also when the model failed or the run was aborted (errors are
+   * data: look at the last assistant message's `stopReason`). Rejects with an
+   * `InvalidStateError` while another run is active, or when `reset` or `dispose` stops the run
+   * before it ends.
+   * @example const messages = await agent.run("What is 2 + 3?");
+   */
+  run(input: PromptInput): Promise<AgentMessage[]> {
+    return firstValueFrom(
+      defer(() => this.prompt(input)).pipe(
+        filter((event) => event.type === "agent_end"),
+        map((event) => event.messages),
+        throwIfEmpty(() => new InvalidStateError("The run was stopped by reset() or dispose() before it ended.")),
+      ),
+    );
   }
 
   /**

@@ -22,3 +22,7 @@ export type {
   EventFields,
 } from "./cassette.js";
 export type { FieldChanges, MessageChanges } from "./message-changes.js";
+
+// Marble tests of one's own agent
+export { configureMarbles } from "./marbles.js";
+export type { MarbleHelpers } from "./marbles.js";

@@ -1,5 +1,6 @@
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from "./messages.js";
 import type { ModelEvent } from "./model.js";
+import type { AgentToolResult } from "./tools.js";
 
 /** Messages still queued when a run ended, so the caller can keep them. */
 export interface QueuedMessages {
@@ -20,8 +21,11 @@ export interface QueuedMessages {
  *    └─ turn_end
  * agent_end
  * ```
+ *
+ * `TDetails` types the tool results' `details` (default `unknown`), e.g. `AgentEvent<MyDetails>`
+ * when every tool shares one details shape.
  */
-export type AgentEvent =
+export type AgentEvent<TDetails = unknown> =
   | { type: "agent_start" }
   | {
       type: "agent_end";
@@ -41,13 +45,14 @@ export type AgentEvent =
       toolCallId: string;
       toolName: string;
       args: unknown;
-      partialResult: unknown;
+      /** The result so far, as the tool reported it. */
+      partialResult: AgentToolResult<TDetails>;
     }
   | {
       type: "tool_execution_end";
       toolCallId: string;
       toolName: string;
-      result: unknown;
+      result: AgentToolResult<TDetails>;
       isError: boolean;
     };
 

@@ -3,18 +3,18 @@ import { modelFromEnvironment } from "../../src/cli/model-from-environment.js";
 import { startCli, demoEnvironment } from "./cli-process.js";
 
 describe("modelFromEnvironment", () => {
-  it("uses the demo model without OpenAI settings", () => {
-    const choice = modelFromEnvironment({ environment: {} });
+  it("uses the demo model without OpenAI settings", async () => {
+    const choice = await modelFromEnvironment({ environment: {} });
     expect([choice.isDemo, choice.model.id, choice.description]).toStrictEqual([true, "rxagent-demo", expect.stringMatching(/offline demo model/)]);
-    expect(modelFromEnvironment({ environment: { OPENAI_API_KEY: "  " } }).isDemo).toBe(true);
+    expect((await modelFromEnvironment({ environment: { OPENAI_API_KEY: "  " } })).isDemo).toBe(true);
   });
 
-  it("uses the OpenAI provider with a key or a base URL", () => {
-    const chat = modelFromEnvironment({ environment: { OPENAI_API_KEY: "sk-test" } });
+  it("uses the OpenAI provider with a key or a base URL", async () => {
+    const chat = await modelFromEnvironment({ environment: { OPENAI_API_KEY: "sk-test" } });
     expect([chat.isDemo, chat.model.id, chat.model.api, chat.description]).toStrictEqual([false, "gpt-4o-mini", "openai-completions", "gpt-4o-mini via the OpenAI Chat Completions API."]);
-    const local = modelFromEnvironment({ environment: { OPENAI_BASE_URL: "http://localhost:11434/v1" }, modelName: "llama3.2", api: "responses" });
+    const local = await modelFromEnvironment({ environment: { OPENAI_BASE_URL: "http://localhost:11434/v1" }, modelName: "llama3.2", api: "responses" });
     expect([local.model.id, local.description]).toStrictEqual(["llama3.2", "llama3.2 via the OpenAI Responses API at http://localhost:11434/v1."]);
-    expect(modelFromEnvironment({ environment: { OPENAI_API_KEY: "sk-test" }, forceDemo: true }).isDemo).toBe(true);
+    expect((await modelFromEnvironment({ environment: { OPENAI_API_KEY: "sk-test" }, forceDemo: true })).isDemo).toBe(true);
   });
 
   it("the CLI reports an unreachable server as a model error and goes on", async () => {

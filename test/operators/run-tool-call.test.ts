@@ -65,7 +65,7 @@ describe("running tool calls", () => {
     const p1 = textResult("10%");
     const p2 = textResult("50%");
     const done = textResult("done");
-    const update = (id: string, name: string, partialResult: unknown): AgentEvent => ({ type: "tool_execution_update", toolCallId: id, toolName: name, args: {}, partialResult });
+    const update = (id: string, name: string, partialResult: AgentToolResult): AgentEvent => ({ type: "tool_execution_update", toolCallId: id, toolName: name, args: {}, partialResult });
     const start = (id: string, name: string): AgentEvent => ({ type: "tool_execution_start", toolCallId: id, toolName: name, args: {} });
     const end = (id: string, name: string, result: AgentToolResult, isError = false): AgentEvent => ({ type: "tool_execution_end", toolCallId: id, toolName: name, result, isError });
 

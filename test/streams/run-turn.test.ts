@@ -18,7 +18,7 @@ const prompt = userMessage("Hello", 0);
  * the model answers synchronously (delay 0): call a and b, then "Done".
  */
 function setup(m: Context, config: Partial<AgentLoopConfig> = {}) {
-  const results: Record<string, AgentToolResult> = { a: textResult("A"), b: textResult("B") };
+  const results: Record<"a" | "b", AgentToolResult> = { a: textResult("A"), b: textResult("B") };
   const colds = { a: m.cold<AgentToolResult>("50ms (a|)", results), b: m.cold<AgentToolResult>("30ms (b|)", results) };
   const signals: Record<string, AbortSignal> = {};
   const work = defineTool({

@@ -1,0 +1,55 @@
+import { InvalidConfigError } from "../errors.js";
+import type { AgentTool } from "../types.js";
+
+/** The fields of a run's config that are checked before the run starts. */
+export interface CheckedConfig {
+  model?: unknown;
+  maxConcurrency?: unknown;
+}
+
+/**
+ * Throws an `InvalidConfigError` naming the field when the config cannot work: no model (e.g.
+ * `models[name]` that returned undefined), a `maxConcurrency` or tool `concurrency` that is not a
+ * positive integer (0 would wait forever), or two tools with one name (the model could not tell
+ * them apart). Why at creation: a bad config found inside a subscriber would crash or hang.
+ * @example checkConfig({ model, maxConcurrency: 4 }, context.tools, "agentLoop")
+ */
+export function checkConfig(config: CheckedConfig, tools: readonly AgentTool[] | undefined, caller: string): void {
+  const model = config.model as { stream?: unknown } | undefined;
+  if (typeof model !== "object" || model === null || typeof model.stream !== "function") {
+    throw new InvalidConfigError("model", `${caller} needs a model with a stream() method, got ${describe(config.model)}.`);
+  }
+  checkConcurrency("maxConcurrency", config.maxConcurrency);
+  const indexByName = new Map<string, number>();
+  tools?.forEach((tool, index) => {
+    if (typeof tool?.name !== "string" || tool.name === "") {
+      throw new InvalidConfigError(`tools[${index}].name`, `every tool needs a name, got ${describe(tool?.name)}.`);
+    }
+    const first = indexByName.get(tool.name);
+    if (first !== undefined) {
+      throw new InvalidConfigError(`tools[${index}].name`, `"${tool.name}" is also the name of tools[${first}]; tool names must be unique.`);
+    }
+    indexByName.set(tool.name, index);
+    checkConcurrency(`tools[${index}].concurrency`, tool.concurrency);
+  });
+}
+
+/** Throws unless `prompts` is an array of messages (a string would become one per character). */
+export function checkPrompts(prompts: unknown): void {
+  if (!Array.isArray(prompts)) {
+    throw new InvalidConfigError("prompts", `agentLoop takes an array of messages, got ${describe(prompts)}. Wrap one message in [ ].`);
+  }
+}
+
+function checkConcurrency(field: string, value: unknown): void {
+  if (value === undefined || value === Infinity) return;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1) {
+    throw new InvalidConfigError(field, `must be a positive integer (or Infinity, or left out for no limit), got ${describe(value)}.`);
+  }
+}
+
+function describe(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (value === null || value === undefined || typeof value !== "object") return String(value);
+  return Array.isArray(value) ? "an array" : "an object";
+}

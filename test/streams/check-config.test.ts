@@ -1,0 +1,77 @@
+import { describe, expect, it } from "vitest";
+import { Type } from "@sinclair/typebox";
+import { Agent, agentLoop, agentLoopContinue, InvalidConfigError, textResult } from "../../src/index.js";
+import type { AgentLoopConfig, AgentMessage, AgentTool, Model } from "../../src/index.js";
+import { scriptedModel } from "../../src/testing/index.js";
+
+const prompt: AgentMessage = { role: "user", content: "Hi", timestamp: 0 };
+
+// A plain object, as a tool written without defineTool (which checks its own concurrency) is.
+function tool(name: string, concurrency?: number): AgentTool {
+  return { name, label: name, description: name, parameters: Type.Object({}), execute: () => textResult(name), ...(concurrency === undefined ? {} : { concurrency }) };
+}
+
+/** The field and message of the InvalidConfigError that `create` throws at once. */
+function invalidConfig(create: () => unknown): { field: string; message: string } {
+  try {
+    create();
+  } catch (error) {
+    if (error instanceof InvalidConfigError) return { field: error.field, message: error.message };
+    throw error;
+  }
+  throw new Error("no InvalidConfigError was thrown");
+}
+
+// Each case is what a user can pass by mistake; `models[name]` that returned undefined is the
+// missing model. Before these checks a missing model crashed the process from a subscriber,
+// maxConcurrency 0 hung the run forever, and a duplicate tool name was silently shadowed.
+const model = scriptedModel(["Hello"]);
+const cases: { name: string; config: Partial<AgentLoopConfig>; tools?: AgentTool[]; field: string; message: RegExp }[] = [
+  { name: "a missing model", config: { model: undefined as unknown as Model }, field: "model", message: /needs a model with a stream\(\) method, got undefined/ },
+  { name: "a model without stream()", config: { model: { id: "x" } as unknown as Model }, field: "model", message: /got an object/ },
+  { name: "maxConcurrency 0", config: { maxConcurrency: 0 }, field: "maxConcurrency", message: /must be a positive integer .* got 0/ },
+  { name: "a negative maxConcurrency", config: { maxConcurrency: -2 }, field: "maxConcurrency", message: /got -2/ },
+  { name: "a fractional maxConcurrency", config: { maxConcurrency: 1.5 }, field: "maxConcurrency", message: /got 1.5/ },
+  { name: "a string maxConcurrency", config: { maxConcurrency: "4" as unknown as number }, field: "maxConcurrency", message: /got "4"/ },
+  { name: "duplicate tool names", config: {}, tools: [tool("a"), tool("b"), tool("a")], field: "tools[2].name", message: /"a" is also the name of tools\[0\]/ },
+  { name: "a tool concurrency of 0", config: {}, tools: [tool("a", 0)], field: "tools[0].concurrency", message: /got 0/ },
+];
+
+describe("checkConfig", () => {
+  describe.each(cases)("$name", ({ config, tools, field, message }) => {
+    const loopConfig = { model, ...config } as AgentLoopConfig;
+    const context = { messages: [prompt], ...(tools ? { tools } : {}) };
+
+    it("agentLoop throws an InvalidConfigError naming the field, before anything runs", () => {
+      const error = invalidConfig(() => agentLoop([prompt], context, loopConfig));
+      expect(error.field).toBe(field);
+      expect(error.message).toMatch(message);
+    });
+
+    it("agentLoopContinue throws it too", () => {
+      expect(invalidConfig(() => agentLoopContinue(context, loopConfig)).field).toBe(field);
+    });
+
+    it("new Agent throws it, and so does configure", () => {
+      expect(invalidConfig(() => new Agent({ ...loopConfig, ...(tools ? { tools } : {}) })).field).toBe(field);
+      const agent = new Agent({ model });
+      expect(invalidConfig(() => agent.configure({ ...config, ...(tools ? { tools } : {}) })).field).toBe(field);
+    });
+  });
+
+  it("agentLoop throws when the prompts are not an array (a string would become one message per character)", () => {
+    const error = invalidConfig(() => agentLoop("Hi" as unknown as AgentMessage[], { messages: [] }, { model }));
+    expect(error).toStrictEqual({ field: "prompts", message: 'Invalid prompts: agentLoop takes an array of messages, got "Hi". Wrap one message in [ ].' });
+  });
+
+  it("accepts a good config: a positive integer or Infinity, unique names", () => {
+    for (const maxConcurrency of [1, 8, Infinity, undefined]) {
+      expect(() => agentLoop([prompt], { messages: [], tools: [tool("a", 2), tool("b")] }, { model, ...(maxConcurrency === undefined ? {} : { maxConcurrency }) })).not.toThrow();
+    }
+  });
+
+  it("is an RxAgentError with the field in its name-bearing message", () => {
+    const error = new InvalidConfigError("model", "missing.");
+    expect([error.name, error.message, error.field]).toStrictEqual(["InvalidConfigError", "Invalid model: missing.", "model"]);
+  });
+});
