@@ -113,6 +113,8 @@ async function main(argv: string[]): Promise<number> {
     });
   }
   if (command === "serve") {
+    // Listening before the URL is printed: until a listener exists, SIGINT kills the process outright.
+    const stopped = new Promise<void>((resolve) => process.once("SIGINT", () => resolve()).once("SIGTERM", () => resolve()));
     const { runServe } = await importPeer(() => import("./serve-command.js"), "ws", "rxagent serve");
     const close = await runServe({
       choice,
@@ -123,7 +125,7 @@ async function main(argv: string[]): Promise<number> {
       output: process.stdout,
       ...serveSecurity(values.token ?? process.env["RXAGENT_TOKEN"], values["allow-origin"], values.insecure === true),
     });
-    await new Promise<void>((resolve) => process.once("SIGINT", () => resolve()).once("SIGTERM", () => resolve()));
+    await stopped;
     await close();
     return 0;
   }
