@@ -21,7 +21,7 @@ export interface QueuedMessages {
  * agent_end
  * ```
  */
-export type AgentEvent =
+export type AgentEvent<TOutput = unknown> =
   | { type: "agent_start" }
   | {
       type: "agent_end";
@@ -29,6 +29,9 @@ export type AgentEvent =
       messages: AgentMessage[];
       /** Present when steering or follow-up messages were still queued at the end. */
       queued?: QueuedMessages;
+      /** With `output` configured: the validated final answer, or `outputError` saying why there is none. */
+      output?: TOutput;
+      outputError?: string;
     }
   | { type: "turn_start" }
   | { type: "turn_end"; message: AssistantMessage; toolResults: ToolResultMessage[] }
