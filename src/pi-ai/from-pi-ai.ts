@@ -111,7 +111,7 @@ export function fromPiAi<TApi extends Api>(model: PiAiModel<TApi>, options: PiAi
 
 function failure(partial: AssistantMessage, errorMessage: string, signal: AbortSignal): ModelEvent {
   const reason = signal.aborted ? "aborted" : "error";
-  return { type: "error", reason, error: { ...partial, stopReason: reason, errorMessage } };
+  return { type: "error", reason, error: { ...partial, content: [...partial.content], stopReason: reason, errorMessage } };
 }
 
 function emptyMessage(model: PiAiModel<Api>): AssistantMessage {
