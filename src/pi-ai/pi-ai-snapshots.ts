@@ -84,10 +84,13 @@ export class PiAiSnapshots {
   }
 }
 
-/** The `start` a stream that failed before pi-ai began one lacks: the message with no content. */
+/**
+ * The `start` a stream that failed before pi-ai began one lacks: the message with no content,
+ * not yet failed (as every provider's first partial is).
+ */
 export function startOf(message: AssistantMessage): ModelEvent {
   const { errorMessage: _errorMessage, ...partial } = message;
-  return { type: "start", partial: { ...partial, content: [] } };
+  return { type: "start", partial: { ...partial, content: [], stopReason: "stop" } };
 }
 
 /** pi-ai's final message, copied into rxagent's shapes. */

@@ -39,7 +39,7 @@ const geminiRecordings = ["text-1", "text-2", "thinking-text", "tool-call-1"];
 const question: LlmContext = { systemPrompt: "Be brief.", messages: [{ role: "user", content: "Hello", timestamp: 1 }] };
 
 /** The server's origin: pi-ai's providers add their own paths (`/v1/messages`, `/models/...`). */
-export function originOf(server: ReplayServer): string {
+function originOf(server: ReplayServer): string {
   return server.baseURL.replace(/\/v1$/, "");
 }
 
