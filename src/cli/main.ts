@@ -2,7 +2,7 @@
 import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { modelFromEnvironment, defaultModelName } from "./model-from-environment.js";
+import { modelFromEnvironment, defaultModelName, type ModelChoice } from "./model-from-environment.js";
 import { ModelChoiceError, piAiModelChoice } from "./pi-ai-model-choice.js";
 
 const usage = `rxagent: LLM agents as a reactive stream.
@@ -10,6 +10,7 @@ const usage = `rxagent: LLM agents as a reactive stream.
 Usage:
   rxagent [chat] [prompt...]   chat in the terminal (what \`npm start\` runs)
   rxagent serve                the browser UI over a WebSocket
+  rxagent replay <file>        replay a session recorded with --record, offline
 
 Options:
   --model <name>      model for the OpenAI provider (default ${defaultModelName}), or for --provider
@@ -21,6 +22,8 @@ Options:
   --delay <ms>        the demo model's time per token (default 25; env RXAGENT_DEMO_DELAY)
   --root <dir>        the only folder the file tools may read (default: the current one)
   --json              chat: print the raw events as JSON Lines on stdout
+  --record <file>     chat: record every model call to a cassette (JSON Lines; docs/cassettes.md)
+  --speed <n>         replay: play the recorded replies n times as fast (default 1; 0: at once)
   --port <n>          serve: port (default 8787)
   --host <addr>       serve: address (default 127.0.0.1, this machine only)
   -h, --help          this help
@@ -46,6 +49,8 @@ async function main(argv: string[]): Promise<number> {
       delay: { type: "string" },
       root: { type: "string" },
       json: { type: "boolean" },
+      record: { type: "string" },
+      speed: { type: "string" },
       port: { type: "string" },
       host: { type: "string" },
       help: { type: "boolean", short: "h" },
@@ -74,16 +79,37 @@ async function main(argv: string[]): Promise<number> {
   // The calculator shows its steps at a few tokens' pace, so its progress is visible too.
   const toolStepDelay = delay * 6;
 
+  if (values.record !== undefined && command !== "chat") throw new UsageError("--record works with chat.");
   if (command === "chat") {
     const { runChat } = await import("./chat-command.js");
     const initialPrompt = rest.join(" ").trim();
+    const recording = values.record === undefined ? undefined : await recordTo(values.record, choice);
     return runChat({
-      choice,
+      choice: recording?.choice ?? choice,
       root,
       json: values.json === true,
       toolStepDelay,
       ...(initialPrompt === "" ? {} : { initialPrompt }),
       input: process.stdin,
+      output: process.stdout,
+      errorOutput: process.stderr,
+      color: process.stdout.isTTY === true && !values.json && process.env["NO_COLOR"] === undefined,
+    }).finally(() => recording?.sink.close());
+  }
+  if (command === "replay") {
+    const [file, ...extra] = rest;
+    if (file === undefined || extra.length > 0) throw new UsageError("replay takes one cassette file: rxagent replay <file>.");
+    if (!existsSync(file)) throw new UsageError(`${file} does not exist.`);
+    const { readCassette } = await import("../testing/node/index.js");
+    const { runReplay } = await import("./replay-command.js");
+    const speed = numberOption("--speed", values.speed, 1);
+    return runReplay({
+      cassette: readCassette(file),
+      file,
+      root,
+      toolStepDelay,
+      speed: speed === 0 ? Infinity : speed,
+      json: values.json === true,
       output: process.stdout,
       errorOutput: process.stderr,
       color: process.stdout.isTTY === true && !values.json && process.env["NO_COLOR"] === undefined,
@@ -104,6 +130,16 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   throw new UsageError(`Unknown command "${command}".`);
+}
+
+/** Wraps the chosen model so every call is written to `file` as it happens. */
+async function recordTo(file: string, choice: ModelChoice): Promise<{ choice: ModelChoice; sink: { close(): void } }> {
+  const { recordingModel } = await import("../testing/recording-model.js");
+  const { cassetteFileSink } = await import("../testing/node/index.js");
+  const sink = cassetteFileSink(file);
+  const secrets = [process.env["OPENAI_API_KEY"]].filter((secret): secret is string => secret !== undefined && secret.trim() !== "");
+  const model = recordingModel(choice.model, { sink, secrets });
+  return { choice: { ...choice, model, description: `${choice.description} Recording to ${file}.` }, sink };
 }
 
 function numberOption(name: string, value: string | undefined, fallback: number): number {
