@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { lastValueFrom, toArray } from "rxjs";
+import { lastValueFrom, of, toArray } from "rxjs";
 import { describe, expect, it } from "vitest";
 import { fromPiAi } from "../../src/pi-ai/index.js";
 import type { PiAiModelOptions } from "../../src/pi-ai/index.js";
@@ -174,3 +174,30 @@ function textOf(content: unknown): string {
   const output = (content as { output?: unknown } | undefined)?.output;
   return typeof output === "string" ? output : JSON.stringify(content);
 }
+
+describe("fromPiAi sends thinking back as it came", () => {
+  it.each(["thinking-text", "thinking-redacted"])("%s: the next request carries the thinking blocks with their signatures or redacted data", async (name) => {
+    const fixture = loadProviderFixture("anthropic", name);
+    const server = await startReplayServer([
+      { kind: "frames", frames: providerFrames(fixture) },
+      { kind: "frames", frames: providerFrames(loadProviderFixture("anthropic", "text-1")) },
+    ]);
+    try {
+      const model = fromPiAi(piAiTestModel(fixture, originOf(server)), { apiKey: "test-key", maxRetries: 0 });
+      const prompt = { role: "user" as const, content: "Go", timestamp: 1 };
+      const later = { role: "user" as const, content: "And now?", timestamp: 2 };
+      const events: AgentEvent[] = await lastValueFrom(agentLoop([prompt], { messages: [] }, { model, followUp: of(later) }).pipe(toArray()));
+      assertEventGrammar(events);
+      const sent = (server.requests[1]!.body as { messages: { role: string; content: Record<string, unknown>[] }[] }).messages[1]!;
+      const expected = expectedAnthropicMessage(fixture).content.map((block) => {
+        if (block.type === "thinking" && block.redacted) return { type: "redacted_thinking", data: block.thinkingSignature };
+        if (block.type === "thinking") return { type: "thinking", thinking: block.thinking, signature: block.thinkingSignature };
+        return { type: "text", text: block.type === "text" ? block.text : "" };
+      });
+      expect(sent.role).toBe("assistant");
+      expect(sent.content.map(({ cache_control: _cacheControl, ...block }) => block)).toStrictEqual(expected);
+    } finally {
+      await server.close();
+    }
+  });
+});
