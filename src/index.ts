@@ -14,6 +14,9 @@ export type { ToolDefinition } from "./tools/define-tool.js";
 export { compileSchema, validateArguments } from "./tools/validate-arguments.js";
 export type { ArgumentValidation } from "./tools/validate-arguments.js";
 export { errorResult, isToolResult, textResult } from "./tools/tool-results.js";
+export { FINAL_ANSWER_TOOL, finalAnswerTool } from "./tools/final-answer-tool.js";
+export type { FinalAnswerToolOptions } from "./tools/final-answer-tool.js";
+export { finalAnswerReminder } from "./streams/structured-output.js";
 
 // Operators
 export { callHook } from "./operators/call-hook.js";

@@ -36,3 +36,4 @@ export type {
   ShouldStopAfterTurnContext,
 } from "./types/loop-config.js";
 export type { AgentSnapshot, AgentState, PromptInput, TranscriptStore } from "./types/agent.js";
+export type { OutputOf, OutputSchema } from "./types/output.js";

@@ -4,6 +4,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { importPeer } from "./import-peer.js";
 import { modelFromEnvironment, defaultModelName, type ModelChoice } from "./model-from-environment.js";
+import { ModelChoiceError, piAiModelChoice } from "./pi-ai-model-choice.js";
 
 const usage = `rxagent: LLM agents as a reactive stream.
 
@@ -13,7 +14,10 @@ Usage:
   rxagent replay <file>        replay a session recorded with --record, offline
 
 Options:
-  --model <name>      model for the OpenAI provider (default ${defaultModelName})
+  --model <name>      model for the OpenAI provider (default ${defaultModelName}), or for --provider
+  --provider <name>   a pi-ai provider (anthropic, google, groq, xai, openrouter, mistral, ...);
+                      its key comes from its usual variable (ANTHROPIC_API_KEY, GEMINI_API_KEY, ...)
+  --base-url <url>    with --provider: send its requests here (a proxy or a local server)
   --api chat|responses  which OpenAI API (default chat)
   --demo              use the offline demo model even when OPENAI_API_KEY is set
   --delay <ms>        the demo model's time per token (default 25; env RXAGENT_DEMO_DELAY)
@@ -28,8 +32,9 @@ Options:
   --insecure          serve: allow a non-loopback --host without a token
   -h, --help          this help
 
-Model: OPENAI_API_KEY or OPENAI_BASE_URL (any compatible server: Ollama, vLLM, llama.cpp)
-selects the OpenAI provider; otherwise the offline demo model answers.
+Model: --provider and --model pick any pi-ai provider (the optional @mariozechner/pi-ai);
+OPENAI_API_KEY or OPENAI_BASE_URL (any compatible server: Ollama, vLLM, llama.cpp) selects
+the OpenAI provider; otherwise the offline demo model answers.
 In the chat, type while the agent works to steer it; /later queues a follow-up; Ctrl-C aborts.`;
 
 /** Reasons to stop before starting, shown with the usage. */
@@ -41,6 +46,8 @@ async function main(argv: string[]): Promise<number> {
     allowPositionals: true,
     options: {
       model: { type: "string" },
+      provider: { type: "string" },
+      "base-url": { type: "string" },
       api: { type: "string" },
       demo: { type: "boolean" },
       delay: { type: "string" },
@@ -66,13 +73,16 @@ async function main(argv: string[]): Promise<number> {
   const delay = numberOption("--delay", values.delay ?? process.env["RXAGENT_DEMO_DELAY"], 25);
   const root = path.resolve(values.root ?? process.cwd());
   if (!existsSync(root) || !statSync(root).isDirectory()) throw new UsageError(`--root ${root} is not a folder.`);
-  const choice = await modelFromEnvironment({
-    environment: process.env,
-    api,
-    demoDelay: delay,
-    ...(values.model === undefined ? {} : { modelName: values.model }),
-    ...(values.demo ? { forceDemo: true } : {}),
-  });
+  const choice =
+    values.provider !== undefined && !values.demo
+      ? await piAiModelChoice({ provider: values.provider, modelId: values.model, ...(values["base-url"] === undefined ? {} : { baseUrl: values["base-url"] }) })
+      : await modelFromEnvironment({
+          environment: process.env,
+          api,
+          demoDelay: delay,
+          ...(values.model === undefined ? {} : { modelName: values.model }),
+          ...(values.demo ? { forceDemo: true } : {}),
+        });
   // The calculator shows its steps at a few tokens' pace, so its progress is visible too.
   const toolStepDelay = delay * 6;
 
@@ -137,7 +147,11 @@ async function recordTo(file: string, choice: ModelChoice): Promise<{ choice: Mo
   const { recordingModel } = await import("../testing/recording-model.js");
   const { cassetteFileSink } = await import("../testing/node/index.js");
   const sink = cassetteFileSink(file);
-  const secrets = [process.env["OPENAI_API_KEY"]].filter((secret): secret is string => secret !== undefined && secret.trim() !== "");
+  // Every provider reads its key from a variable of its own (OPENAI_API_KEY, ANTHROPIC_API_KEY, …): redact them all.
+  const secrets = Object.entries(process.env)
+    .filter(([name]) => /(API_KEY|TOKEN|SECRET|SECRET_ACCESS_KEY|PASSWORD)$/.test(name))
+    .map(([, value]) => value)
+    .filter((secret): secret is string => secret !== undefined && secret.trim().length >= 8);
   const model = recordingModel(choice.model, { sink, secrets });
   return { choice: { ...choice, model, description: `${choice.description} Recording to ${file}.` }, sink };
 }
@@ -165,7 +179,7 @@ function exit(code: number): void {
 }
 
 main(process.argv.slice(2)).then(exit, (error: unknown) => {
-  const usageProblem = error instanceof UsageError || (error as { code?: unknown }).code?.toString().startsWith("ERR_PARSE_ARGS");
+  const usageProblem = error instanceof UsageError || error instanceof ModelChoiceError || (error as { code?: unknown }).code?.toString().startsWith("ERR_PARSE_ARGS");
   process.stderr.write(`rxagent: ${(error as Error).message}\n${usageProblem ? "Run rxagent --help for the options.\n" : ""}`);
   exit(usageProblem ? 2 : 1);
 });

@@ -11,7 +11,7 @@ import {
 } from "rxjs";
 import { InvalidStateError } from "../errors.js";
 import { isAssistantMessage } from "../types/messages.js";
-import type { AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, DrainableQueue } from "../types.js";
+import type { AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, DrainableQueue, OutputOf, OutputSchema } from "../types.js";
 import { checkConfig, checkPrompts } from "./check-config.js";
 import { fromAbortSignal } from "./from-abort-signal.js";
 import { LazyAbortController } from "./lazy-abort-controller.js";
@@ -19,6 +19,7 @@ import { MessageQueue, noMessages } from "./message-queue.js";
 import { NextTurn, type Turn } from "./next-turn.js";
 import { announce, appendMessage, type RunState } from "./run-state.js";
 import { runTurn } from "./run-turn.js";
+import { withOutput } from "./structured-output.js";
 
 /**
  * Runs an agent from new prompt messages: a cold Observable of the run's events.
@@ -27,6 +28,8 @@ import { runTurn } from "./run-turn.js";
  * that opens with the prompts, more turns while there are tool results or steering, more inner
  * loops while follow-ups are queued, and `agent_end` with every message the run added.
  * Unsubscribing tears everything down at once: the model request, running tools, timers.
+ * With `config.output`, the run ends on a validated final answer, typed from the schema in
+ * `agent_end.output` (see `withOutput`).
  *
  * Contract: throws an `InvalidConfigError` at once for a config that cannot work (see
  * `checkConfig`: no model, a bad `maxConcurrency`, duplicate tool names, prompts not an array).
@@ -35,10 +38,14 @@ import { runTurn } from "./run-turn.js";
  * agentLoop([{ role: "user", content: "Hi", timestamp: 0 }], { messages: [] }, { model })
  *   .subscribe((event) => console.log(event.type));
  */
-export function agentLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLoopConfig): Observable<AgentEvent> {
+export function agentLoop<TOutputSchema extends OutputSchema = OutputSchema>(
+  prompts: AgentMessage[],
+  context: AgentContext,
+  config: Omit<AgentLoopConfig, "output"> & { output?: TOutputSchema },
+): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
   checkPrompts(prompts);
   checkConfig(config, context.tools, "agentLoop");
-  return runLoop(prompts, context, config);
+  return withOutput(context, config, (runContext, runConfig) => runLoop(prompts, runContext, runConfig)) as Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>>;
 }
 
 /**
@@ -47,7 +54,10 @@ export function agentLoop(prompts: AgentMessage[], context: AgentContext, config
  * Contract: the transcript must not be empty and must not end with an assistant message; it
  * throws an `InvalidStateError` at once otherwise, and an `InvalidConfigError` as `agentLoop` does.
  */
-export function agentLoopContinue(context: AgentContext, config: AgentLoopConfig): Observable<AgentEvent> {
+export function agentLoopContinue<TOutputSchema extends OutputSchema = OutputSchema>(
+  context: AgentContext,
+  config: Omit<AgentLoopConfig, "output"> & { output?: TOutputSchema },
+): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
   checkConfig(config, context.tools, "agentLoopContinue");
   const last = context.messages[context.messages.length - 1];
   if (last === undefined) {
@@ -58,7 +68,7 @@ export function agentLoopContinue(context: AgentContext, config: AgentLoopConfig
       "Cannot continue from an assistant message: add a user message or tool results first, or start a new run with agentLoop.",
     );
   }
-  return runLoop([], context, config);
+  return withOutput(context, config, (runContext, runConfig) => runLoop([], runContext, runConfig)) as Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>>;
 }
 
 function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLoopConfig): Observable<AgentEvent> {

@@ -9,6 +9,8 @@ import type {
   AgentSnapshot,
   AgentState,
   AgentTool,
+  OutputOf,
+  OutputSchema,
   PromptInput,
   QueuedMessages,
   QueueMode,
@@ -23,7 +25,9 @@ import { QueueInput } from "./queue-input.js";
 import { toMessages } from "./prompt-input.js";
 import { missingToolResults } from "./repair-transcript.js";
 
-export interface AgentOptions extends Omit<AgentLoopConfig, "steering" | "followUp" | "signal"> {
+export interface AgentOptions<TOutputSchema extends OutputSchema = OutputSchema> extends Omit<AgentLoopConfig, "steering" | "followUp" | "signal" | "output"> {
+  /** A structured final answer for every run, in `agent_end.output` (see `AgentLoopConfig.output`). */
+  output?: TOutputSchema;
   systemPrompt?: string;
   tools?: AgentTool[];
   /** The transcript to start from. */
@@ -46,8 +50,9 @@ interface ActiveRun {
  * `events$` and `state$`.
  *
  * One run at a time: `prompt` starts one, `steer` and `followUp` talk to it while it works.
+ * With `output`, each run's `agent_end.output` is typed from the schema.
  */
-export class Agent {
+export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
   steeringMode: QueueMode;
   followUpMode: QueueMode;
 
@@ -56,14 +61,14 @@ export class Agent {
   // Subjects are made when first asked for: a server may hold thousands of idle agents, and most
   // of them are never listened to between runs.
   private readonly stateValue: OnDemandValue<AgentState>;
-  private readonly eventStream = new OnDemandSubject<AgentEvent>();
+  private readonly eventStream = new OnDemandSubject<AgentEvent<unknown, OutputOf<TOutputSchema>>>();
   private readonly steeringInput = new QueueInput(this.steeringQueue);
   private readonly followUpInput = new QueueInput(this.followUpQueue);
   private activeRun: ActiveRun | undefined;
-  private options: AgentOptions;
+  private options: AgentOptions<TOutputSchema>;
 
   /** Contract: throws an `InvalidConfigError` at once for a config that cannot work (no model, …). */
-  constructor(options: AgentOptions) {
+  constructor(options: AgentOptions<TOutputSchema>) {
     checkConfig(options, options.tools, "Agent");
     this.options = options;
     this.steeringMode = options.steeringMode ?? "one-at-a-time";
@@ -82,7 +87,7 @@ export class Agent {
   }
 
   /** Every event of every run, hot: a late subscriber gets what comes next. */
-  get events$(): Observable<AgentEvent> {
+  get events$(): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
     return this.eventStream.observable;
   }
 
@@ -92,13 +97,15 @@ export class Agent {
   }
 
   /** Opens an agent on a store and picks up the transcript it holds. */
-  static async open(options: AgentOptions & { store: TranscriptStore }): Promise<Agent> {
+  static async open<TOutputSchema extends OutputSchema = OutputSchema>(
+    options: AgentOptions<TOutputSchema> & { store: TranscriptStore },
+  ): Promise<Agent<TOutputSchema>> {
     const messages = await options.store.load();
     return new Agent({ ...options, messages });
   }
 
   /** Recreates an agent from `snapshot()`, queued messages included. */
-  static fromSnapshot(snapshot: AgentSnapshot, options: AgentOptions): Agent {
+  static fromSnapshot<TOutputSchema extends OutputSchema = OutputSchema>(snapshot: AgentSnapshot, options: AgentOptions<TOutputSchema>): Agent<TOutputSchema> {
     const systemPrompt = snapshot.systemPrompt ?? options.systemPrompt;
     const agent = new Agent({ ...options, ...(systemPrompt === undefined ? {} : { systemPrompt }), messages: snapshot.messages });
     for (const message of snapshot.queued.steering) agent.steer(message);
@@ -119,7 +126,7 @@ export class Agent {
   }
 
   /** Changes the model, tools, system prompt, hooks or queue modes for the next run. */
-  configure(options: Partial<Omit<AgentOptions, "messages" | "store">>): void {
+  configure(options: Partial<Omit<AgentOptions<TOutputSchema>, "messages" | "store">>): void {
     const configured = { ...this.options, ...options };
     checkConfig(configured, configured.tools, "Agent.configure");
     this.options = configured;
@@ -133,7 +140,7 @@ export class Agent {
    *
    * Contract: throws an `InvalidStateError` while a run is active; use `steer` or `followUp`.
    */
-  prompt(input: PromptInput): Observable<AgentEvent> {
+  prompt(input: PromptInput): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
     this.assertIdle("prompt");
     const prompts = toMessages(input, this.now());
     return this.startRun((config) => agentLoop(prompts, this.context(), config));
@@ -166,7 +173,7 @@ export class Agent {
    *
    * Contract: throws an `InvalidStateError` while running, or when there is nothing to do.
    */
-  continue(): Observable<AgentEvent> {
+  continue(): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
     this.assertIdle("continue");
     const messages = this.state.messages;
     const repairs = missingToolResults(messages, this.now());
@@ -261,9 +268,10 @@ export class Agent {
     run.events.complete();
   }
 
-  private startRun(createLoop: (config: AgentLoopConfig) => Observable<AgentEvent>): Observable<AgentEvent> {
+  private startRun(createLoop: (config: AgentLoopConfig) => Observable<AgentEvent>): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
     const controller = new AbortController();
-    const events = new ReplaySubject<AgentEvent>();
+    // The loop runs with this agent's `output` schema, so its agent_end carries that type.
+    const events = new ReplaySubject<AgentEvent<unknown, OutputOf<TOutputSchema>>>();
     const run: ActiveRun = { controller, events, subscription: new Subscription() };
     this.activeRun = run;
     const { messages: _messages, store: _store, onWarning: _onWarning, systemPrompt: _systemPrompt, tools: _tools, ...loopOptions } = this.options;

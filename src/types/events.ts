@@ -23,9 +23,9 @@ export interface QueuedMessages {
  * ```
  *
  * `TDetails` types the tool results' `details` (default `unknown`), e.g. `AgentEvent<MyDetails>`
- * when every tool shares one details shape.
+ * when every tool shares one details shape; `TOutput` types `agent_end.output` (structured output).
  */
-export type AgentEvent<TDetails = unknown> =
+export type AgentEvent<TDetails = unknown, TOutput = unknown> =
   | { type: "agent_start" }
   | {
       type: "agent_end";
@@ -33,6 +33,9 @@ export type AgentEvent<TDetails = unknown> =
       messages: AgentMessage[];
       /** Present when steering or follow-up messages were still queued at the end. */
       queued?: QueuedMessages;
+      /** With `output` configured: the validated final answer, or `outputError` saying why there is none. */
+      output?: TOutput;
+      outputError?: string;
     }
   | { type: "turn_start" }
   | { type: "turn_end"; message: AssistantMessage; toolResults: ToolResultMessage[] }

@@ -1,6 +1,7 @@
 import type { Observable, SchedulerLike } from "rxjs";
 import type { AgentMessage, AssistantMessage, ImageContent, Message, TextContent, ToolCall, ToolResultMessage } from "./messages.js";
 import type { Model } from "./model.js";
+import type { OutputSchema } from "./output.js";
 import type { AgentTool, AgentToolResult, ToolExecutionMode } from "./tools.js";
 
 /**
@@ -139,6 +140,24 @@ export interface AgentLoopConfig {
     context: AfterToolCallContext,
     signal: AbortSignal,
   ) => HookResult<AfterToolCallResult | undefined>;
+  /**
+   * Asks for a structured final answer: the model gets a `final_answer` tool with this schema
+   * as its parameters, the run ends once a call's arguments validate, and `agent_end.output`
+   * holds them (typed from the schema).
+   *
+   * Contract: an object schema; no other tool may have the final-answer tool's name. Invalid arguments go
+   * back to the model as an error result; a reply without the call gets a reminder message. Each
+   * counts as a miss; after `outputRetries` misses more, the run ends with `agent_end.outputError`.
+   * @example output: Type.Object({ city: Type.String(), temperature: Type.Number() })
+   */
+  output?: OutputSchema;
+  /** With `output`: how many misses the model may correct before the run gives up. Default 2. */
+  outputRetries?: number;
+  /**
+   * With `output`: the final-answer tool's name (default `final_answer`) and description.
+   * @example outputTool: { name: "submit_report", description: "Submits the finished report." }
+   */
+  outputTool?: { name?: string; description?: string };
   /** Aborting ends the run gracefully: `stopReason: "aborted"`, a result for every tool call. */
   signal?: AbortSignal;
   /** Source of time (timestamps, timeouts). Default: `asyncScheduler`. */

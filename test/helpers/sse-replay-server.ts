@@ -14,6 +14,13 @@ export type ReplayStep =
       /** Sends this many frames, then keeps the response open until the client leaves. */
       holdAfter?: number;
     }
+  | {
+      /** Ready-made SSE frames (another provider's recording), with the same options. */
+      kind: "frames";
+      frames: string[];
+      cutAfter?: number;
+      holdAfter?: number;
+    }
   | { kind: "http-error"; status: number; body: unknown; headers?: Record<string, string> };
 
 export interface RecordedRequest {
@@ -35,8 +42,9 @@ export interface ReplayServer {
 }
 
 /**
- * A local OpenAI-compatible server that replays recorded streams as SSE, one step per request,
- * over real HTTP, and records the request bodies.
+ * A local server that replays recorded streams as SSE, one step per request, over real HTTP, and
+ * records the request bodies. It answers whatever path is asked, so any provider's SDK pointed
+ * at `baseURL` (or the bare origin) gets the next step.
  */
 export async function startReplayServer(steps: ReplayStep[]): Promise<ReplayServer> {
   const requests: RecordedRequest[] = [];
@@ -90,8 +98,8 @@ function respondJson(response: ServerResponse, status: number, body: unknown, he
   response.end(JSON.stringify(body));
 }
 
-function replay(response: ServerResponse, step: Extract<ReplayStep, { kind: "fixture" }>, framesSent: () => void): void {
-  const frames = fixtureFrames(step.fixture);
+function replay(response: ServerResponse, step: Extract<ReplayStep, { kind: "fixture" | "frames" }>, framesSent: () => void): void {
+  const frames = step.kind === "frames" ? step.frames : fixtureFrames(step.fixture);
   response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
   response.flushHeaders();
   const limit = step.cutAfter ?? step.holdAfter;

@@ -1,0 +1,129 @@
+import {
+  type Api,
+  type AssistantMessageEventStream,
+  type Model as PiAiModel,
+  type SimpleStreamOptions,
+  streamSimple,
+} from "@mariozechner/pi-ai";
+import { Observable } from "rxjs";
+import { errorText } from "../errors.js";
+import { emptyUsage } from "../types/messages.js";
+import type { AssistantMessage } from "../types/messages.js";
+import type { LlmContext, Model, ModelEvent, ModelStreamOptions } from "../types/model.js";
+import { toPiAiContext } from "./pi-ai-context.js";
+import { PiAiSnapshots, startOf } from "./pi-ai-snapshots.js";
+
+/** pi-ai's stream options, and where to send the request. */
+export interface PiAiModelOptions extends Omit<SimpleStreamOptions, "signal"> {
+  /**
+   * Sends requests here instead of the model's own `baseUrl` (a proxy, a gateway, a local server).
+   *
+   * Contract: the URL the provider's SDK would otherwise use, e.g. `https://api.anthropic.com`
+   * for Anthropic or `https://generativelanguage.googleapis.com/v1beta` for Gemini.
+   * @example baseUrl: "http://127.0.0.1:8080"
+   */
+  baseUrl?: string;
+  /**
+   * The function that opens pi-ai's stream. Default: pi-ai's `streamSimple`, which picks the
+   * provider by the model's `api`; pass `stream` (or a provider's own) for provider options.
+   */
+  stream?: (model: PiAiModel<Api>, context: Parameters<typeof streamSimple>[1], options: SimpleStreamOptions) => AssistantMessageEventStream;
+}
+
+/**
+ * Turns a pi-ai model into an rxagent `Model`: about twenty providers (Anthropic, Gemini,
+ * Bedrock, Mistral, Groq, xAI, OpenRouter, local OpenAI-compatible servers, ...) streaming the
+ * same events and messages as rxagent's own.
+ *
+ * Each subscription is one request, with its own AbortController as the stream's signal:
+ * unsubscribing, or the loop's `signal` firing, aborts it. pi-ai's events pass through with
+ * their deltas unchanged (partial tool-call JSON, thinking and its signatures, redacted
+ * thinking, usage with cache reads and writes); each carries a snapshot of the message.
+ * Failures are data: a provider error, an HTTP error or an abort ends with an `error` event
+ * whose message keeps the content and usage so far and says what went wrong. pi-ai's SDKs
+ * retry some HTTP errors (429, 5xx, Anthropic's 529) on their own: set `maxRetries`.
+ *
+ * @example
+ * import { getModel } from "@mariozechner/pi-ai";
+ * const model = fromPiAi(getModel("anthropic", "claude-sonnet-4-5"), { reasoning: "low" });
+ */
+export function fromPiAi<TApi extends Api>(model: PiAiModel<TApi>, options: PiAiModelOptions = {}): Model {
+  const { baseUrl, stream = streamSimple, ...streamOptions } = options;
+  const target: PiAiModel<Api> = baseUrl === undefined ? model : { ...model, baseUrl };
+  return {
+    id: model.id,
+    provider: model.provider,
+    api: model.api,
+    stream: (context: LlmContext, { signal }: ModelStreamOptions) =>
+      new Observable<ModelEvent>((subscriber) => {
+        const controller = new AbortController();
+        const abort = (): void => controller.abort(signal.reason);
+        signal.addEventListener("abort", abort, { once: true });
+        if (signal.aborted) abort();
+        let settled = false;
+        let started = false;
+        const emit = (event: ModelEvent): void => {
+          if (event.type === "start") started = true;
+          else if (!started) {
+            // pi-ai fails without a `start` when the request fails before its response.
+            const message = event.type === "error" ? event.error : event.type === "done" ? event.message : event.partial;
+            subscriber.next(startOf(message));
+            started = true;
+          }
+          subscriber.next(event);
+        };
+        const finish = (event: ModelEvent): void => {
+          settled = true;
+          emit(event);
+          subscriber.complete();
+        };
+        const pump = async (events: AssistantMessageEventStream): Promise<void> => {
+          const snapshots = new PiAiSnapshots();
+          let last: AssistantMessage | undefined;
+          for await (const piAiEvent of events) {
+            if (subscriber.closed) return;
+            const event = snapshots.next(piAiEvent);
+            if (event === undefined) continue;
+            if (event.type === "done" || event.type === "error") {
+              finish(event);
+              return;
+            }
+            last = event.partial;
+            emit(event);
+          }
+          finish(failure(last ?? emptyMessage(target), "pi-ai's stream ended without a done or error event", controller.signal));
+        };
+        try {
+          pump(stream(target, toPiAiContext(context), { ...streamOptions, signal: controller.signal })).catch((error: unknown) => {
+            if (!subscriber.closed) finish(failure(emptyMessage(target), errorText(error), controller.signal));
+          });
+        } catch (error) {
+          // A provider that throws instead of streaming (e.g. no API key) still fails as data.
+          finish(failure(emptyMessage(target), errorText(error), controller.signal));
+        }
+        return () => {
+          signal.removeEventListener("abort", abort);
+          if (!settled) controller.abort(new Error("The model call was unsubscribed"));
+        };
+      }),
+  };
+}
+
+function failure(partial: AssistantMessage, errorMessage: string, signal: AbortSignal): ModelEvent {
+  const reason = signal.aborted ? "aborted" : "error";
+  return { type: "error", reason, error: { ...partial, content: [...partial.content], stopReason: reason, errorMessage } };
+}
+
+function emptyMessage(model: PiAiModel<Api>): AssistantMessage {
+  return {
+    role: "assistant",
+    content: [],
+    api: model.api,
+    provider: model.provider,
+    model: model.id,
+    usage: emptyUsage(),
+    stopReason: "error",
+    // The edge of the library, like pi-ai's own messages: wall-clock time.
+    timestamp: Date.now(),
+  };
+}

@@ -1,0 +1,135 @@
+import type { AssistantMessage as PiAiAssistantMessage, AssistantMessageEvent } from "@mariozechner/pi-ai";
+import { parseToolArguments } from "../model/partial-json.js";
+import type { AssistantMessage, TextContent, ThinkingContent, ToolCall } from "../types/messages.js";
+import type { ModelEvent } from "../types/model.js";
+
+type Block = TextContent | ThinkingContent | ToolCall;
+type PiAiBlock = PiAiAssistantMessage["content"][number];
+
+/**
+ * Turns pi-ai's events into rxagent `ModelEvent`s whose `partial` is a snapshot of the message
+ * as it stood at that event.
+ *
+ * Why not copy pi-ai's `partial`: pi-ai hands every event the same message object and keeps
+ * changing it, and its events reach a consumer through an async queue, so by the time an event is
+ * read the object may already hold later deltas. The snapshots are therefore rebuilt from the
+ * events themselves (each delta appended to its block), and a block is copied from pi-ai's
+ * message only at its `*_end` (pi-ai never changes a block after that; this brings signatures,
+ * redacted data and the parsed tool arguments) and at `start` of a redacted thinking block (which
+ * arrives whole). Usage and the response id are copied from pi-ai's message on every event: they
+ * may run ahead of the deltas, never behind. The final message is pi-ai's, copied.
+ *
+ * Every event gets a new message and a new content array; only a block that changed is a new
+ * object. Only the fields of rxagent's shapes are copied, so pi-ai's scratch fields (`index`,
+ * `partialJson`, `partialArgs`, ...) stay behind. A delta of no text is dropped (Gemini sends an
+ * empty part to carry a thought signature; the signature shows at the block's end).
+ */
+export class PiAiSnapshots {
+  private content: Block[] = [];
+  /** Raw argument text of each open tool call, by content index. */
+  private readonly rawArguments = new Map<number, string>();
+
+  /** The rxagent event for a pi-ai event, or `undefined` for one that carries nothing. */
+  next(event: AssistantMessageEvent): ModelEvent | undefined {
+    switch (event.type) {
+      case "start":
+        return { type: "start", partial: this.snapshot(event.partial) };
+      case "text_start":
+        return this.open(event, { type: "text", text: "" });
+      case "thinking_start": {
+        const live = event.partial.content[event.contentIndex];
+        const redacted = live?.type === "thinking" && live.redacted === true;
+        return this.open(event, redacted ? copyBlock(live) : { type: "thinking", thinking: "" });
+      }
+      case "toolcall_start": {
+        const live = event.partial.content[event.contentIndex];
+        const call: ToolCall = { type: "toolCall", id: live?.type === "toolCall" ? live.id : "", name: live?.type === "toolCall" ? live.name : "", arguments: {} };
+        this.rawArguments.set(event.contentIndex, "");
+        return this.open(event, call);
+      }
+      case "text_delta":
+      case "thinking_delta":
+      case "toolcall_delta": {
+        const block = this.content[event.contentIndex];
+        if (event.delta === "" || block === undefined) return undefined;
+        this.content[event.contentIndex] = appended(block, event.delta, this.rawArguments, event.contentIndex);
+        return { ...event, partial: this.snapshot(event.partial) };
+      }
+      case "text_end":
+      case "thinking_end": {
+        const live = event.partial.content[event.contentIndex];
+        if (live !== undefined) this.content[event.contentIndex] = copyBlock(live);
+        return { ...event, partial: this.snapshot(event.partial) };
+      }
+      case "toolcall_end": {
+        const toolCall = copyBlock(event.toolCall) as ToolCall;
+        this.content[event.contentIndex] = toolCall;
+        this.rawArguments.delete(event.contentIndex);
+        return { type: "toolcall_end", contentIndex: event.contentIndex, toolCall, partial: this.snapshot(event.partial) };
+      }
+      case "done":
+        return { type: "done", reason: event.reason, message: finalCopy(event.message) };
+      case "error":
+        return { type: "error", reason: event.reason, error: finalCopy(event.error) };
+    }
+  }
+
+  private open(event: { type: "text_start" | "thinking_start" | "toolcall_start"; contentIndex: number; partial: PiAiAssistantMessage }, block: Block): ModelEvent {
+    this.content[event.contentIndex] = block;
+    return { type: event.type, contentIndex: event.contentIndex, partial: this.snapshot(event.partial) };
+  }
+
+  private snapshot(live: PiAiAssistantMessage): AssistantMessage {
+    return { ...live, content: [...this.content], usage: { ...live.usage, cost: { ...live.usage.cost } } };
+  }
+}
+
+/**
+ * The `start` a stream that failed before pi-ai began one lacks: the message with no content,
+ * not yet failed (as every provider's first partial is).
+ */
+export function startOf(message: AssistantMessage): ModelEvent {
+  const { errorMessage: _errorMessage, ...partial } = message;
+  return { type: "start", partial: { ...partial, content: [], stopReason: "stop" } };
+}
+
+/** pi-ai's final message, copied into rxagent's shapes. */
+function finalCopy(message: PiAiAssistantMessage): AssistantMessage {
+  return { ...message, content: message.content.map(copyBlock), usage: { ...message.usage, cost: { ...message.usage.cost } } };
+}
+
+function appended(block: Block, delta: string, rawArguments: Map<number, string>, index: number): Block {
+  switch (block.type) {
+    case "text":
+      return { ...block, text: block.text + delta };
+    case "thinking":
+      return { ...block, thinking: block.thinking + delta };
+    case "toolCall": {
+      // Parsed on every fragment, as pi-ai itself does; `toolcall_end` brings pi-ai's own parse.
+      const raw = (rawArguments.get(index) ?? "") + delta;
+      rawArguments.set(index, raw);
+      return { ...block, arguments: parseToolArguments(raw) };
+    }
+  }
+}
+
+function copyBlock(block: PiAiBlock): Block {
+  switch (block.type) {
+    case "text": {
+      const copy: TextContent = { type: "text", text: block.text };
+      if (block.textSignature !== undefined) copy.textSignature = block.textSignature;
+      return copy;
+    }
+    case "thinking": {
+      const copy: ThinkingContent = { type: "thinking", thinking: block.thinking };
+      if (block.thinkingSignature !== undefined) copy.thinkingSignature = block.thinkingSignature;
+      if (block.redacted !== undefined) copy.redacted = block.redacted;
+      return copy;
+    }
+    case "toolCall": {
+      const copy: ToolCall = { type: "toolCall", id: block.id, name: block.name, arguments: block.arguments };
+      if (block.thoughtSignature !== undefined) copy.thoughtSignature = block.thoughtSignature;
+      return copy;
+    }
+  }
+}
