@@ -12,7 +12,9 @@ export { fromAbortSignal } from "./streams/from-abort-signal.js";
 export { defineTool } from "./tools/define-tool.js";
 export type { ToolDefinition } from "./tools/define-tool.js";
 export { compileSchema, validateArguments } from "./tools/validate-arguments.js";
-export type { ArgumentValidation } from "./tools/validate-arguments.js";
+export type { ArgumentValidation, CompiledSchema } from "./tools/validate-arguments.js";
+export type { ArgumentsOf, JsonSchema, ToolParameters } from "./tools/tool-schema.js";
+export type { StandardJSONSchemaV1, StandardSchemaV1 } from "./tools/standard-schema.js";
 export { errorResult, isToolResult, textResult } from "./tools/tool-results.js";
 
 // Operators
