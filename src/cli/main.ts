@@ -19,6 +19,9 @@ Options:
   --json              chat: print the raw events as JSON Lines on stdout
   --port <n>          serve: port (default 8787)
   --host <addr>       serve: address (default 127.0.0.1, this machine only)
+  --mcp "<command>"   add the tools of an MCP server started with this command line (stdio;
+                      repeatable), e.g. --mcp "npx -y @modelcontextprotocol/server-everything"
+  --mcp-url <url>     add the tools of an MCP server at this Streamable HTTP URL (repeatable)
   -h, --help          this help
 
 Model: OPENAI_API_KEY or OPENAI_BASE_URL (any compatible server: Ollama, vLLM, llama.cpp)
@@ -41,6 +44,8 @@ async function main(argv: string[]): Promise<number> {
       json: { type: "boolean" },
       port: { type: "string" },
       host: { type: "string" },
+      mcp: { type: "string", multiple: true },
+      "mcp-url": { type: "string", multiple: true },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -63,6 +68,7 @@ async function main(argv: string[]): Promise<number> {
   });
   // The calculator shows its steps at a few tokens' pace, so its progress is visible too.
   const toolStepDelay = delay * 6;
+  const mcp = await mcpServers(values.mcp ?? [], values["mcp-url"] ?? [], root, toolStepDelay);
 
   if (command === "chat") {
     const { runChat } = await import("./chat-command.js");
@@ -72,12 +78,13 @@ async function main(argv: string[]): Promise<number> {
       root,
       json: values.json === true,
       toolStepDelay,
+      ...(mcp ? { tools: mcp.tools } : {}),
       ...(initialPrompt === "" ? {} : { initialPrompt }),
       input: process.stdin,
       output: process.stdout,
       errorOutput: process.stderr,
       color: process.stdout.isTTY === true && !values.json && process.env["NO_COLOR"] === undefined,
-    });
+    }).finally(() => mcp?.close());
   }
   if (command === "serve") {
     const { runServe } = await import("./serve-command.js");
@@ -85,15 +92,24 @@ async function main(argv: string[]): Promise<number> {
       choice,
       root,
       toolStepDelay,
+      ...(mcp ? { tools: mcp.tools } : {}),
       port: numberOption("--port", values.port, 8787),
       host: values.host ?? "127.0.0.1",
       output: process.stdout,
     });
     await new Promise<void>((resolve) => process.once("SIGINT", () => resolve()).once("SIGTERM", () => resolve()));
     await close();
+    await mcp?.close();
     return 0;
   }
   throw new UsageError(`Unknown command "${command}".`);
+}
+
+/** The demo tools plus those of the `--mcp` / `--mcp-url` servers, when any are given. */
+async function mcpServers(commandLines: string[], urls: string[], root: string, stepDelay: number) {
+  if (commandLines.length === 0 && urls.length === 0) return undefined;
+  const [{ connectMcpServers }, { demoTools }] = await Promise.all([import("./mcp-servers.js"), import("../demo/demo-tools.js")]);
+  return connectMcpServers({ commandLines, urls, tools: demoTools({ root, stepDelay }), output: process.stderr });
 }
 
 function numberOption(name: string, value: string | undefined, fallback: number): number {

@@ -24,6 +24,8 @@ export interface Connection {
   sent: JSONRPCMessage[];
   /** The server's process. */
   process: ChildProcess | undefined;
+  /** The server's endpoint, for HTTP servers. */
+  url?: string;
   close(): Promise<void>;
 }
 
@@ -68,11 +70,13 @@ export async function connectEverythingHttp(): Promise<Connection> {
   });
   const client = new Client({ name: "rxagent-test", version: "1.0.0" });
   const sent: JSONRPCMessage[] = [];
-  await client.connect(recording(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)), sent));
+  const url = `http://127.0.0.1:${port}/mcp`;
+  await client.connect(recording(new StreamableHTTPClientTransport(new URL(url)), sent));
   return {
     client,
     sent,
     process: child,
+    url,
     close: async () => {
       await client.close();
       const exited = new Promise((resolve) => child.once("exit", resolve));
