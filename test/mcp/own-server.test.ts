@@ -84,6 +84,34 @@ describe("mcpTools with a server of our own", () => {
     expect((await mcpTools(client)).map((tool) => tool.name)).toStrictEqual(["add_tool", "fail", "hang", "media"]);
   });
 
+  it("stops listing at a repeated cursor, and makes names provider-safe and unique", async () => {
+    const server = new Server({ name: "odd", version: "1.0.0" }, { capabilities: { tools: {} } });
+    const names = ["files.read", "files/read", "x".repeat(70), "mine"];
+    server.setRequestHandler(ListToolsRequestSchema, () => ({
+      tools: names.map((name) => ({ name, inputSchema: objectSchema })),
+      nextCursor: "same-cursor-forever",
+    }));
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: "rxagent-test", version: "1.0.0" });
+    await client.connect(clientSide);
+    open.push(client, server);
+    const mine = defineTool({ name: "mine", description: "", parameters: Type.Object({}), execute: () => textResult("mine") });
+    const tools = await mcpTools(client, { into: [mine] });
+    // Two pages: the first cursor is followed once, then seen again.
+    expect(tools.map((tool) => tool.name)).toStrictEqual([
+      "mine",
+      "files_read",
+      "files_read_2",
+      "x".repeat(64),
+      "mine_2",
+      "files_read_3",
+      "files_read_4",
+      `${"x".repeat(62)}_2`,
+      "mine_3",
+    ]);
+  });
+
   it("applies a changed tool list from the next model call, in the shared array, keeping other tools", async () => {
     const { client } = await connectOwn();
     const own = defineTool({ name: "mine", description: "", parameters: Type.Object({}), execute: () => textResult("mine") });

@@ -1,6 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { toStandardJsonSchema } from "@valibot/to-json-schema";
-import { lastValueFrom, toArray } from "rxjs";
+import { lastValueFrom, tap, toArray } from "rxjs";
 import * as v from "valibot";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -9,6 +9,7 @@ import { assertEventGrammar } from "../../src/testing/event-grammar.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";
 import { defineTool } from "../../src/tools/define-tool.js";
 import { textResult } from "../../src/tools/tool-results.js";
+import type { StandardSchemaV1 } from "../../src/tools/standard-schema.js";
 import type { AgentEvent, AgentTool, AssistantMessage } from "../../src/types.js";
 import { call, runToolTurn, runToolTurnAsync } from "../operators/run-tools.js";
 import { userMessage } from "../testing/fixtures.js";
@@ -87,6 +88,29 @@ describe("tool schemas in a run", () => {
       'Invalid arguments for tool "register":\n  - /name: name is taken (received "taken")\nReceived arguments: {"name":"taken"}',
     ]);
     assertEventGrammar(turn.events);
+  });
+
+  it("answers a Standard Schema whose validation rejects, or is still pending at an abort, with an error result", async () => {
+    const jsonSchema = { input: () => ({ type: "object" }), output: () => ({ type: "object" }) };
+    const rejecting: StandardSchemaV1 = {
+      "~standard": { version: 1, vendor: "test", jsonSchema, validate: () => Promise.reject(new Error("lookup service down")) },
+    };
+    const pending: StandardSchemaV1 = { "~standard": { version: 1, vendor: "test", jsonSchema, validate: () => new Promise(() => undefined) } };
+    const turn = await runToolTurnAsync([echoTool("lookup", rejecting)], [call("lookup", {})]);
+    expect(turn.texts).toStrictEqual(['Validating the arguments of tool "lookup" failed: lookup service down']);
+    const abort = new AbortController();
+    const events = await lastValueFrom(
+      agentLoop([userMessage("go")], { messages: [], tools: [echoTool("slow", pending)] }, {
+        model: scriptedModel([{ content: [call("slow", {})] }, "done"]),
+        signal: abort.signal,
+      }).pipe(
+        tap((event) => event.type === "tool_execution_start" && queueMicrotask(() => abort.abort())),
+        toArray(),
+      ),
+    );
+    assertEventGrammar(events);
+    expect(events.flatMap((event) => (event.type === "tool_execution_end" ? [event.isError] : []))).toStrictEqual([true]);
+    expect(events.at(-1)?.type).toBe("agent_end");
   });
 
   it("hands tools and beforeToolCall a copy: changing it leaves the transcript and the next model call alone", () => {
