@@ -158,6 +158,26 @@ describe("mcpTools with a server of our own", () => {
     ]);
   });
 
+  it("keeps the old list when listing fails after tools/list_changed, and says why", async () => {
+    const server = new Server({ name: "flaky", version: "1.0.0" }, { capabilities: { tools: { listChanged: true } } });
+    let listings = 0;
+    server.setRequestHandler(ListToolsRequestSchema, () => {
+      if (++listings > 1) throw new Error("listing is broken now");
+      return { tools: [{ name: "steady", inputSchema: objectSchema }] };
+    });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: "rxagent-test", version: "1.0.0" });
+    await client.connect(clientSide);
+    open.push(client, server);
+    const reports: [string[], string | undefined][] = [];
+    const tools = await mcpTools(client, { onToolsChanged: (list, error) => reports.push([list.map((tool) => tool.name), (error as Error | undefined)?.message]) });
+    await server.sendToolListChanged();
+    await vi.waitFor(() => expect(reports.length).toBe(1));
+    expect(reports).toStrictEqual([[["steady"], "MCP error -32603: listing is broken now"]]);
+    expect(tools.map((tool) => tool.name)).toStrictEqual(["steady"]);
+  });
+
   it("turns isError into an error result carrying the server's text", async () => {
     const { client } = await connectOwn();
     const tools = await mcpTools(client);
