@@ -1,4 +1,7 @@
+import { filter, firstValueFrom } from "rxjs";
 import { afterEach, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import { connectAgent } from "../../src/client/index.js";
 import { splitCommandLine } from "../../src/cli/mcp-servers.js";
 import { startReplayServer, type ReplayServer } from "../helpers/sse-replay-server.js";
 import { binOf, type Connection, connectEverythingHttp } from "../mcp/servers.js";
@@ -45,6 +48,24 @@ describe("rxagent chat --mcp / --mcp-url (real processes)", () => {
     expect(await cli.exited).toBe(0);
     expect(toolNamesSent(server)).toEqual(expect.arrayContaining(["calculator", "echo", "get-sum"]));
   }, 60_000);
+
+  it("serve --mcp gives each session's agent the server's tools, and exits 0 on SIGINT", async () => {
+    const server = await recordingModelServer();
+    const cli = startCli(["serve", "--port", "0", "--mcp", `"${process.execPath}" ${everythingBin} stdio`], {
+      environment: demoEnvironment({ OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: "test" }),
+    });
+    await cli.waitFor((stdout) => /Serving the web UI at http:\/\/127\.0\.0\.1:\d+\//.test(stdout), 60_000);
+    expect(cli.stderr()).toMatch(/^MCP server ".+ stdio": 13 tools \(echo, /m);
+    const page = /Serving the web UI at http:\/\/(127\.0\.0\.1:\d+)\//.exec(cli.stdout())![1]!;
+    const client = connectAgent(`ws://${page}/ws`, { WebSocket });
+    const ended = firstValueFrom(client.events$.pipe(filter((event) => event.type === "agent_end")));
+    await client.prompt("hello");
+    await ended;
+    client.close();
+    expect(toolNamesSent(server)).toEqual(expect.arrayContaining(["calculator", "echo", "get-sum"]));
+    cli.child.kill("SIGINT");
+    expect(await cli.exited).toBe(0);
+  }, 90_000);
 
   it("fails with a message naming a server that cannot start", async () => {
     const cli = startCli(["chat", "--mcp", "rxagent-no-such-command --flag"]);
