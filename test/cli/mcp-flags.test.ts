@@ -4,11 +4,11 @@ import WebSocket from "ws";
 import { connectAgent } from "../../src/client/index.js";
 import { splitCommandLine } from "../../src/cli/mcp-servers.js";
 import { startReplayServer, type ReplayServer } from "../helpers/sse-replay-server.js";
-import { binOf, type Connection, connectEverythingHttp } from "../mcp/servers.js";
+import { binOf, connectEverythingHttp } from "../mcp/servers.js";
 import { demoEnvironment, startCli } from "./cli-process.js";
 
 const everythingBin = binOf("@modelcontextprotocol/server-everything", "mcp-server-everything");
-const open: (ReplayServer | Connection)[] = [];
+const open: { close(): Promise<void> }[] = [];
 afterEach(async () => {
   await Promise.all(open.splice(0).map((item) => item.close()));
 });
@@ -54,6 +54,8 @@ describe("rxagent chat --mcp / --mcp-url (real processes)", () => {
     const cli = startCli(["serve", "--port", "0", "--mcp", `"${process.execPath}" ${everythingBin} stdio`], {
       environment: demoEnvironment({ OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: "test" }),
     });
+    // Stopped even when the test fails: SIGINT also closes its MCP server.
+    open.push({ close: async () => void (cli.child.exitCode === null && cli.child.kill("SIGINT")) });
     await cli.waitFor((stdout) => /Serving the web UI at http:\/\/127\.0\.0\.1:\d+\//.test(stdout), 60_000);
     expect(cli.stderr()).toMatch(/^MCP server ".+ stdio": 13 tools \(echo, /m);
     const page = /Serving the web UI at http:\/\/(127\.0\.0\.1:\d+)\//.exec(cli.stdout())![1]!;
