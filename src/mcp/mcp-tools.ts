@@ -14,11 +14,21 @@ export interface McpToolsOptions {
   /**
    * The array to keep the tools in, shared with your own tools and other servers: this server's
    * tools are added to it and, when its list changes, replaced in place. Default: a new array.
+   *
+   * Contract: hand this very array to the agent; entries of other owners are left where they are.
    */
   into?: AgentTool[];
-  /** Per-call time limit in ms (`AgentTool.timeoutMs`). Default: the SDK's request timeout (60 s, restarted by progress). */
+  /**
+   * Per-call time limit in ms (`AgentTool.timeoutMs`); the call is then cancelled on the server.
+   *
+   * Contract: positive. Default: the SDK's request timeout (60 s, restarted by each progress).
+   */
   timeoutMs?: number;
-  /** Told after each refresh of the list, or of why a refresh failed (the old list then stays). */
+  /**
+   * Told after each refresh of the list, or of why a refresh failed (the old list then stays).
+   *
+   * Contract: `tools` are this server's tools only; a throw is not caught.
+   */
   onToolsChanged?: (tools: readonly AgentTool[], error?: unknown) => void;
 }
 
