@@ -27,7 +27,7 @@ export interface McpToolsOptions {
   /**
    * Told after each refresh of the list, or of why a refresh failed (the old list then stays).
    *
-   * Contract: `tools` are this server's tools only; a throw is not caught.
+   * Contract: `tools` are this server's tools only; a throw is ignored (it must not end the process).
    */
   onToolsChanged?: (tools: readonly AgentTool[], error?: unknown) => void;
 }
@@ -70,14 +70,17 @@ export async function mcpTools(client: Client, options: McpToolsOptions = {}): P
   let refreshes = 0;
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
     const refresh = ++refreshes;
-    listAllTools(client).then(
-      (tools) => {
-        if (refresh !== refreshes) return;
-        replace(tools);
-        options.onToolsChanged?.(current);
-      },
-      (error: unknown) => options.onToolsChanged?.(current, error),
-    );
+    listAllTools(client)
+      .then(
+        (tools) => {
+          if (refresh !== refreshes) return;
+          replace(tools);
+          options.onToolsChanged?.(current);
+        },
+        (error: unknown) => options.onToolsChanged?.(current, error),
+      )
+      // A throwing listener would otherwise be an unhandled rejection, which ends a Node process.
+      .catch(() => undefined);
   });
   return target;
 }
