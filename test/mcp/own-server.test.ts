@@ -178,6 +178,29 @@ describe("mcpTools with a server of our own", () => {
     expect(tools.map((tool) => tool.name)).toStrictEqual(["steady"]);
   });
 
+  it("ignores an onToolsChanged that throws (no unhandled rejection) and still applies the new list", async () => {
+    const { client } = await connectOwn();
+    let called = 0;
+    const tools = await mcpTools(client, {
+      onToolsChanged: () => {
+        called++;
+        throw new Error("listener bug");
+      },
+    });
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      await client.callTool({ name: "add_tool", arguments: {} });
+      await vi.waitFor(() => expect(called).toBe(1));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toStrictEqual([]);
+      expect(tools.map((tool) => tool.name)).toStrictEqual(["add_tool", "fail", "hang", "media", "added_4"]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+  });
+
   it("turns isError into an error result carrying the server's text", async () => {
     const { client } = await connectOwn();
     const tools = await mcpTools(client);
