@@ -2,7 +2,7 @@ import { interval, type Observable, type Subscription } from "rxjs";
 import { demoTools } from "../demo/demo-tools.js";
 import { errorText } from "../errors.js";
 import { Agent } from "../streams/agent.js";
-import type { AgentEvent } from "../types.js";
+import type { AgentEvent, AgentTool } from "../types.js";
 import type { Styled } from "./ansi.js";
 import { chatHelp, parseChatCommand } from "./chat-commands.js";
 import { InputReader } from "./input-reader.js";
@@ -18,6 +18,8 @@ export interface ChatOptions {
   json: boolean;
   /** Time between the calculator's progress steps. */
   toolStepDelay: number;
+  /** The agent's tools, a live array (MCP servers' lists change in it); default: the demo tools. */
+  tools?: AgentTool[];
   /** Sent as the first line, before anything is read. */
   initialPrompt?: string;
   input: NodeJS.ReadableStream & { isTTY?: boolean };
@@ -45,7 +47,7 @@ export function runChat(options: ChatOptions): Promise<number> {
     });
     const agent = new Agent({
       model: options.choice.model,
-      tools: demoTools({ root: options.root, stepDelay: options.toolStepDelay }),
+      tools: options.tools ?? demoTools({ root: options.root, stepDelay: options.toolStepDelay }),
       systemPrompt: systemPrompt(options.root),
       onWarning: (message) => notice(message, "warning"),
     });

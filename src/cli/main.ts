@@ -30,6 +30,9 @@ Options:
   --token <secret>    serve: clients must present it (env RXAGENT_TOKEN); the page URL carries it
   --allow-origin <o>  serve: another origin whose pages may connect (repeatable)
   --insecure          serve: allow a non-loopback --host without a token
+  --mcp "<command>"   add the tools of an MCP server started with this command line (stdio;
+                      repeatable), e.g. --mcp "npx -y @modelcontextprotocol/server-everything"
+  --mcp-url <url>     add the tools of an MCP server at this Streamable HTTP URL (repeatable)
   -h, --help          this help
 
 Model: --provider and --model pick any pi-ai provider (the optional @mariozechner/pi-ai);
@@ -60,6 +63,8 @@ async function main(argv: string[]): Promise<number> {
       token: { type: "string" },
       "allow-origin": { type: "string", multiple: true },
       insecure: { type: "boolean" },
+      mcp: { type: "string", multiple: true },
+      "mcp-url": { type: "string", multiple: true },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -85,6 +90,7 @@ async function main(argv: string[]): Promise<number> {
         });
   // The calculator shows its steps at a few tokens' pace, so its progress is visible too.
   const toolStepDelay = delay * 6;
+  const mcp = await mcpServers(values.mcp ?? [], values["mcp-url"] ?? [], root, toolStepDelay);
 
   if (values.record !== undefined && command !== "chat") throw new UsageError("--record works with chat.");
   if (command === "chat") {
@@ -96,12 +102,16 @@ async function main(argv: string[]): Promise<number> {
       root,
       json: values.json === true,
       toolStepDelay,
+      ...(mcp ? { tools: mcp.tools } : {}),
       ...(initialPrompt === "" ? {} : { initialPrompt }),
       input: process.stdin,
       output: process.stdout,
       errorOutput: process.stderr,
       color: process.stdout.isTTY === true && !values.json && process.env["NO_COLOR"] === undefined,
-    }).finally(() => recording?.sink.close());
+    }).finally(() => {
+      recording?.sink.close();
+      return mcp?.close();
+    });
   }
   if (command === "replay") {
     const [file, ...extra] = rest;
@@ -130,6 +140,7 @@ async function main(argv: string[]): Promise<number> {
       choice,
       root,
       toolStepDelay,
+      ...(mcp ? { tools: mcp.tools } : {}),
       port: numberOption("--port", values.port, 8787),
       host: values.host ?? "127.0.0.1",
       output: process.stdout,
@@ -137,6 +148,7 @@ async function main(argv: string[]): Promise<number> {
     });
     await stopped;
     await close();
+    await mcp?.close();
     return 0;
   }
   throw new UsageError(`Unknown command "${command}".`);
@@ -154,6 +166,13 @@ async function recordTo(file: string, choice: ModelChoice): Promise<{ choice: Mo
     .filter((secret): secret is string => secret !== undefined && secret.trim().length >= 8);
   const model = recordingModel(choice.model, { sink, secrets });
   return { choice: { ...choice, model, description: `${choice.description} Recording to ${file}.` }, sink };
+}
+
+/** The demo tools plus those of the `--mcp` / `--mcp-url` servers, when any are given. */
+async function mcpServers(commandLines: string[], urls: string[], root: string, stepDelay: number) {
+  if (commandLines.length === 0 && urls.length === 0) return undefined;
+  const [{ connectMcpServers }, { demoTools }] = await Promise.all([import("./mcp-servers.js"), import("../demo/demo-tools.js")]);
+  return connectMcpServers({ commandLines, urls, tools: demoTools({ root, stepDelay }), output: process.stderr });
 }
 
 function numberOption(name: string, value: string | undefined, fallback: number): number {

@@ -1,6 +1,7 @@
 import { demoTools } from "../demo/demo-tools.js";
 import { Agent } from "../streams/agent.js";
 import { acceptToken, isLoopbackHost, serveWebUi } from "../server/index.js";
+import type { AgentTool } from "../types.js";
 import type { ModelChoice } from "./model-from-environment.js";
 
 export interface ServeOptions {
@@ -10,6 +11,8 @@ export interface ServeOptions {
   /** The folder the file tools may read. */
   root: string;
   toolStepDelay: number;
+  /** The agent's tools, a live array (MCP servers' lists change in it); default: the demo tools. */
+  tools?: AgentTool[];
   output: NodeJS.WritableStream;
   /** Clients must present it (`?token=`, `#token=` on the page, or `Authorization: Bearer`). */
   token?: string;
@@ -42,7 +45,7 @@ export async function runServe(options: ServeOptions): Promise<() => Promise<voi
     createAgent: () =>
       new Agent({
         model: options.choice.model,
-        tools: demoTools({ root: options.root, stepDelay: options.toolStepDelay }),
+        tools: options.tools ?? demoTools({ root: options.root, stepDelay: options.toolStepDelay }),
         systemPrompt: `You are a helpful assistant in a browser, run by rxagent. Tools: calculator, clock, list_files and read_file (inside ${options.root}). Call independent tools in the same reply. Be concise.`,
       }),
   });

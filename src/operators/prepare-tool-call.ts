@@ -1,8 +1,8 @@
-import { Observable, type Subscription } from "rxjs";
+import { catchError, concatMap, map, Observable, of, race, type Subscription } from "rxjs";
 import { errorText } from "../errors.js";
 import { errorResult } from "../tools/tool-results.js";
-import { validateArguments } from "../tools/validate-arguments.js";
-import type { AgentEvent, BeforeToolCallResult, ToolCall } from "../types.js";
+import { type ArgumentValidation, validateArguments } from "../tools/validate-arguments.js";
+import type { AgentEvent, AgentTool, BeforeToolCallResult, ToolCall } from "../types.js";
 import { answerOfHook } from "./answer-of-hook.js";
 import { ABORTED_TOOL_TEXT, FinalizedToolCall, PreparedToolCall, type ToolBatch } from "./tool-batch.js";
 
@@ -108,6 +108,27 @@ function readyToolCall(index: number, toolCall: ToolCall, batch: ToolBatch): Rea
     }
   }
   const validation = validateArguments(toolCall.name, tool.parameters, rawArguments);
+  if (!(validation instanceof Observable)) return validatedCall(index, toolCall, batch, tool, validation);
+  // Only a Standard Schema that validates asynchronously gets here; an interruption wins as for hooks.
+  return race(
+    batch.interruption.reason$.pipe(map((reason) => failedCall(index, toolCall, reason, true))),
+    validation.pipe(
+      concatMap((settled) => {
+        const outcome = validatedCall(index, toolCall, batch, tool, settled);
+        return outcome instanceof Observable ? outcome : of(outcome);
+      }),
+      catchError((error: unknown) => of(failedCall(index, toolCall, `Validating the arguments of tool "${toolCall.name}" failed: ${errorText(error)}`))),
+    ),
+  );
+}
+
+function validatedCall(
+  index: number,
+  toolCall: ToolCall,
+  batch: ToolBatch,
+  tool: AgentTool,
+  validation: ArgumentValidation,
+): Readiness | Observable<Readiness> {
   if (!validation.valid) return failedCall(index, toolCall, validation.message);
   const prepared = new PreparedToolCall(index, toolCall, tool, validation.value);
   const beforeToolCall = batch.config.beforeToolCall;

@@ -38,10 +38,10 @@ export interface AgentOptions<TOutputSchema extends OutputSchema = OutputSchema>
   onWarning?: (message: string) => void;
 }
 
-interface ActiveRun {
+interface ActiveRun<TOutput> {
   controller: AbortController;
   subscription: Subscription;
-  events: ReplaySubject<AgentEvent>;
+  events: ReplaySubject<AgentEvent<unknown, TOutput>>;
 }
 
 /**
@@ -64,7 +64,7 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
   private readonly eventStream = new OnDemandSubject<AgentEvent<unknown, OutputOf<TOutputSchema>>>();
   private readonly steeringInput = new QueueInput(this.steeringQueue);
   private readonly followUpInput = new QueueInput(this.followUpQueue);
-  private activeRun: ActiveRun | undefined;
+  private activeRun: ActiveRun<OutputOf<TOutputSchema>> | undefined;
   private options: AgentOptions<TOutputSchema>;
 
   /** Contract: throws an `InvalidConfigError` at once for a config that cannot work (no model, …). */
@@ -270,9 +270,8 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
 
   private startRun(createLoop: (config: AgentLoopConfig) => Observable<AgentEvent>): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
     const controller = new AbortController();
-    // The loop runs with this agent's `output` schema, so its agent_end carries that type.
     const events = new ReplaySubject<AgentEvent<unknown, OutputOf<TOutputSchema>>>();
-    const run: ActiveRun = { controller, events, subscription: new Subscription() };
+    const run: ActiveRun<OutputOf<TOutputSchema>> = { controller, events, subscription: new Subscription() };
     this.activeRun = run;
     const { messages: _messages, store: _store, onWarning: _onWarning, systemPrompt: _systemPrompt, tools: _tools, ...loopOptions } = this.options;
     const config: AgentLoopConfig = {
@@ -284,7 +283,9 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
       signal: controller.signal,
     };
     const subscription = createLoop(config).subscribe({
-      next: (event) => {
+      next: (loopEvent) => {
+        // The loop runs with this agent's `output` schema, so its agent_end carries that output type.
+        const event = loopEvent as AgentEvent<unknown, OutputOf<TOutputSchema>>;
         if (this.activeRun !== run) return;
         this.apply(event, run);
         events.next(event);
@@ -300,7 +301,7 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     return events.asObservable();
   }
 
-  private apply(event: AgentEvent, run: ActiveRun): void {
+  private apply(event: AgentEvent<unknown, OutputOf<TOutputSchema>>, run: ActiveRun<OutputOf<TOutputSchema>>): void {
     if (event.type === "message_end" && this.options.store) {
       try {
         this.options.store.append(event.message);

@@ -2,6 +2,7 @@ import { catchError, concatMap, defer, map, mergeMap, Observable, throwError } f
 import { HookError } from "../errors.js";
 import { callHook } from "../operators/call-hook.js";
 import { toMessageEvents } from "../operators/to-message-events.js";
+import { modelToolsOf } from "../tools/model-tools.js";
 import { emptyUsage, isModelMessage } from "../types/messages.js";
 import type { AgentEvent, AssistantMessage, LlmContext, Message, ModelStreamOptions } from "../types.js";
 import { LazyAbortController } from "./lazy-abort-controller.js";
@@ -68,7 +69,7 @@ function llmContextFromHooks(run: RunState): Observable<LlmContext> {
 function llmContextOf(run: RunState, messages: readonly Message[]): LlmContext {
   const llmContext: LlmContext = { messages };
   if (run.context.systemPrompt !== undefined) llmContext.systemPrompt = run.context.systemPrompt;
-  if (run.context.tools && run.context.tools.length > 0) llmContext.tools = run.context.tools;
+  if (run.context.tools && run.context.tools.length > 0) llmContext.tools = modelToolsOf(run.context.tools);
   return llmContext;
 }
 

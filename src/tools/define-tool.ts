@@ -1,17 +1,21 @@
-import type { Static, TSchema } from "@sinclair/typebox";
 import type { AgentTool, ToolExecuteResult, ToolExecutionContext, ToolExecutionMode } from "../types.js";
-import { compileSchema } from "./validate-arguments.js";
+import type { ArgumentsOf, ToolParameters } from "./tool-schema.js";
+import { compileSchema, unusableSchemaText } from "./validate-arguments.js";
 
-export interface ToolDefinition<TParameters extends TSchema, TDetails> {
+export interface ToolDefinition<TParameters extends ToolParameters, TDetails> {
   name: string;
   /** Name for people; defaults to `name`. */
   label?: string;
   description: string;
-  /** A TypeBox schema; it goes to the provider unchanged as the tool's JSON Schema. */
+  /**
+   * The arguments' schema: a TypeBox 0.34 schema or a plain JSON Schema object (draft 2020-12 or
+   * draft-07, TypeBox 1.x) goes to the provider unchanged; a Standard Schema (zod 4, valibot,
+   * arktype) is sent as the JSON Schema its library converts it to.
+   */
   parameters: TParameters;
   execute: (
     toolCallId: string,
-    args: Static<TParameters>,
+    args: ArgumentsOf<TParameters>,
     context: ToolExecutionContext<TDetails>,
   ) => ToolExecuteResult<TDetails>;
   prepareArguments?: (rawArguments: unknown) => unknown;
@@ -21,9 +25,12 @@ export interface ToolDefinition<TParameters extends TSchema, TDetails> {
 }
 
 /**
- * Defines a tool whose `execute` gets arguments typed from its TypeBox schema.
+ * Defines a tool whose `execute` gets arguments typed from its schema (TypeBox 0.34 `Static`,
+ * Standard Schema output; a plain record for JSON Schema).
  *
- * The schema is compiled here, once, so the first call pays no compile cost.
+ * The schema is compiled here, once, so the first call pays no compile cost, and a schema that
+ * cannot be compiled (or a Standard Schema whose library cannot give JSON Schema) throws here,
+ * naming the tool.
  *
  * @example
  * const add = defineTool({
@@ -33,11 +40,12 @@ export interface ToolDefinition<TParameters extends TSchema, TDetails> {
  *   execute: (_id, { a, b }) => textResult(String(a + b)),
  * });
  */
-export function defineTool<TParameters extends TSchema, TDetails = unknown>(
+export function defineTool<TParameters extends ToolParameters, TDetails = unknown>(
   definition: ToolDefinition<TParameters, TDetails>,
 ): AgentTool<TParameters, TDetails> {
   validateDefinition(definition);
-  compileSchema(definition.parameters);
+  const { problem } = compileSchema(definition.parameters);
+  if (problem !== undefined) throw new TypeError(unusableSchemaText(definition.name, problem));
   return { ...definition, label: definition.label ?? definition.name };
 }
 

@@ -1,44 +1,84 @@
+import type { Observable } from "rxjs";
 import type { TSchema } from "@sinclair/typebox";
-import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
-import { Value } from "@sinclair/typebox/value";
+import { truncate } from "./argument-errors.js";
+import { jsonSchemaValidator } from "./json-schema-validator.js";
+import type { ArgumentValidation, CompiledSchema } from "./schema-validator.js";
+import type { StandardSchemaV1 } from "./standard-schema.js";
+import { jsonSchemaOfStandard, standardValidator } from "./standard-validator.js";
+import { schemaKindOf, type ToolParameters } from "./tool-schema.js";
+import { typeBoxValidator } from "./typebox-validator.js";
 
-/** The outcome of checking a tool call's arguments. */
-export type ArgumentValidation = { valid: true; value: unknown } | { valid: false; message: string };
+export type { ArgumentValidation, CompiledSchema } from "./schema-validator.js";
 
-interface CompiledSchema {
-  check: TypeCheck<TSchema>;
-  /** Defaults must be filled even when the raw value already passes. */
-  hasDefaults: boolean;
-}
-
-const compiledSchemas = new WeakMap<TSchema, CompiledSchema>();
+const compiledSchemas = new WeakMap<object, CompiledSchema>();
 
 /**
- * Compiles a schema once; later calls with the same schema object reuse it.
+ * Makes a schema ready once; later calls with the same schema object reuse it, also when it
+ * could not be used (then `problem` says why, and every call fails with it).
  *
  * Why a WeakMap on the schema object: compiling costs milliseconds and tools are defined once,
  * so per-call validation is a cached function call.
  */
-export function compileSchema(schema: TSchema): CompiledSchema {
+export function compileSchema(schema: ToolParameters): CompiledSchema {
   let compiled = compiledSchemas.get(schema);
   if (!compiled) {
-    compiled = { check: TypeCompiler.Compile(schema), hasDefaults: containsDefault(schema) };
+    compiled = compileOnce(schema);
     compiledSchemas.set(schema, compiled);
   }
   return compiled;
 }
 
+function compileOnce(schema: ToolParameters): CompiledSchema {
+  if (typeof schema !== "object" || schema === null) {
+    return unusable(`expected a schema object, received ${describe(schema)}`);
+  }
+  try {
+    switch (schemaKindOf(schema)) {
+      case "typebox":
+        return { validate: typeBoxValidator(schema as TSchema), modelSchema: schema };
+      case "standard": {
+        // The model's schema first: a library that cannot convert is reported like a schema that cannot compile.
+        const modelSchema = jsonSchemaOfStandard(schema as StandardSchemaV1);
+        return { validate: standardValidator(schema as StandardSchemaV1), modelSchema };
+      }
+      case "json-schema":
+        return { validate: jsonSchemaValidator(schema), modelSchema: schema };
+    }
+  } catch (error) {
+    return unusable(error instanceof Error ? error.message : String(error));
+  }
+}
+
+function unusable(problem: string): CompiledSchema {
+  return {
+    problem,
+    modelSchema: { type: "object" },
+    validate: (toolName) => ({ valid: false, message: unusableSchemaText(toolName, problem) }),
+  };
+}
+
+/** The error for a tool whose `parameters` cannot be used. */
+export function unusableSchemaText(toolName: string, problem: string): string {
+  return `Tool "${toolName}" has parameters that cannot be used as a schema: ${problem}`;
+}
+
 /**
  * Checks a tool call's arguments against the tool's schema, with the coercions models need.
  *
- * Arguments that pass as they are come back unchanged (no copy). Otherwise a copy gets schema
- * defaults filled in and strings converted where the schema wants numbers, booleans or the
- * like, and is checked again. A string is taken as raw JSON text (a provider that could not
- * parse the model's output passes it on as is). A conversion never changes a number's value
- * (4.5 is not an integer). Failures name every failing path, what was expected and what arrived,
- * so the model can correct itself.
+ * A string is taken as raw JSON text (a provider that could not parse the model's output passes
+ * it on as is). Anything but an object fails. The value that comes back is the tool's own copy:
+ * changing it never changes the transcript's `toolCall.arguments`. For TypeBox 0.34 and JSON
+ * Schema, strings are converted where the schema wants numbers, booleans or the like, and
+ * defaults are filled in; a conversion never changes a number's value (4.5 is not an integer).
+ * Failures name every failing path, what was expected and what arrived, so the model can
+ * correct itself. An Observable comes back only from a Standard Schema that validates
+ * asynchronously.
  */
-export function validateArguments(toolName: string, schema: TSchema, rawArguments: unknown): ArgumentValidation {
+export function validateArguments(
+  toolName: string,
+  schema: ToolParameters,
+  rawArguments: unknown,
+): ArgumentValidation | Observable<ArgumentValidation> {
   let argumentsValue = rawArguments;
   if (typeof argumentsValue === "string") {
     try {
@@ -56,90 +96,11 @@ export function validateArguments(toolName: string, schema: TSchema, rawArgument
       message: `Invalid arguments for tool "${toolName}": expected a JSON object, received ${describe(argumentsValue)}.`,
     };
   }
-  const { check, hasDefaults } = compileSchema(schema);
-  if (!hasDefaults && check.Check(argumentsValue)) {
-    return { valid: true, value: argumentsValue };
-  }
-  // Arguments that only lacked defaults pass without the conversion walk, on every call.
-  const withDefaults = hasDefaults ? Value.Default(schema, Value.Clone(argumentsValue)) : undefined;
-  if (withDefaults !== undefined && check.Check(withDefaults)) {
-    return { valid: true, value: withDefaults };
-  }
-  const coerced = undoLossyConversions(
-    argumentsValue,
-    Value.Convert(schema, Value.Default(schema, Value.Clone(argumentsValue))),
-  );
-  if (check.Check(coerced)) {
-    return { valid: true, value: coerced };
-  }
-  return { valid: false, message: describeErrors(toolName, check, coerced, argumentsValue) };
-}
-
-/**
- * Puts back every original value that conversion turned into a different number, so it fails
- * the check instead of reaching the tool altered.
- *
- * Why: TypeBox converts to integers with `Math.trunc` / `parseInt`, so 4.5, "4.5" and "1e3"
- * would pass as 4, 4 and 1. Converted values are a fresh copy, so they are changed in place.
- */
-function undoLossyConversions(original: unknown, converted: unknown): unknown {
-  if (typeof converted === "number" && (typeof original === "number" || typeof original === "string")) {
-    return Object.is(Number(original), converted) ? converted : original;
-  }
-  if (typeof converted !== "object" || converted === null || typeof original !== "object" || original === null) {
-    return converted;
-  }
-  const target = converted as Record<string, unknown>;
-  const source = original as Record<string, unknown>;
-  for (const key of Object.keys(target)) {
-    if (Object.hasOwn(source, key)) target[key] = undoLossyConversions(source[key], target[key]);
-  }
-  return converted;
-}
-
-function describeErrors(toolName: string, check: TypeCheck<TSchema>, value: unknown, received: unknown): string {
-  const messagesByPath = new Map<string, string[]>();
-  for (const error of check.Errors(value)) {
-    const path = error.path === "" ? "/" : error.path;
-    const messages = messagesByPath.get(path) ?? [];
-    if (!messages.includes(error.message)) messages.push(error.message);
-    messagesByPath.set(path, messages);
-  }
-  const lines = [...messagesByPath].map(([path, messages]) => {
-    const actual = valueAt(value, path);
-    const receivedText = actual === undefined ? "missing" : `received ${truncate(JSON.stringify(actual) ?? String(actual))}`;
-    return `  - ${path}: ${messages.join("; ")} (${receivedText})`;
-  });
-  return [
-    `Invalid arguments for tool "${toolName}":`,
-    ...lines,
-    `Received arguments: ${truncate(JSON.stringify(received) ?? String(received))}`,
-  ].join("\n");
-}
-
-function valueAt(value: unknown, path: string): unknown {
-  let current = value;
-  for (const segment of path.split("/").slice(1)) {
-    if (segment === "") continue;
-    if (typeof current !== "object" || current === null) return undefined;
-    current = (current as Record<string, unknown>)[segment.replace(/~1/g, "/").replace(/~0/g, "~")];
-  }
-  return current;
-}
-
-function containsDefault(schema: unknown): boolean {
-  if (typeof schema !== "object" || schema === null) return false;
-  if (Array.isArray(schema)) return schema.some(containsDefault);
-  if ("default" in schema) return true;
-  return Object.values(schema).some(containsDefault);
+  return compileSchema(schema).validate(toolName, argumentsValue);
 }
 
 function describe(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
   return `a ${typeof value} (${truncate(JSON.stringify(value) ?? String(value))})`;
-}
-
-function truncate(text: string, limit = 500): string {
-  return text.length > limit ? `${text.slice(0, limit)}… (${text.length} characters)` : text;
 }

@@ -1,5 +1,5 @@
 import type { Observable } from "rxjs";
-import type { TSchema } from "@sinclair/typebox";
+import type { JsonSchema } from "../tools/tool-schema.js";
 import type { AssistantMessage, Message, StopReason, ToolCall } from "./messages.js";
 
 /**
@@ -20,11 +20,14 @@ export type ModelEvent =
   | { type: "done"; reason: Extract<StopReason, "stop" | "length" | "toolUse">; message: AssistantMessage }
   | { type: "error"; reason: Extract<StopReason, "aborted" | "error">; error: AssistantMessage };
 
-/** A tool as the model sees it: TypeBox schemas are JSON Schema, sent unchanged. */
+/**
+ * A tool as the model sees it. `parameters` is JSON Schema, sent unchanged (TypeBox schemas are
+ * JSON Schema; the loop hands models the JSON Schema of a Standard Schema tool).
+ */
 export interface ModelTool {
   name: string;
   description: string;
-  parameters: TSchema;
+  parameters: JsonSchema;
 }
 
 /** Everything a model call gets: the system prompt, model messages and tools. */

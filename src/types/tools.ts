@@ -1,5 +1,5 @@
 import type { Observable } from "rxjs";
-import type { Static, TSchema } from "@sinclair/typebox";
+import type { ArgumentsOf, ToolParameters } from "../tools/tool-schema.js";
 import type { ImageContent, TextContent } from "./messages.js";
 import type { ModelTool } from "./model.js";
 
@@ -37,9 +37,16 @@ export type ToolExecuteResult<TDetails = unknown> =
 export type ToolExecutionMode = "sequential" | "parallel";
 
 /** A tool the agent can call. Build one with `defineTool` to get typed arguments. */
-export interface AgentTool<TParameters extends TSchema = TSchema, TDetails = unknown> extends ModelTool {
+export interface AgentTool<TParameters extends ToolParameters = ToolParameters, TDetails = unknown> extends ModelTool {
   /** Name for people (a UI's tool card). */
   label: string;
+  /**
+   * The arguments' schema: TypeBox 0.34, any JSON Schema object (draft 2020-12 or draft-07,
+   * TypeBox 1.x), or a Standard Schema validator (zod 4, valibot, arktype); see `ToolParameters`.
+   *
+   * Contract: a schema that cannot be used fails each call with an error result naming the tool
+   * (`defineTool` throws instead).
+   */
   parameters: TParameters;
   /**
    * Reshapes raw arguments before validation, for models that send an older or looser shape.
@@ -55,7 +62,7 @@ export interface AgentTool<TParameters extends TSchema = TSchema, TDetails = unk
    */
   // A method, not a property, so that a tool with a specific schema is still an `AgentTool`
   // (method parameters are bivariant) and `tools: AgentTool[]` needs no `any`.
-  execute(toolCallId: string, args: Static<TParameters>, context: ToolExecutionContext<TDetails>): ToolExecuteResult<TDetails>;
+  execute(toolCallId: string, args: ArgumentsOf<TParameters>, context: ToolExecutionContext<TDetails>): ToolExecuteResult<TDetails>;
   executionMode?: ToolExecutionMode;
   /** How many calls of this tool may run at once, within the loop's `maxConcurrency`. */
   concurrency?: number;

@@ -1,15 +1,26 @@
 import { Type } from "@sinclair/typebox";
 import { describe, expect, it } from "vitest";
-import { compileSchema, validateArguments } from "../../src/tools/validate-arguments.js";
+import { type ArgumentValidation, compileSchema, validateArguments as validateMaybeLater } from "../../src/tools/validate-arguments.js";
+import { Observable } from "rxjs";
+
+/** TypeBox schemas validate synchronously. */
+function validateArguments(toolName: string, schema: Parameters<typeof validateMaybeLater>[1], raw: unknown): ArgumentValidation {
+  const validation = validateMaybeLater(toolName, schema, raw);
+  if (validation instanceof Observable) throw new Error("expected a synchronous validation");
+  return validation;
+}
 
 const add = Type.Object({ a: Type.Number(), b: Type.Number() });
 
 describe("validateArguments", () => {
-  it("returns arguments that pass unchanged, without a copy", () => {
-    const raw = { a: 1, b: 2 };
+  it("returns arguments that pass as the tool's own deep copy", () => {
+    const raw = { a: 1, b: 2, nested: { list: [1, { x: 2 }] } };
     const validation = validateArguments("add", add, raw);
     expect(validation).toStrictEqual({ valid: true, value: raw });
-    expect(validation.valid && validation.value).toBe(raw);
+    const value = (validation as { value: typeof raw }).value;
+    expect(value).not.toBe(raw);
+    expect(value.nested).not.toBe(raw.nested);
+    expect(value.nested.list[1]).not.toBe(raw.nested.list[1]);
   });
 
   it('coerces "42" to 42 and "true" to true, and fills defaults, on a copy', () => {

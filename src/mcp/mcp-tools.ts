@@ -1,0 +1,109 @@
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { ToolListChangedNotificationSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { AgentTool } from "../types.js";
+import { mcpTool } from "./mcp-tool.js";
+
+export interface McpToolsOptions {
+  /**
+   * Put before each tool name, to tell servers apart.
+   *
+   * Contract: letters, digits, "_" or "-"; names are cut to 64 characters (what providers accept).
+   * @example mcpTools(github, { prefix: "github_" }) // "create_issue" → "github_create_issue"
+   */
+  prefix?: string;
+  /**
+   * The array to keep the tools in, shared with your own tools and other servers: this server's
+   * tools are added to it and, when its list changes, replaced in place. Default: a new array.
+   *
+   * Contract: hand this very array to the agent; entries of other owners are left where they are.
+   */
+  into?: AgentTool[];
+  /**
+   * Per-call time limit in ms (`AgentTool.timeoutMs`); the call is then cancelled on the server.
+   *
+   * Contract: positive. Default: the SDK's request timeout (60 s, restarted by each progress).
+   */
+  timeoutMs?: number;
+  /**
+   * Told after each refresh of the list, or of why a refresh failed (the old list then stays).
+   *
+   * Contract: `tools` are this server's tools only; a throw is ignored (it must not end the process).
+   */
+  onToolsChanged?: (tools: readonly AgentTool[], error?: unknown) => void;
+}
+
+/**
+ * A connected MCP server's tools as rxagent tools, in a live array.
+ *
+ * Lists every page of the server's tools (following `nextCursor`). When the server announces
+ * `notifications/tools/list_changed`, the list is fetched again and replaces this server's tools
+ * in the array in place; since the loop reads its tools array at each model call, the new list
+ * applies from the next model call. Pass the array itself as the agent's `tools` (or pass `into`
+ * to share one array): a copy would not follow the changes. A tool whose name is already in the
+ * array gets a numbered suffix.
+ *
+ * Takes over the client's `tools/list_changed` notification handler.
+ *
+ * @example
+ * const client = new Client({ name: "my-app", version: "1.0.0" });
+ * await client.connect(new StdioClientTransport({ command: "npx", args: ["@modelcontextprotocol/server-everything"] }));
+ * const tools = await mcpTools(client, { prefix: "everything_" });
+ * const agent = new Agent({ model, tools });
+ */
+export async function mcpTools(client: Client, options: McpToolsOptions = {}): Promise<AgentTool[]> {
+  const target = options.into ?? [];
+  let current: AgentTool[] = [];
+  const replace = (tools: Tool[]) => {
+    const taken = new Set(target.filter((tool) => !current.includes(tool)).map((tool) => tool.name));
+    const next = tools.map((tool) => {
+      const name = uniqueName(`${options.prefix ?? ""}${tool.name}`, taken);
+      taken.add(name);
+      return mcpTool(client, tool, options.timeoutMs === undefined ? { name } : { name, timeoutMs: options.timeoutMs });
+    });
+    const at = current.length > 0 ? target.indexOf(current[0]!) : -1;
+    for (const old of current) target.splice(target.indexOf(old), 1);
+    target.splice(at === -1 ? target.length : at, 0, ...next);
+    current = next;
+  };
+  replace(await listAllTools(client));
+  // Refreshes may overlap when notifications come fast: only the latest one's list applies.
+  let refreshes = 0;
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    const refresh = ++refreshes;
+    listAllTools(client)
+      .then(
+        (tools) => {
+          if (refresh !== refreshes) return;
+          replace(tools);
+          options.onToolsChanged?.(current);
+        },
+        (error: unknown) => options.onToolsChanged?.(current, error),
+      )
+      // A throwing listener would otherwise be an unhandled rejection, which ends a Node process.
+      .catch(() => undefined);
+  });
+  return target;
+}
+
+/** Every page of `tools/list`; a server that repeats a cursor ends the listing rather than looping. */
+async function listAllTools(client: Client): Promise<Tool[]> {
+  const tools: Tool[] = [];
+  const seenCursors = new Set<string>();
+  let cursor: string | undefined;
+  do {
+    const page = await client.listTools(cursor === undefined ? {} : { cursor });
+    tools.push(...page.tools);
+    cursor = page.nextCursor;
+    if (cursor !== undefined && seenCursors.has(cursor)) break;
+    if (cursor !== undefined) seenCursors.add(cursor);
+  } while (cursor !== undefined);
+  return tools;
+}
+
+/** A provider-safe name (1 to 64 of letters, digits, "_", "-") not in `taken`. */
+function uniqueName(wanted: string, taken: ReadonlySet<string>): string {
+  const safe = wanted.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 64) || "tool";
+  let name = safe;
+  for (let suffix = 2; taken.has(name); suffix++) name = `${safe.slice(0, 64 - String(suffix).length - 1)}_${suffix}`;
+  return name;
+}

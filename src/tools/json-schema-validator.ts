@@ -1,0 +1,69 @@
+import { Ajv, type Options, type ValidateFunction } from "ajv";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import { invalidArgumentsText, pointerOf } from "./argument-errors.js";
+import { copyArguments } from "./copy-arguments.js";
+import type { ArgumentValidation, SchemaValidator } from "./schema-validator.js";
+
+/**
+ * The TypeBox path's rules in Ajv's words: strings become the numbers, booleans or strings a
+ * schema asks for (Ajv coerces "4.5" to no integer, so no number changes value), missing
+ * properties get their defaults, every failing path is reported. Formats are annotations, as
+ * draft 2020-12 has them (no format validator ships with the core), unknown keywords are allowed
+ * (MCP servers send their own), and schemas with an `$id` are not registered, so two servers
+ * may use the same one.
+ */
+const ajvOptions: Options = {
+  coerceTypes: true,
+  useDefaults: true,
+  allErrors: true,
+  strict: false,
+  validateFormats: false,
+  addUsedSchema: false,
+  logger: false,
+};
+
+let draft2020: Ajv2020 | undefined;
+let draft07: Ajv | undefined;
+
+/**
+ * Validates against a plain JSON Schema object (draft 2020-12 or draft-07, as MCP servers send
+ * them; TypeBox 1.x schemas are such objects) with Ajv, compiled here once.
+ *
+ * A schema whose `$schema` names draft-07 (or -06) is compiled as draft-07; any other as draft
+ * 2020-12, falling back to draft-07 for the older forms (`items` as an array) that 2020-12
+ * refuses. Throws when neither compiles.
+ */
+export function jsonSchemaValidator(schema: object): SchemaValidator {
+  const validateFunction = compileJsonSchema(schema);
+  return (toolName, argumentsValue): ArgumentValidation => {
+    // Ajv coerces and fills defaults in place: it gets the tool's own copy.
+    const value = copyArguments(argumentsValue);
+    if (validateFunction(value)) return { valid: true, value };
+    const issues = (validateFunction.errors ?? []).map((error) => ({
+      path:
+        error.keyword === "required"
+          ? `${error.instancePath}${pointerOf([(error.params as { missingProperty: string }).missingProperty])}`
+          : error.keyword === "additionalProperties"
+            ? `${error.instancePath}${pointerOf([(error.params as { additionalProperty: string }).additionalProperty])}`
+            : error.instancePath,
+      message: error.message ?? error.keyword,
+    }));
+    return { valid: false, message: invalidArgumentsText(toolName, issues, value, argumentsValue) };
+  };
+}
+
+function compileJsonSchema(schema: object): ValidateFunction {
+  const declared = (schema as { $schema?: unknown }).$schema;
+  if (typeof declared === "string" && /draft-0[67]/.test(declared)) {
+    return (draft07 ??= new Ajv(ajvOptions)).compile(schema);
+  }
+  try {
+    return (draft2020 ??= new Ajv2020(ajvOptions)).compile(schema);
+  } catch (error) {
+    try {
+      return (draft07 ??= new Ajv(ajvOptions)).compile(schema);
+    } catch {
+      throw error;
+    }
+  }
+}
