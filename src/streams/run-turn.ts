@@ -2,6 +2,7 @@ import { catchError, map, Observable, type Observer, of, race, type Subscriber, 
 import { callHook } from "../operators/call-hook.js";
 import { executeToolCalls } from "../operators/execute-tool-calls.js";
 import { ToolBatchSummary } from "../operators/tool-batch.js";
+import { truncatedToolCalls } from "../operators/truncated-tool-calls.js";
 import { isFailedMessage, toolCallsOf } from "../types/messages.js";
 import type { AgentEvent, AgentMessage, AssistantMessage, ToolResultMessage } from "../types.js";
 import { agentEnd, appendMessage, newMessages, type RunState, TurnContinuation } from "./run-state.js";
@@ -85,9 +86,11 @@ function finishTurn(turn: TurnSteps, assistant: AssistantMessage): void {
     return;
   }
   let summary: ToolBatchSummary | undefined;
+  // A message cut off by the token limit may hold calls whose arguments validate yet are cut.
+  const batch$ = assistant.stopReason === "length" ? truncatedToolCalls(toolCalls, run.scheduler) : executeToolCalls(assistant, toolCalls, run);
   steps.add(
     // The run has every field the batch needs.
-    executeToolCalls(assistant, toolCalls, run).subscribe({
+    batch$.subscribe({
       next: (output) => {
         if (output instanceof ToolBatchSummary) summary = output;
         else subscriber.next(output);

@@ -182,3 +182,47 @@ describe("terminate (ported)", () => {
 });
 
 
+
+describe("length-truncated messages", () => {
+  it("ported: \"should not execute tool calls from a length-truncated assistant message\"", async () => {
+    const executed: unknown[] = [];
+    // The output hit the token limit mid tool call: arguments that validate may still be cut.
+    const model = scriptedModel([{ content: [call("hel")], stopReason: "length" }, "done"]);
+    const events = await run(agentLoop([prompt], { messages: [], tools: [echoTool(executed)] }, { model }));
+    assertEventGrammar(events);
+    expect(executed).toStrictEqual([]);
+    const toolEnd = events.find((event) => event.type === "tool_execution_end");
+    expect(toolEnd).toMatchObject({ isError: true });
+    expect(JSON.stringify(toolEnd)).toContain("output token limit");
+    // The loop goes on so the model can issue the call again.
+    expect(model.calls).toHaveLength(2);
+    expect(roles(messagesOf(events))).toStrictEqual(["user", "assistant", "toolResult", "assistant"]);
+  });
+
+  it("answers every call of the message in order, each start, end and result, then the next turn", () => {
+    const model = scriptedModel([{ content: [call("a", "t1"), call("b", "t2")], stopReason: "length" }, "done"]);
+    const events: AgentEvent[] = [];
+    agentLoop([prompt], { messages: [], tools: [echoTool()] }, { model }).subscribe((event) => events.push(event));
+    const message = (id: string): ToolResultMessage => ({
+      role: "toolResult",
+      toolCallId: id,
+      toolName: "echo",
+      content: [text('Tool call "echo" was not executed: the response hit the output token limit, so its arguments may be truncated. Re-issue the tool call with complete arguments.')],
+      details: {},
+      isError: true,
+      timestamp: expect.any(Number) as never,
+    });
+    const turnEnd = events.findIndex((event) => event.type === "turn_end");
+    const toolEvents = events.slice(0, turnEnd).filter((event) => event.type.startsWith("tool_") || (event.type === "message_end" && event.message.role === "toolResult"));
+    expect(toolEvents.map((event) => [event.type, "toolCallId" in event ? event.toolCallId : (event as { message: ToolResultMessage }).message.toolCallId])).toStrictEqual([
+      ["tool_execution_start", "t1"],
+      ["tool_execution_end", "t1"],
+      ["message_end", "t1"],
+      ["tool_execution_start", "t2"],
+      ["tool_execution_end", "t2"],
+      ["message_end", "t2"],
+    ]);
+    expect(events[turnEnd]).toMatchObject({ type: "turn_end", toolResults: [message("t1"), message("t2")] });
+    expect(model.calls).toHaveLength(2);
+  });
+});
