@@ -3,6 +3,7 @@ import { errorText } from "../errors.js";
 import { errorResult, isToolResult } from "../tools/tool-results.js";
 import type { AfterToolCallResult, AgentEvent, AgentToolResult, ToolExecutionContext } from "../types.js";
 import { overrideResult } from "./after-tool-call-override.js";
+import { toolTimeoutMs, toolTimeoutText } from "./tool-timeout.js";
 import { answerOfHook } from "./answer-of-hook.js";
 import { isPromiseLike } from "./from-hook-result.js";
 import { type BatchInterruption, FinalizedToolCall, type InterruptionListener, type PreparedToolCall, type ToolBatch } from "./tool-batch.js";
@@ -36,10 +37,6 @@ function executeTool(prepared: PreparedToolCall, batch: ToolBatch): Observable<A
       run.fail(interruptedBefore, true);
       return undefined;
     }
-    if (tool.timeoutMs !== undefined) {
-      const timeoutMs = tool.timeoutMs;
-      run.addTeardown(batch.scheduler.schedule(() => run.fail(`Tool "${toolCall.name}" timed out after ${timeoutMs} ms`), timeoutMs));
-    }
     let output: unknown;
     try {
       output = tool.execute(toolCall.id, args as never, run);
@@ -59,6 +56,12 @@ function executeTool(prepared: PreparedToolCall, batch: ToolBatch): Observable<A
     // interrupted while it ran hears it at once (the interruption replays its reason).
     run.listenTo(batch.interruption);
     if (run.settled) return run.teardownLogic();
+    // Armed only now, for the same reason: a plain synchronous tool costs no timer. The limit
+    // counts from the call's start all the same, since no virtual time passed while it ran.
+    const timeoutMs = toolTimeoutMs(prepared, batch.config);
+    if (timeoutMs !== undefined) {
+      run.addTeardown(batch.scheduler.schedule(() => run.fail(toolTimeoutText(prepared, timeoutMs)), timeoutMs));
+    }
     if (isObservable(output)) {
       run.addTeardown(subscribeWithProgress(output, batch, run));
     } else if (isPromiseLike(output)) {
