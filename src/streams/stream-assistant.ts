@@ -12,12 +12,13 @@ import { currentModelMessages, type RunState } from "./run-state.js";
  * One model call: `transformContext`, `convertToLlm`, `model.stream`, mapped to the assistant
  * message's events.
  *
- * The last event is always the assistant's `message_end`, also when a hook throws, the model
+ * The last event is always the assistant's `message_end`, also when a hook throws (or `failure`
+ * is given: a hook before the turn failed), the model
  * fails, or the run is aborted (then no model call is made if it had not begun). The model gets
  * a signal of its own that fires if the call is torn down before the model sent `done` or `error`
  * (abort, unsubscribe, a broken stream).
  */
-export function streamAssistant(run: RunState): Observable<AgentEvent> {
+export function streamAssistant(run: RunState, failure?: HookError): Observable<AgentEvent> {
   return new Observable<AgentEvent>((subscriber) => {
     const call = new LazyAbortController();
     // Why not "the message ended": on abort the message ends with the request still open.
@@ -30,9 +31,11 @@ export function streamAssistant(run: RunState): Observable<AgentEvent> {
     const modelEvents = (llmContext: LlmContext) => run.config.model.stream(llmContext, options);
     const hooked = run.config.transformContext !== undefined || run.config.convertToLlm !== undefined;
     // Without hooks the context is known at once: no hook machinery on the way to the model.
-    const model$ = hooked
-      ? llmContextFromHooks(run).pipe(mergeMap(modelEvents))
-      : defer(() => modelEvents(llmContextOf(run, currentModelMessages(run))));
+    const model$ = failure
+      ? throwError(() => failure)
+      : hooked
+        ? llmContextFromHooks(run).pipe(mergeMap(modelEvents))
+        : defer(() => modelEvents(llmContextOf(run, currentModelMessages(run))));
     const subscription = model$
       .pipe(
         toMessageEvents(
