@@ -34,6 +34,8 @@ export type {
   HookResult,
   QueueMode,
   ShouldStopAfterTurnContext,
+  AgentLoopTurnUpdate,
+  PrepareNextTurnContext,
 } from "./types/loop-config.js";
 export type { AgentSnapshot, AgentState, PromptInput, TranscriptStore } from "./types/agent.js";
 export type { OutputOf, OutputSchema } from "./types/output.js";

@@ -2,6 +2,8 @@ import { concatMap, isObservable, Observable, of, type Subscriber, type Subscrip
 import { errorText } from "../errors.js";
 import { errorResult, isToolResult } from "../tools/tool-results.js";
 import type { AfterToolCallResult, AgentEvent, AgentToolResult, ToolExecutionContext } from "../types.js";
+import { overrideResult } from "./after-tool-call-override.js";
+import { toolTimeoutMs, toolTimeoutText } from "./tool-timeout.js";
 import { answerOfHook } from "./answer-of-hook.js";
 import { isPromiseLike } from "./from-hook-result.js";
 import { type BatchInterruption, FinalizedToolCall, type InterruptionListener, type PreparedToolCall, type ToolBatch } from "./tool-batch.js";
@@ -35,10 +37,6 @@ function executeTool(prepared: PreparedToolCall, batch: ToolBatch): Observable<A
       run.fail(interruptedBefore, true);
       return undefined;
     }
-    if (tool.timeoutMs !== undefined) {
-      const timeoutMs = tool.timeoutMs;
-      run.addTeardown(batch.scheduler.schedule(() => run.fail(`Tool "${toolCall.name}" timed out after ${timeoutMs} ms`), timeoutMs));
-    }
     let output: unknown;
     try {
       output = tool.execute(toolCall.id, args as never, run);
@@ -58,16 +56,27 @@ function executeTool(prepared: PreparedToolCall, batch: ToolBatch): Observable<A
     // interrupted while it ran hears it at once (the interruption replays its reason).
     run.listenTo(batch.interruption);
     if (run.settled) return run.teardownLogic();
+    // Armed only now, for the same reason: a plain synchronous tool costs no timer. The limit
+    // counts from the call's start all the same, since no virtual time passed while it ran.
+    const timeoutMs = toolTimeoutMs(prepared, batch.config);
+    if (timeoutMs !== undefined) {
+      run.addTeardown(batch.scheduler.schedule(() => run.fail(toolTimeoutText(prepared, timeoutMs)), timeoutMs));
+    }
     if (isObservable(output)) {
       // Typed by ToolExecuteResult; the last value is checked by finishWith like any result.
       run.addTeardown(subscribeWithProgress(output as Observable<AgentToolResult>, batch, run));
     } else if (isPromiseLike(output)) {
       // Why `then` and not `from`: a Promise cannot be cancelled, so a subscription would only
       // cost; a value or failure that comes after the call ended is ignored by `finish`.
-      output.then(
-        (value) => run.finishWith(value, true),
-        (error: unknown) => run.failWith(error),
-      );
+      // A thenable's own `then` may throw: that is the tool's failure, not the batch's.
+      try {
+        output.then(
+          (value) => run.finishWith(value, true),
+          (error: unknown) => run.failWith(error),
+        );
+      } catch (error) {
+        run.failWith(error);
+      }
     }
     return run.teardownLogic();
   });
@@ -241,14 +250,12 @@ function afterToolCall(executed: FinalizedToolCall, prepared: PreparedToolCall, 
       ),
     {
       answered: (override: AfterToolCallResult | undefined): FinalizedToolCall => {
-        if (!override) return executed;
-        const result: AgentToolResult = {
-          content: override.content ?? executed.result.content,
-          details: override.details ?? executed.result.details,
-        };
-        const terminate = override.terminate ?? executed.result.terminate;
-        if (terminate !== undefined) result.terminate = terminate;
-        return new FinalizedToolCall(index, toolCall, result, override.isError ?? executed.isError);
+        if (override === undefined || override === null) return executed;
+        const overridden = overrideResult(executed.result, executed.isError, override);
+        if (typeof overridden === "string") {
+          return new FinalizedToolCall(index, toolCall, errorResult(`afterToolCall for tool "${toolCall.name}" answered something that is not an override: ${overridden}.`), true);
+        }
+        return new FinalizedToolCall(index, toolCall, overridden.result, overridden.isError);
       },
       failed: (error) =>
         new FinalizedToolCall(index, toolCall, errorResult(`afterToolCall failed for tool "${toolCall.name}": ${errorText(error)}`), true),

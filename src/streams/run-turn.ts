@@ -1,10 +1,13 @@
 import { catchError, map, Observable, type Observer, of, race, type Subscriber, Subscription, take } from "rxjs";
+import type { HookError } from "../errors.js";
 import { callHook } from "../operators/call-hook.js";
 import { executeToolCalls } from "../operators/execute-tool-calls.js";
 import { ToolBatchSummary } from "../operators/tool-batch.js";
+import { truncatedToolCalls } from "../operators/truncated-tool-calls.js";
 import { isFailedMessage, toolCallsOf } from "../types/messages.js";
 import type { AgentEvent, AgentMessage, AssistantMessage, ToolResultMessage } from "../types.js";
 import { agentEnd, appendMessage, newMessages, type RunState, TurnContinuation } from "./run-state.js";
+import { prepareNextTurn } from "./prepare-next-turn.js";
 import { streamAssistant } from "./stream-assistant.js";
 
 /**
@@ -33,30 +36,52 @@ export function runTurn(
     if (opening) for (const event of opening) subscriber.next(event);
     // Before draining: steering drained for a turn that will not run would be lost.
     if (subscriber.closed) return steps;
-    const first = pending === undefined;
-    const injected = first ? run.steering.drain(run.config.steeringMode ?? "one-at-a-time") : pending;
-    if (!first) subscriber.next({ type: "turn_start" });
-    for (const message of injected) {
-      appendMessage(run, message);
-      announceTo(subscriber, message);
+    if (pending === undefined || !run.config.prepareNextTurn) {
+      beginTurn(turn, pending);
+      return steps;
     }
-    if (subscriber.closed) return steps;
-    let assistant: AssistantMessage | undefined;
     steps.add(
-      streamAssistant(run).subscribe({
-        next: (event) => {
-          if (event.type === "message_end") {
-            assistant = event.message as AssistantMessage;
-            appendMessage(run, assistant);
-          }
-          subscriber.next(event);
-        },
+      prepareNextTurn(run).subscribe({
+        next: (failure) => beginTurn(turn, pending, failure),
         error: (error: unknown) => subscriber.error(error),
-        complete: () => finishTurn(turn, assistant!),
       }),
     );
     return steps;
   });
+}
+
+/**
+ * Injects the turn's pending messages (`turn_start` first, unless it is the first turn), then
+ * calls the model. `failure`: what the model call must end with instead (`prepareNextTurn`).
+ */
+function beginTurn(turn: TurnSteps, pending: AgentMessage[] | undefined, failure?: HookError): void {
+  const { run, subscriber, steps } = turn;
+  if (subscriber.closed) return;
+  const first = pending === undefined;
+  let injected = first ? run.steering.drain(run.config.steeringMode ?? "one-at-a-time") : pending;
+  // Steering typed while prepareNextTurn ran (it may compact for a while) joins this turn, as
+  // in the reference; only when none was pending, so one-at-a-time still injects one.
+  if (!first && injected.length === 0 && run.config.prepareNextTurn) injected = run.steering.drain(run.config.steeringMode ?? "one-at-a-time");
+  if (!first) subscriber.next({ type: "turn_start" });
+  for (const message of injected) {
+    appendMessage(run, message);
+    announceTo(subscriber, message);
+  }
+  if (subscriber.closed) return;
+  let assistant: AssistantMessage | undefined;
+  steps.add(
+    streamAssistant(run, failure).subscribe({
+      next: (event) => {
+        if (event.type === "message_end") {
+          assistant = event.message as AssistantMessage;
+          appendMessage(run, assistant);
+        }
+        subscriber.next(event);
+      },
+      error: (error: unknown) => subscriber.error(error),
+      complete: () => finishTurn(turn, assistant!),
+    }),
+  );
 }
 
 /** What the steps of one turn share. */
@@ -85,9 +110,11 @@ function finishTurn(turn: TurnSteps, assistant: AssistantMessage): void {
     return;
   }
   let summary: ToolBatchSummary | undefined;
+  // A message cut off by the token limit may hold calls whose arguments validate yet are cut.
+  const batch$ = assistant.stopReason === "length" ? truncatedToolCalls(toolCalls, run.scheduler) : executeToolCalls(assistant, toolCalls, run);
   steps.add(
     // The run has every field the batch needs.
-    executeToolCalls(assistant, toolCalls, run).subscribe({
+    batch$.subscribe({
       next: (output) => {
         if (output instanceof ToolBatchSummary) summary = output;
         else subscriber.next(output);
@@ -116,6 +143,7 @@ function endTurn(turn: TurnSteps, assistant: AssistantMessage, toolResults: Tool
   if (subscriber.closed) return;
   run.turns += 1;
   const { config } = run;
+  if (config.prepareNextTurn) run.lastTurn = { message: assistant, toolResults };
   const decide = (stop: boolean) => {
     const next = stop ? agentEnd(run) : nextTurn(run, moreToolWork);
     if (next instanceof TurnContinuation) continuation.next(next);

@@ -1,5 +1,6 @@
 import { catchError, concatMap, defer, map, mergeMap, Observable, throwError } from "rxjs";
 import { HookError } from "../errors.js";
+import { describe } from "../model/check-model-message.js";
 import { callHook } from "../operators/call-hook.js";
 import { toMessageEvents } from "../operators/to-message-events.js";
 import { modelToolsOf } from "../tools/model-tools.js";
@@ -12,12 +13,13 @@ import { currentModelMessages, type RunState } from "./run-state.js";
  * One model call: `transformContext`, `convertToLlm`, `model.stream`, mapped to the assistant
  * message's events.
  *
- * The last event is always the assistant's `message_end`, also when a hook throws, the model
+ * The last event is always the assistant's `message_end`, also when a hook throws (or `failure`
+ * is given: a hook before the turn failed), the model
  * fails, or the run is aborted (then no model call is made if it had not begun). The model gets
  * a signal of its own that fires if the call is torn down before the model sent `done` or `error`
  * (abort, unsubscribe, a broken stream).
  */
-export function streamAssistant(run: RunState): Observable<AgentEvent> {
+export function streamAssistant(run: RunState, failure?: HookError): Observable<AgentEvent> {
   return new Observable<AgentEvent>((subscriber) => {
     const call = new LazyAbortController();
     // Why not "the message ended": on abort the message ends with the request still open.
@@ -30,15 +32,18 @@ export function streamAssistant(run: RunState): Observable<AgentEvent> {
     const modelEvents = (llmContext: LlmContext) => run.config.model.stream(llmContext, options);
     const hooked = run.config.transformContext !== undefined || run.config.convertToLlm !== undefined;
     // Without hooks the context is known at once: no hook machinery on the way to the model.
-    const model$ = hooked
-      ? llmContextFromHooks(run).pipe(mergeMap(modelEvents))
-      : defer(() => modelEvents(llmContextOf(run, currentModelMessages(run))));
+    const model$ = failure
+      ? throwError(() => failure)
+      : hooked
+        ? llmContextFromHooks(run).pipe(mergeMap(modelEvents))
+        : defer(() => modelEvents(llmContextOf(run, currentModelMessages(run))));
     const subscription = model$
       .pipe(
         toMessageEvents(
           run.abort$,
           (partial, stopReason, errorMessage) => ({ ...(partial ?? emptyAssistant(run)), stopReason, errorMessage }),
           () => (modelFinished = true),
+          () => call.abort(run.config.signal?.reason ?? new Error("Request was aborted")),
         ),
       )
       .subscribe(subscriber);
@@ -53,17 +58,29 @@ function llmContextFromHooks(run: RunState): Observable<LlmContext> {
   const { config } = run;
   const messages$ = config.transformContext
     ? callHook(config.transformContext, [...run.context.messages], run.cancellation.signal).pipe(
-        catchError((error: unknown) => throwError(() => new HookError("transformContext", error))),
+        map((messages) => arrayAnswer("transformContext", messages)),
+        catchError((error: unknown) => throwError(() => asHookError("transformContext", error))),
       )
     : defer(() => [run.context.messages]);
   return messages$.pipe(
     concatMap((messages) =>
       (config.convertToLlm ? callHook(config.convertToLlm, messages) : defer(() => [messages.filter(isModelMessage)])).pipe(
-        catchError((error: unknown) => throwError(() => new HookError("convertToLlm", error))),
+        map((llmMessages) => arrayAnswer("convertToLlm", llmMessages)),
+        catchError((error: unknown) => throwError(() => asHookError("convertToLlm", error))),
       ),
     ),
     map((messages: Message[]) => llmContextOf(run, messages)),
   );
+}
+
+/** A hook's answer that must be an array of messages; anything else is that hook's failure. */
+function arrayAnswer<T>(hookName: string, answer: T[]): T[] {
+  if (!Array.isArray(answer)) throw new HookError(hookName, `it returned ${answer === undefined ? "undefined" : describe(answer)}, not an array of messages`);
+  return answer;
+}
+
+function asHookError(hookName: string, error: unknown): HookError {
+  return error instanceof HookError ? error : new HookError(hookName, error);
 }
 
 function llmContextOf(run: RunState, messages: readonly Message[]): LlmContext {

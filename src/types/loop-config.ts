@@ -1,5 +1,5 @@
 import type { Observable, SchedulerLike } from "rxjs";
-import type { AgentMessage, AssistantMessage, ImageContent, Message, TextContent, ToolCall, ToolResultMessage } from "./messages.js";
+import type { AgentMessage, AssistantMessage, ImageContent, Message, TextContent, ToolCall, ToolResultMessage, Usage } from "./messages.js";
 import type { Model } from "./model.js";
 import type { OutputSchema } from "./output.js";
 import type { AgentTool, AgentToolResult, ToolExecutionMode } from "./tools.js";
@@ -37,6 +37,11 @@ export interface BeforeToolCallResult {
   /** Prevents the call; it gets an error result with `reason`. */
   block?: boolean;
   reason?: string;
+  /**
+   * With `block`: the blocked call counts as terminating, so a batch whose every result
+   * terminates ends the run after it.
+   */
+  terminate?: boolean;
 }
 
 /** Field-by-field override of an executed result; omitted fields keep their value. */
@@ -45,6 +50,8 @@ export interface AfterToolCallResult {
   details?: unknown;
   isError?: boolean;
   terminate?: boolean;
+  /** Replaces the result's `usage` (tokens and cost the tool spent). */
+  usage?: Usage;
 }
 
 export interface BeforeToolCallContext {
@@ -66,6 +73,21 @@ export interface ShouldStopAfterTurnContext {
   context: AgentContext;
   /** Messages this run has added so far. */
   newMessages: AgentMessage[];
+}
+
+/** What `prepareNextTurn` sees: the turn just ended, as `shouldStopAfterTurn` sees it. */
+export type PrepareNextTurnContext = ShouldStopAfterTurnContext;
+
+/** What `prepareNextTurn` may replace for the next turn; omitted fields stay as they are. */
+export interface AgentLoopTurnUpdate {
+  /**
+   * The context the next model call uses from now on: its system prompt, tools and messages.
+   * Messages in another array than `context.messages` replace the run's transcript (e.g. after
+   * compaction); `agent_end` still reports every message the run added.
+   */
+  context?: AgentContext;
+  /** The model for the next turn and those after it. */
+  model?: Model;
 }
 
 export interface AgentLoopConfig {
@@ -92,6 +114,17 @@ export interface AgentLoopConfig {
    * @example shouldStopAfterTurn: ({ newMessages }) => newMessages.length > 100
    */
   shouldStopAfterTurn?: (context: ShouldStopAfterTurnContext) => HookResult<boolean>;
+  /**
+   * Called before each next turn of the run (not the first), after `turn_end` and
+   * `shouldStopAfterTurn`, before that turn's `turn_start`; it may take time (e.g. compaction).
+   *
+   * Contract: return `{ context, model }` (either may be omitted) to change what the next turn
+   * and those after it use, or nothing to keep things as they are. A throw, or an answer that
+   * is not such an object, ends the run with an error assistant message
+   * (`prepareNextTurn failed: …`). Aborting while it is pending ends the run at once.
+   * @example prepareNextTurn: ({ context }) => ({ context: { ...context, messages: compact(context.messages) } })
+   */
+  prepareNextTurn?: (context: PrepareNextTurnContext) => HookResult<AgentLoopTurnUpdate | undefined>;
   /** Ends the run after this many turns. */
   maxTurns?: number;
   /**
@@ -123,7 +156,8 @@ export interface AgentLoopConfig {
   /**
    * Asked before each tool runs, one call at a time in source order (it may wait for a person).
    *
-   * Contract: `{ block: true, reason }` prevents the call; a throw becomes an error result.
+   * Contract: `{ block: true, reason }` prevents the call (its error result says `reason`;
+   * `terminate: true` makes it count as terminating); a throw becomes an error result.
    * @example beforeToolCall: ({ toolCall }) => toolCall.name === "rm" ? { block: true, reason: "no" } : undefined
    */
   beforeToolCall?: (
@@ -133,7 +167,9 @@ export interface AgentLoopConfig {
   /**
    * Asked after each tool ran; may override its result.
    *
-   * Contract: a throw turns the result into an error result with the thrown message.
+   * Contract: a throw, or an answer that is not an override (content that is not an array of
+   * text or image parts, an `isError` or `terminate` that is not a boolean, a `usage` that is
+   * not an object), turns the result into an error result saying so.
    * @example afterToolCall: ({ result }) => ({ details: { audited: true } })
    */
   afterToolCall?: (
@@ -158,6 +194,18 @@ export interface AgentLoopConfig {
    * @example outputTool: { name: "submit_report", description: "Submits the finished report." }
    */
   outputTool?: { name?: string; description?: string };
+  /**
+   * How long a tool call may run, loop-wide, in milliseconds. Default 180000 (3 minutes, as in the
+   * reference); `0` disables the loop-wide timer.
+   *
+   * Contract: a call running longer has its signal fired and gets the error result
+   * `Tool "<name>" timed out after N seconds. …`. A tool's own `timeoutMs` wins over this; a
+   * call's own `timeout` argument in seconds (only when the tool's schema declares one) wins
+   * over both, and `timeout: 0` disables the timer for that call. The timer is armed only for
+   * calls that did not settle synchronously.
+   * @example toolTimeoutMs: 30_000
+   */
+  toolTimeoutMs?: number;
   /** Aborting ends the run gracefully: `stopReason: "aborted"`, a result for every tool call. */
   signal?: AbortSignal;
   /** Source of time (timestamps, timeouts). Default: `asyncScheduler`. */
