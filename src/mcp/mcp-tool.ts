@@ -28,6 +28,8 @@ export interface McpProgressDetails {
  * (its text as the message); `structuredContent` becomes `details`. A server that dies mid-call
  * rejects the call, which becomes an error result: the run goes on.
  */
+const SDK_TIMEOUT_MARGIN_MS = 1_000;
+
 export function mcpTool(client: Client, tool: Tool, settings: McpToolSettings): AgentTool {
   const agentTool: AgentTool = {
     name: settings.name,
@@ -41,7 +43,9 @@ export function mcpTool(client: Client, tool: Tool, settings: McpToolSettings): 
           onprogress: (progress: Progress) => context.update(progressResult(progress)),
           // Progress shows the server is alive: its time limit starts again.
           resetTimeoutOnProgress: true,
-          ...(settings.timeoutMs === undefined ? {} : { timeout: settings.timeoutMs }),
+          // The loop's timer owns the limit (its result names the tool and cancels on the server); the
+          // SDK's own timer, armed at the same moment, would race it, so it only backs it up.
+          ...(settings.timeoutMs === undefined ? {} : { timeout: settings.timeoutMs + SDK_TIMEOUT_MARGIN_MS }),
         })
         .then((result) => toolResultOf(tool.name, result as CallToolResult)),
   };

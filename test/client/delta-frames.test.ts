@@ -74,6 +74,8 @@ describe("delta frames", () => {
 
     await client.prompt("Tell me everything");
     await waitFor(() => remote.some((event) => event.type === "agent_end"), "agent_end at the client", 30_000);
+    // The raw socket reads at its own pace: under load it may still be behind the client.
+    await waitFor(() => raw.agentEvents().some((event) => event.type === "agent_end"), "agent_end at the raw socket", 30_000);
 
     expect(local.filter((event) => event.type === "message_update").length).toBeGreaterThan(1600);
     expect(remote).toEqual(local);
