@@ -1,6 +1,7 @@
 import { concatMap, from, mergeMap, NEVER, Observable, of, Subscription, type SchedulerLike } from "rxjs";
 import type { AgentContext, AgentEvent, AgentLoopConfig, AssistantMessage, DrainableQueue, ToolCall, ToolResultMessage } from "../types.js";
 import type { Cancellation } from "../streams/lazy-abort-controller.js";
+import { forwardingObserver } from "./forwarding-observer.js";
 import { mergeMapCapped } from "./merge-map-capped.js";
 import { prepareToolCall, prepareToolCalls } from "./prepare-tool-call.js";
 import { ResultSlot } from "./result-slot.js";
@@ -109,13 +110,12 @@ export function executeToolCalls(
       subscriber.next(new ToolBatchSummary(results, terminates.length > 0 && terminates.every(Boolean)));
       subscriber.complete();
     };
-    const fail = (error: unknown) => subscriber.error(error);
     subscription.add(
       from(slots)
         .pipe(concatMap((slot) => slot))
-        .subscribe({ next: (event) => subscriber.next(event), error: fail, complete: completeOne }),
+        .subscribe(forwardingObserver(subscriber, { next: (event: AgentEvent) => subscriber.next(event), complete: completeOne })),
     );
-    subscription.add(processed$.subscribe({ next: settle, error: fail, complete: completeOne }));
+    subscription.add(processed$.subscribe(forwardingObserver(subscriber, { next: settle, complete: completeOne })));
     return subscription;
   });
 }

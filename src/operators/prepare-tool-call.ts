@@ -4,6 +4,7 @@ import { errorResult } from "../tools/tool-results.js";
 import { validateArguments } from "../tools/validate-arguments.js";
 import type { AgentEvent, BeforeToolCallResult, ToolCall } from "../types.js";
 import { answerOfHook } from "./answer-of-hook.js";
+import { forwardingObserver } from "./forwarding-observer.js";
 import { ABORTED_TOOL_TEXT, FinalizedToolCall, PreparedToolCall, type ToolBatch } from "./tool-batch.js";
 
 /**
@@ -69,14 +70,15 @@ export function prepareToolCalls(
         // A decision that arrives synchronously goes on in this loop rather than on the stack.
         let subscribed = false;
         let decidedSynchronously = false;
-        waiting = outcome.subscribe({
-          next: route,
-          error: (error: unknown) => subscriber.error(error),
-          complete: () => {
-            if (subscribed) prepareFromNext();
-            else decidedSynchronously = true;
-          },
-        });
+        waiting = outcome.subscribe(
+          forwardingObserver(subscriber, {
+            next: route,
+            complete: () => {
+              if (subscribed) prepareFromNext();
+              else decidedSynchronously = true;
+            },
+          }),
+        );
         subscribed = true;
         if (!decidedSynchronously) return;
       }

@@ -1,6 +1,7 @@
 import { catchError, map, Observable, type Observer, of, race, type Subscriber, Subscription, take } from "rxjs";
 import { callHook } from "../operators/call-hook.js";
 import { executeToolCalls } from "../operators/execute-tool-calls.js";
+import { forwardingObserver } from "../operators/forwarding-observer.js";
 import { ToolBatchSummary } from "../operators/tool-batch.js";
 import { isFailedMessage, toolCallsOf } from "../types/messages.js";
 import type { AgentEvent, AgentMessage, AssistantMessage, ToolResultMessage } from "../types.js";
@@ -43,17 +44,18 @@ export function runTurn(
     if (subscriber.closed) return steps;
     let assistant: AssistantMessage | undefined;
     steps.add(
-      streamAssistant(run).subscribe({
-        next: (event) => {
-          if (event.type === "message_end") {
-            assistant = event.message as AssistantMessage;
-            appendMessage(run, assistant);
-          }
-          subscriber.next(event);
-        },
-        error: (error: unknown) => subscriber.error(error),
-        complete: () => finishTurn(turn, assistant!),
-      }),
+      streamAssistant(run).subscribe(
+        forwardingObserver(subscriber, {
+          next: (event: AgentEvent) => {
+            if (event.type === "message_end") {
+              assistant = event.message as AssistantMessage;
+              appendMessage(run, assistant);
+            }
+            subscriber.next(event);
+          },
+          complete: () => finishTurn(turn, assistant!),
+        }),
+      ),
     );
     return steps;
   });
@@ -87,19 +89,20 @@ function finishTurn(turn: TurnSteps, assistant: AssistantMessage): void {
   let summary: ToolBatchSummary | undefined;
   steps.add(
     // The run has every field the batch needs.
-    executeToolCalls(assistant, toolCalls, run).subscribe({
-      next: (output) => {
-        if (output instanceof ToolBatchSummary) summary = output;
-        else subscriber.next(output);
-      },
-      error: (error: unknown) => subscriber.error(error),
-      complete: () => {
-        // A batch emits its summary last, just before it completes.
-        const { results, terminate } = summary!;
-        for (const result of results) appendMessage(run, result);
-        endTurn(turn, assistant, results, !terminate, false);
-      },
-    }),
+    executeToolCalls(assistant, toolCalls, run).subscribe(
+      forwardingObserver(subscriber, {
+        next: (output: AgentEvent | ToolBatchSummary) => {
+          if (output instanceof ToolBatchSummary) summary = output;
+          else subscriber.next(output);
+        },
+        complete: () => {
+          // A batch emits its summary last, just before it completes.
+          const { results, terminate } = summary!;
+          for (const result of results) appendMessage(run, result);
+          endTurn(turn, assistant, results, !terminate, false);
+        },
+      }),
+    ),
   );
 }
 
@@ -144,7 +147,7 @@ function endTurn(turn: TurnSteps, assistant: AssistantMessage, toolResults: Tool
       run.abort$.pipe(map(() => true)),
     )
       .pipe(take(1))
-      .subscribe({ next: decide, error: (error: unknown) => subscriber.error(error) }),
+      .subscribe(forwardingObserver(subscriber, { next: decide })),
   );
 }
 
