@@ -1,4 +1,5 @@
 import { concatMap, from, mergeMap, NEVER, Observable, of, Subscription, type SchedulerLike } from "rxjs";
+import { errorText } from "../errors.js";
 import type { AgentContext, AgentEvent, AgentLoopConfig, AssistantMessage, DrainableQueue, ToolCall, ToolResultMessage } from "../types.js";
 import type { Cancellation } from "../streams/lazy-abort-controller.js";
 import { forwardingObserver } from "./forwarding-observer.js";
@@ -48,10 +49,26 @@ export function executeToolCalls(
     // batch must not close with the trigger's subscription.
     const subscription = new Subscription();
     // NEVER, a run without a signal: nothing to listen to.
-    if (options.abort$ !== NEVER) subscription.add(options.abort$.subscribe(() => interruption.interrupt(ABORTED_TOOL_TEXT)));
+    if (options.abort$ !== NEVER) {
+      subscription.add(options.abort$.subscribe(forwardingObserver(subscriber, { next: () => interruption.interrupt(ABORTED_TOOL_TEXT) })));
+    }
+    // A steering queue that fails can no longer tell whether the user wants the tools to stop:
+    // its calls are skipped, and the run ends after this turn (`nextStep`, reason "failed").
+    let failure: string | undefined;
+    const steeringFailed = (error: unknown) => {
+      failure ??= `The steering queue failed: ${errorText(error)}`;
+      interruption.interrupt(failure);
+    };
     if (config.steeringInterruptsTools) {
-      if (steering.peek().length > 0) interruption.interrupt(STEERING_SKIP_TEXT);
-      else subscription.add(steering.arrivals.subscribe(() => interruption.interrupt(STEERING_SKIP_TEXT)));
+      try {
+        if (steering.peek().length > 0) interruption.interrupt(STEERING_SKIP_TEXT);
+        else {
+          const arrivals = forwardingObserver(subscriber, { next: () => interruption.interrupt(STEERING_SKIP_TEXT), error: steeringFailed });
+          subscription.add(steering.arrivals.subscribe(arrivals));
+        }
+      } catch (error) {
+        steeringFailed(error);
+      }
     }
 
     const batch: ToolBatch = { assistantMessage, context, config, scheduler, cancellation: options.cancellation, interruption };
@@ -107,7 +124,7 @@ export function executeToolCalls(
     const completeOne = () => {
       running -= 1;
       if (running > 0) return;
-      subscriber.next(new ToolBatchSummary(results, terminates.length > 0 && terminates.every(Boolean)));
+      subscriber.next(new ToolBatchSummary(results, terminates.length > 0 && terminates.every(Boolean), failure));
       subscriber.complete();
     };
     subscription.add(

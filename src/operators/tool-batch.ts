@@ -102,11 +102,15 @@ export class FinalizedToolCall {
   ) {}
 }
 
-/** The last value of a batch: its result messages in call order, and whether to stop. */
+/**
+ * The last value of a batch: its result messages in call order, whether to stop, and why the
+ * batch's own machinery failed (a steering queue of the caller's threw), if it did.
+ */
 export class ToolBatchSummary {
   constructor(
     readonly results: ToolResultMessage[],
     readonly terminate: boolean,
+    readonly failure?: string,
   ) {}
 }
 

@@ -15,6 +15,7 @@ import type { AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, Drainable
 import { fromAbortSignal } from "./from-abort-signal.js";
 import { LazyAbortController } from "./lazy-abort-controller.js";
 import { MessageQueue, noMessages } from "./message-queue.js";
+import type { TurnStart } from "./next-step.js";
 import { NextTurn, type Turn } from "./next-turn.js";
 import { announce, appendMessage, type RunState } from "./run-state.js";
 import { runTurn } from "./run-turn.js";
@@ -92,7 +93,7 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
     // synchronously would otherwise nest every turn inside the previous one's call stack. Inside
     // the outer queue action each turn is queued, so expand has subscribed to a turn's
     // continuation before the turn runs, and the queue runs the turns one after the other.
-    const turns$ = of(startTurn(run, undefined, opening)).pipe(
+    const turns$ = of(startTurn(run, { type: "first_turn", opening })).pipe(
       expand((turn) => turn.next),
       concatMap((turn) => turn.events.pipe(subscribeOn(queueScheduler))),
       subscribeOn(queueScheduler),
@@ -111,9 +112,9 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
   });
 }
 
-function startTurn(run: RunState, pending: AgentMessage[] | undefined, opening?: AgentEvent[]): Turn {
-  const next = new NextTurn((handedOn) => startTurn(run, handedOn));
-  return { events: runTurn(run, pending, next, opening), next };
+function startTurn(run: RunState, start: TurnStart): Turn {
+  const next = new NextTurn((step) => startTurn(run, step));
+  return { events: runTurn(run, start, next), next };
 }
 
 /** A run's queue, and the Observable the run fills it from when the run made it. */

@@ -72,6 +72,11 @@ function llmContextOf(run: RunState, messages: readonly Message[]): LlmContext {
   return llmContext;
 }
 
+/** An empty assistant message that failed with `errorMessage`, stamped with the scheduler's time. */
+export function failedAssistant(run: RunState, errorMessage: string): AssistantMessage {
+  return { ...emptyAssistant(run), errorMessage };
+}
+
 function emptyAssistant(run: RunState): AssistantMessage {
   const { model } = run.config;
   return {

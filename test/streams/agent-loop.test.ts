@@ -65,7 +65,7 @@ describe("agentLoop", () => {
         i: { type: "message_update", message: p3, assistantMessageEvent: { type: "text_end", contentIndex: 0, content: "Hi there", partial: p3 } },
         j: { type: "message_end", message: p3 },
         k: { type: "turn_end", message: p3, toolResults: [] },
-        l: { type: "agent_end", messages: [prompt, p3] },
+        l: { type: "agent_end", messages: [prompt, p3], reason: "idle" },
       };
       const context = { systemPrompt: "Be brief.", messages: [] };
       m.expect(agentLoop([prompt], context, { model, scheduler: m.scheduler })).toBeObservable(
@@ -105,7 +105,7 @@ describe("agentLoop", () => {
         { type: "turn_start" },
         ...second.events,
         { type: "turn_end", message: second.message, toolResults: [] },
-        { type: "agent_end", messages: [prompt, first.message, result, second.message] },
+        { type: "agent_end", messages: [prompt, first.message, result, second.message], reason: "idle" },
       ];
       const recorded: AgentEvent[] = [];
       const run$ = agentLoop([prompt], { messages: [], tools: [wait] }, { model, scheduler: m.scheduler }).pipe(
@@ -134,7 +134,7 @@ describe("agentLoop", () => {
         ...announce(steer),
         ...second.events,
         { type: "turn_end", message: second.message, toolResults: [] },
-        { type: "agent_end", messages: [prompt, first.message, steer, second.message] },
+        { type: "agent_end", messages: [prompt, first.message, steer, second.message], reason: "idle" },
       ];
       m.expect(agentLoop([prompt], { messages: [] }, { model, steering, scheduler: m.scheduler })).toBeObservable(
         "(abcd) 4ms e 9ms f 9ms g 9ms h 9ms (ijklm) 3ms n 9ms o 9ms p 9ms q 9ms (rst|)",
@@ -159,7 +159,7 @@ describe("agentLoop", () => {
           ...announce(steer),
           ...reply.events,
           { type: "turn_end", message: reply.message, toolResults: [] },
-          { type: "agent_end", messages: [prompt, steer, reply.message] },
+          { type: "agent_end", messages: [prompt, steer, reply.message], reason: "idle" },
         ];
         m.expect(agentLoop([prompt], { messages: [] }, { model, steering, scheduler: m.scheduler })).toBeObservable(
           "(abcdef) 2ms g 9ms h 9ms i 9ms j 9ms (klm|)",
@@ -193,7 +193,7 @@ describe("agentLoop", () => {
         ...announce(follow),
         ...second.events,
         { type: "turn_end", message: second.message, toolResults: [] },
-        { type: "agent_end", messages: [prompt, first.message, follow, second.message] },
+        { type: "agent_end", messages: [prompt, first.message, follow, second.message], reason: "idle" },
       ];
       m.expect(agentLoop([prompt], { messages: [] }, { model, followUp, scheduler: m.scheduler })).toBeObservable(
         "(abcd) 4ms e 9ms f 9ms g 9ms h 9ms (ijklm) 3ms n 9ms o 9ms p 9ms q 9ms (rst|)",
@@ -259,7 +259,7 @@ describe("agentLoop", () => {
         ...opening,
         ...reply.events,
         { type: "turn_end", message: reply.message, toolResults: [] },
-        { type: "agent_end", messages: [prompt, reply.message], queued: { steering: [steer], followUp: [follow] } },
+        { type: "agent_end", messages: [prompt, reply.message], queued: { steering: [steer], followUp: [follow] }, reason: "max_turns" },
       ];
       m.expect(
         agentLoop([prompt], { messages: [] }, {
@@ -353,7 +353,7 @@ describe("agentLoop", () => {
           ...streamedReply([words("Part"), { type: "toolCall", call: toolCall("t1", "missing") }], { stopReason }).events.slice(0, -1),
           { type: "message_end", message: failed },
           { type: "turn_end", message: failed, toolResults: [] },
-          { type: "agent_end", messages: [prompt, failed], queued: { steering: [], followUp: [follow] } },
+          { type: "agent_end", messages: [prompt, failed], queued: { steering: [], followUp: [follow] }, reason: stopReason === "error" ? "failed" : "aborted" },
         ]);
         expect(model.calls).toHaveLength(1);
         expectOneResultPerToolCall(events);
@@ -369,7 +369,7 @@ describe("agentLoop", () => {
         ...streamed.events.slice(0, -1),
         { type: "message_end", message: failed },
         { type: "turn_end", message: failed, toolResults: [] },
-        { type: "agent_end", messages: [prompt, failed] },
+        { type: "agent_end", messages: [prompt, failed], reason: "failed" },
       ]);
     });
 
@@ -382,7 +382,7 @@ describe("agentLoop", () => {
         ...streamed.events.slice(0, -1),
         { type: "message_end", message: failed },
         { type: "turn_end", message: failed, toolResults: [] },
-        { type: "agent_end", messages: [prompt, failed] },
+        { type: "agent_end", messages: [prompt, failed], reason: "failed" },
       ]);
     });
 
@@ -402,7 +402,7 @@ describe("agentLoop", () => {
           ...announce(steer),
           ...announce(failed),
           { type: "turn_end", message: failed, toolResults: [] },
-          { type: "agent_end", messages: [prompt, reply.message, steer, failed] },
+          { type: "agent_end", messages: [prompt, reply.message, steer, failed], reason: "failed" },
         ];
         m.expect(
           agentLoop([prompt], { messages: [] }, {
@@ -474,7 +474,7 @@ describe("agentLoop", () => {
           ...announce(follow),
           ...second.events,
           { type: "turn_end", message: second.message, toolResults: [] },
-          { type: "agent_end", messages: [prompt, first.message, follow, second.message] },
+          { type: "agent_end", messages: [prompt, first.message, follow, second.message], reason: "stopped_by_hook" },
         ];
         let asked = 0;
         m.expect(
@@ -531,7 +531,7 @@ describe("agentLoop", () => {
           ...streamedSoFar,
           { type: "message_end", message: aborted },
           { type: "turn_end", message: aborted, toolResults: [] },
-          { type: "agent_end", messages: [prompt, aborted] },
+          { type: "agent_end", messages: [prompt, aborted], reason: "aborted" },
         ];
         m.expect(agentLoop([prompt], { messages: [] }, { model, signal: controller.signal, scheduler: m.scheduler })).toBeObservable(
           "(abcd) 4ms e 9ms f 4ms (ghi|)",
@@ -556,7 +556,7 @@ describe("agentLoop", () => {
           ...opening,
           ...announce(aborted),
           { type: "turn_end", message: aborted, toolResults: [] },
-          { type: "agent_end", messages: [prompt, aborted] },
+          { type: "agent_end", messages: [prompt, aborted], reason: "aborted" },
         ];
         m.expect(agentLoop([prompt], { messages: [] }, { model, signal: controller.signal, scheduler: m.scheduler })).toBeObservable(
           "(abcdefgh|)",
@@ -610,7 +610,7 @@ describe("agentLoop", () => {
         { type: "turn_start" },
         ...reply.events,
         { type: "turn_end", message: reply.message, toolResults: [] },
-        { type: "agent_end", messages: [reply.message] },
+        { type: "agent_end", messages: [reply.message], reason: "idle" },
       ]);
       expect(model.calls[0]!.messages).toStrictEqual([prompt]);
     });
@@ -644,7 +644,7 @@ describe("agentLoop", () => {
       ...opening,
       ...reply.events,
       { type: "turn_end", message: reply.message, toolResults: [] },
-      { type: "agent_end", messages: [prompt, reply.message] },
+      { type: "agent_end", messages: [prompt, reply.message], reason: "idle" },
     ]);
   });
 

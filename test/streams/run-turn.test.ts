@@ -80,7 +80,7 @@ describe("tool batches in the loop", () => {
         ...announce(steer),
         ...done.events,
         { type: "turn_end", message: done.message, toolResults: [] },
-        { type: "agent_end", messages: [prompt, reply.message, resultA, resultB, steer, done.message] },
+        { type: "agent_end", messages: [prompt, reply.message, resultA, resultB, steer, done.message], reason: "idle" },
       ];
       m.expect(run$).toBeObservable("(abcdefghijklmn) 14ms o 9ms (pqrstuvwxyzABCDE|)", lettered(events));
       m.expect(colds.a).toHaveSubscriptions("^ 39ms !");
@@ -107,7 +107,7 @@ describe("tool batches in the loop", () => {
         ...announce(resultA),
         ...announce(resultB),
         { type: "turn_end", message: reply.message, toolResults: [resultA, resultB] },
-        { type: "agent_end", messages: [prompt, reply.message, resultA, resultB] },
+        { type: "agent_end", messages: [prompt, reply.message, resultA, resultB], reason: "aborted" },
       ];
       m.expect(run$).toBeObservable("(abcdefghijklmn) 14ms o 9ms (pqrstuv|)", lettered(events));
       m.expect(colds.a).toHaveSubscriptions("^ 39ms !");
@@ -150,7 +150,7 @@ describe("tool batches in the loop", () => {
         ...announce(steer),
         ...done.events,
         { type: "turn_end", message: done.message, toolResults: [] },
-        { type: "agent_end", messages: [prompt, reply.message, resultA, resultB, steer, done.message] },
+        { type: "agent_end", messages: [prompt, reply.message, resultA, resultB, steer, done.message], reason: "idle" },
       ];
       m.expect(run$).toBeObservable("(abcdefghijklmn) 14ms o 19ms (pqrstuvwxyzABCDE|)", lettered(events));
       m.flush();
