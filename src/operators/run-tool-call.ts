@@ -63,10 +63,15 @@ function executeTool(prepared: PreparedToolCall, batch: ToolBatch): Observable<A
     } else if (isPromiseLike(output)) {
       // Why `then` and not `from`: a Promise cannot be cancelled, so a subscription would only
       // cost; a value or failure that comes after the call ended is ignored by `finish`.
-      output.then(
-        (value) => run.finishWith(value, true),
-        (error: unknown) => run.failWith(error),
-      );
+      // A thenable's own `then` may throw: that is the tool's failure, not the batch's.
+      try {
+        output.then(
+          (value) => run.finishWith(value, true),
+          (error: unknown) => run.failWith(error),
+        );
+      } catch (error) {
+        run.failWith(error);
+      }
     }
     return run.teardownLogic();
   });

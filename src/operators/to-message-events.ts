@@ -1,5 +1,6 @@
 import { NEVER, Observable, type Observer, type OperatorFunction, type Subscriber } from "rxjs";
 import { errorText, RxAgentError } from "../errors.js";
+import { describe, isUsablePartial, problemOfModelMessage, settledModelMessage } from "../model/check-model-message.js";
 import type { AgentEvent, AssistantMessage, ModelEvent, StopReason } from "../types.js";
 
 /** Builds the final message the loop uses when the model did not deliver one. */
@@ -14,20 +15,27 @@ export type FallbackMessage = (
  * and `message_end`, then completes.
  *
  * Emits `message_end` exactly once, whatever the model does: on `done`/`error` it carries the
- * model's final message; when `abort$` emits, the model Observable errors, or it completes
- * without a final event, it carries an error or aborted message built by `fallback`. A model
- * that skipped `start` still gets a `message_start` first. The source is unsubscribed as soon as
- * the message has ended, which aborts the request. `onModelEnd` is told when the model itself
- * delivered its final event.
+ * model's final message (tool calls with a repeated id renamed, see `settledModelMessage`); when
+ * the model Observable errors, completes without a final event, sends something that is not an
+ * event or a final event without a usable message, it carries an error message built by
+ * `fallback`. An event without a `partial` is skipped (the final message carries everything). A
+ * model that skipped `start` still gets a `message_start` first. The source is unsubscribed as
+ * soon as the message has ended, which aborts the request. `onModelEnd` is told when the model
+ * itself delivered its final event.
+ *
+ * When `abort$` emits, `abortModel` fires the model's signal first: a model that answers at once
+ * with its own final message (its partial content, usage and error text) ends the message with
+ * it; one that does not is ended at once with an aborted message built by `fallback`.
  */
 export function toMessageEvents(
   abort$: Observable<void>,
   fallback: FallbackMessage,
   onModelEnd?: () => void,
+  abortModel?: () => void,
 ): OperatorFunction<ModelEvent, AgentEvent> {
   return (source) =>
     new Observable<AgentEvent>((subscriber) => {
-      const call = new MessageEvents(subscriber, fallback, onModelEnd);
+      const call = new MessageEvents(subscriber, fallback, onModelEnd, abortModel);
       // NEVER, a run without a signal: nothing to listen to.
       const abortSubscription = abort$ === NEVER ? undefined : abort$.subscribe(() => call.abort());
       if (call.ended) {
@@ -55,24 +63,31 @@ class MessageEvents implements Observer<ModelEvent> {
     private readonly subscriber: Subscriber<AgentEvent>,
     private readonly fallback: FallbackMessage,
     private readonly onModelEnd: (() => void) | undefined,
+    private readonly abortModel: (() => void) | undefined,
   ) {}
 
   next(event: ModelEvent): void {
     if (this.ended) return;
+    if (typeof event !== "object" || event === null) {
+      this.end(this.fallback(this.partial, "error", `Model sent an event that is ${describe(event)}, not an object`));
+      return;
+    }
     switch (event.type) {
       case "done":
         this.onModelEnd?.();
-        this.end(event.message);
+        this.endWithModelMessage(event.message, "done");
         return;
       case "error":
         this.onModelEnd?.();
-        this.end(event.error);
+        this.endWithModelMessage(event.error, "error");
         return;
       case "start":
+        if (!isUsablePartial(event.partial)) return;
         this.partial = event.partial;
         this.start(event.partial);
         return;
       default:
+        if (!isUsablePartial(event.partial)) return;
         this.partial = event.partial;
         this.start(event.partial);
         this.subscriber.next({ type: "message_update", message: event.partial, assistantMessageEvent: event });
@@ -89,7 +104,19 @@ class MessageEvents implements Observer<ModelEvent> {
   }
 
   abort(): void {
+    if (this.ended) return;
+    this.abortModel?.();
     this.end(this.fallback(this.partial, "aborted", "Request was aborted"));
+  }
+
+  /** Ends with the model's final message, or with an error saying why it cannot be used. */
+  private endWithModelMessage(message: AssistantMessage | undefined, eventType: "done" | "error"): void {
+    const problem = problemOfModelMessage(message);
+    if (problem === undefined) {
+      this.end(settledModelMessage(message!));
+      return;
+    }
+    this.end(this.fallback(this.partial, "error", `Model sent a "${eventType}" event whose message ${problem}`));
   }
 
   /** A model that skipped `start` still gets a `message_start` first. */

@@ -1,5 +1,6 @@
 import { catchError, concatMap, defer, map, mergeMap, Observable, throwError } from "rxjs";
 import { HookError } from "../errors.js";
+import { describe } from "../model/check-model-message.js";
 import { callHook } from "../operators/call-hook.js";
 import { toMessageEvents } from "../operators/to-message-events.js";
 import { emptyUsage, isModelMessage } from "../types/messages.js";
@@ -38,6 +39,7 @@ export function streamAssistant(run: RunState): Observable<AgentEvent> {
           run.abort$,
           (partial, stopReason, errorMessage) => ({ ...(partial ?? emptyAssistant(run)), stopReason, errorMessage }),
           () => (modelFinished = true),
+          () => call.abort(run.config.signal?.reason ?? new Error("Request was aborted")),
         ),
       )
       .subscribe(subscriber);
@@ -52,17 +54,29 @@ function llmContextFromHooks(run: RunState): Observable<LlmContext> {
   const { config } = run;
   const messages$ = config.transformContext
     ? callHook(config.transformContext, [...run.context.messages], run.cancellation.signal).pipe(
-        catchError((error: unknown) => throwError(() => new HookError("transformContext", error))),
+        map((messages) => arrayAnswer("transformContext", messages)),
+        catchError((error: unknown) => throwError(() => asHookError("transformContext", error))),
       )
     : defer(() => [run.context.messages]);
   return messages$.pipe(
     concatMap((messages) =>
       (config.convertToLlm ? callHook(config.convertToLlm, messages) : defer(() => [messages.filter(isModelMessage)])).pipe(
-        catchError((error: unknown) => throwError(() => new HookError("convertToLlm", error))),
+        map((llmMessages) => arrayAnswer("convertToLlm", llmMessages)),
+        catchError((error: unknown) => throwError(() => asHookError("convertToLlm", error))),
       ),
     ),
     map((messages: Message[]) => llmContextOf(run, messages)),
   );
+}
+
+/** A hook's answer that must be an array of messages; anything else is that hook's failure. */
+function arrayAnswer<T>(hookName: string, answer: T[]): T[] {
+  if (!Array.isArray(answer)) throw new HookError(hookName, `it returned ${answer === undefined ? "undefined" : describe(answer)}, not an array of messages`);
+  return answer;
+}
+
+function asHookError(hookName: string, error: unknown): HookError {
+  return error instanceof HookError ? error : new HookError(hookName, error);
 }
 
 function llmContextOf(run: RunState, messages: readonly Message[]): LlmContext {

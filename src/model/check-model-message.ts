@@ -1,0 +1,69 @@
+import { emptyUsage } from "../types/messages.js";
+import type { AssistantMessage, ToolCall } from "../types.js";
+
+/**
+ * Why a model's message cannot be used as an assistant message, or `undefined` when it can.
+ *
+ * A provider of one's own may send a `done` without `message`, an `error` without `error`, or a
+ * message without `content`; the loop would otherwise throw deep inside a subscriber.
+ */
+export function problemOfModelMessage(message: unknown): string | undefined {
+  if (typeof message !== "object" || message === null || Array.isArray(message)) return `is ${describe(message)}`;
+  const content = (message as { content?: unknown }).content;
+  if (!Array.isArray(content)) return `has content that is ${describe(content)}, not an array`;
+  for (const block of content as unknown[]) {
+    if (typeof block !== "object" || block === null) return "has a content block that is not an object";
+  }
+  return undefined;
+}
+
+/**
+ * True when a streamed event's `partial` can stand for the message so far. Cheaper than
+ * `problemOfModelMessage` (no scan of the blocks): it runs for every delta.
+ */
+export function isUsablePartial(partial: unknown): partial is AssistantMessage {
+  return typeof partial === "object" && partial !== null && Array.isArray((partial as { content?: unknown }).content);
+}
+
+/**
+ * The final message as the transcript keeps it: `usage` filled in when the provider left it out
+ * (the Agent adds it to its totals), and each tool call with an id of its own.
+ *
+ * Two tool calls with the same id would get two results with that id, which providers refuse and
+ * which no UI can tell apart: the second and later get `<id>_2`, `<id>_3`, … (a fresh id). The
+ * message is copied only when something changes, so a well-formed message costs one scan.
+ */
+export function settledModelMessage(message: AssistantMessage): AssistantMessage {
+  let settled = message;
+  if (typeof message.usage !== "object" || message.usage === null) settled = { ...settled, usage: emptyUsage() };
+  const content = settled.content;
+  let calls = 0;
+  for (const block of content) if (block.type === "toolCall") calls += 1;
+  if (calls < 2) return settled;
+  const taken = new Set<string>();
+  for (const block of content) if (block.type === "toolCall") taken.add(block.id);
+  const seen = new Set<string>();
+  let renamed: AssistantMessage["content"] | undefined;
+  content.forEach((block, index) => {
+    if (block.type !== "toolCall") return;
+    if (!seen.has(block.id)) {
+      seen.add(block.id);
+      return;
+    }
+    let suffix = 2;
+    while (taken.has(`${block.id}_${suffix}`)) suffix += 1;
+    const id = `${block.id}_${suffix}`;
+    taken.add(id);
+    renamed ??= [...content];
+    renamed[index] = { ...block, id } satisfies ToolCall;
+  });
+  return renamed ? { ...settled, content: renamed } : settled;
+}
+
+/** How an unexpected value reads in an error text: "missing", "null", "an array", "a string". */
+export function describe(value: unknown): string {
+  if (value === undefined) return "missing";
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
