@@ -1,11 +1,11 @@
 import { Type } from "@sinclair/typebox";
-import { NEVER, type Observable, of, Subject, throwError, VirtualTimeScheduler } from "rxjs";
+import { NEVER, type Observable, Subject, throwError, VirtualTimeScheduler } from "rxjs";
 import { describe, expect, it } from "vitest";
 import { agentLoop } from "../../src/streams/agent-loop.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";
 import { defineTool } from "../../src/tools/define-tool.js";
 import { errorResult, textResult } from "../../src/tools/tool-results.js";
-import type { AgentEvent, AgentMessage, DrainableQueue, Model, ModelEvent } from "../../src/types.js";
+import type { AgentEvent, AgentMessage, DrainableQueue } from "../../src/types.js";
 import { collect, record } from "../helpers/collect.js";
 import { announce, assistantMessage, expectOneResultPerToolCall, streamedReply, toolCall, toolResultMessage, userMessage } from "../testing/fixtures.js";
 
@@ -136,12 +136,25 @@ describe("a caller's queue that throws ends the run as data", () => {
 
 describe("a throw from the loop's own code inside an inner observer", () => {
   it("reaches the run's subscriber as an error instead of leaving the run silent", () => {
-    // A final message without content: reading its tool calls throws in the turn's observer of
-    // the model call.
-    const broken = { role: "assistant", stopReason: "stop" } as never;
-    const model: Model = { id: "broken", provider: "broken", api: "broken", stream: () => of<ModelEvent>({ type: "done", reason: "stop", message: broken }) };
-    const run = record(agentLoop([prompt], { messages: [] }, { model }));
-    expect(run.failure?.error).toBeInstanceOf(TypeError);
-    expect(run.values).toStrictEqual([...opening, ...announce(broken)]);
+    // A scheduler whose clock breaks while a tool runs: stamping the tool's result message throws
+    // inside the batch's observer of its calls.
+    let broken = false;
+    const clock = Object.assign(Object.create(scheduler) as VirtualTimeScheduler, {
+      now: () => {
+        if (broken) throw new Error("clock broken");
+        return 0;
+      },
+    });
+    const breaks = defineTool({ name: "echo", description: "Breaks the clock", parameters: Type.Object({}), execute: () => ((broken = true), textResult("echo")) });
+    const model = scriptedModel([callsEcho, "never"]);
+    const run = record(agentLoop([prompt], { messages: [], tools: [breaks] }, { model, scheduler: clock }));
+    const first = streamedReply([{ type: "toolCall", call: toolCall("e1", "echo") }]);
+    expect(run.values).toStrictEqual([
+      ...opening,
+      ...first.events,
+      { type: "tool_execution_start", toolCallId: "e1", toolName: "echo", args: {} },
+      { type: "tool_execution_end", toolCallId: "e1", toolName: "echo", result: textResult("echo"), isError: false },
+    ]);
+    expect(run.failure).toStrictEqual({ error: new Error("clock broken") });
   });
 });
