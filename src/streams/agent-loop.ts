@@ -55,6 +55,27 @@ export function agentLoopContinue(context: AgentContext, config: AgentLoopConfig
   return runLoop([], context, config);
 }
 
+/**
+ * The policy, after each turn's `turn_end` (`endTurn` in run-turn.ts; the order is `nextStep`'s):
+ * 1. a failed model call, a failing queue or an abort ends the run     (`endBeforeHook`)
+ * 2. `maxTurns` reached ends it                                         (`endBeforeHook`)
+ * 3. `shouldStopAfterTurn` is asked; "stop" ends it                      (`endTurn`, then `nextStep`)
+ * 4. steering, or tool results that do not terminate: another turn     (`nextStep`)
+ * 5. else follow-ups: another inner loop                               (`nextStep`)
+ * 6. else `agent_end`, with the reason of whichever step ended the run  (`decide`, `agentEndEvent`)
+ *
+ * The mechanism: an expand over turns. Each turn hands `NextTurn` its `NextStep`; expand subscribes
+ * to the next turn as the one before completes, and concatMap plays each turn's events in order:
+ *
+ * ```text
+ * expand emits: T1                    T2                                  (T3 only on next_turn)
+ * T1.events:    agent_start … turn_end|
+ * T1.next:                           T2|   (T1 decided next_turn, just before completing)
+ * T2.events:                          turn_start … turn_end agent_end|
+ * T2.next:                                                        |    (T2 decided end)
+ * output:       agent_start … turn_end turn_start … turn_end agent_end|
+ * ```
+ */
 function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLoopConfig): Observable<AgentEvent> {
   return new Observable<AgentEvent>((subscriber) => {
     const cancellation = new LazyAbortController();
@@ -85,14 +106,12 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
       appendMessage(run, prompt);
       opening.push(...announce(prompt));
     }
-    // The loop is an expand over turns. Why turns and not events: expand projects every value
-    // it emits, so expanding over events would cost an inner subscription per text delta. Each
-    // turn is handed on as its events plus a NextTurn to which the turn hands what the next turn
-    // starts with; expand recurses on that, concatMap plays each turn's events in order.
+    // Why expand over turns and not over events: expand projects every value it emits, so
+    // expanding over events would cost an inner subscription per text delta.
     // Why subscribeOn(queueScheduler), on the whole and on each turn: a model that answers
-    // synchronously would otherwise nest every turn inside the previous one's call stack. Inside
-    // the outer queue action each turn is queued, so expand has subscribed to a turn's
-    // continuation before the turn runs, and the queue runs the turns one after the other.
+    // synchronously would otherwise nest every turn inside the previous one's call stack (the
+    // 3000-turn test guards this). Inside the outer queue action each turn is queued, so expand
+    // has subscribed to a turn's `NextTurn` before the turn runs, and the turns run one by one.
     const turns$ = of(startTurn(run, { type: "first_turn", opening })).pipe(
       expand((turn) => turn.next),
       concatMap((turn) => turn.events.pipe(subscribeOn(queueScheduler))),
