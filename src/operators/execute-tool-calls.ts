@@ -86,6 +86,7 @@ export function executeToolCalls(
         isError: finalized.isError,
         timestamp: scheduler.now(),
       };
+      if (finalized.result.usage !== undefined) message.usage = finalized.result.usage;
       results[finalized.index] = message;
       slots[finalized.index]!.fill(message);
     };

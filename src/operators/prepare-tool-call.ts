@@ -2,7 +2,7 @@ import { Observable, type Subscription } from "rxjs";
 import { errorText } from "../errors.js";
 import { errorResult } from "../tools/tool-results.js";
 import { validateArguments } from "../tools/validate-arguments.js";
-import type { AgentEvent, BeforeToolCallResult, ToolCall } from "../types.js";
+import type { AgentEvent, AgentToolResult, BeforeToolCallResult, ToolCall } from "../types.js";
 import { answerOfHook } from "./answer-of-hook.js";
 import { forwardingObserver } from "./forwarding-observer.js";
 import { ABORTED_TOOL_TEXT, FinalizedToolCall, PreparedToolCall, type ToolBatch } from "./tool-batch.js";
@@ -118,12 +118,18 @@ function readyToolCall(index: number, toolCall: ToolCall, batch: ToolBatch): Rea
     () => beforeToolCall({ assistantMessage: batch.assistantMessage, toolCall, args: validation.value, context: batch.context }, batch.cancellation.signal),
     {
       answered: (decision: BeforeToolCallResult | undefined): Readiness =>
-        decision?.block ? failedCall(index, toolCall, decision.reason || "Tool execution was blocked") : prepared,
+        decision?.block ? blockedCall(index, toolCall, decision) : prepared,
       failed: (error) => failedCall(index, toolCall, `beforeToolCall failed for tool "${toolCall.name}": ${errorText(error)}`),
       interrupted: (reason) => failedCall(index, toolCall, reason, true),
     },
     batch.interruption,
   );
+}
+
+function blockedCall(index: number, toolCall: ToolCall, decision: BeforeToolCallResult): FinalizedToolCall {
+  const result: AgentToolResult = errorResult(decision.reason || "Tool execution was blocked");
+  if (decision.terminate === true) result.terminate = true;
+  return new FinalizedToolCall(index, toolCall, result, true);
 }
 
 function failedCall(index: number, toolCall: ToolCall, message: string, interrupted = false): FinalizedToolCall {

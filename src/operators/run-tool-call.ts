@@ -2,6 +2,7 @@ import { concatMap, isObservable, Observable, of, type Subscriber, type Subscrip
 import { errorText } from "../errors.js";
 import { errorResult, isToolResult } from "../tools/tool-results.js";
 import type { AfterToolCallResult, AgentEvent, AgentToolResult, ToolExecutionContext } from "../types.js";
+import { overrideResult } from "./after-tool-call-override.js";
 import { answerOfHook } from "./answer-of-hook.js";
 import { isPromiseLike } from "./from-hook-result.js";
 import { type BatchInterruption, FinalizedToolCall, type InterruptionListener, type PreparedToolCall, type ToolBatch } from "./tool-batch.js";
@@ -245,14 +246,12 @@ function afterToolCall(executed: FinalizedToolCall, prepared: PreparedToolCall, 
       ),
     {
       answered: (override: AfterToolCallResult | undefined): FinalizedToolCall => {
-        if (!override) return executed;
-        const result: AgentToolResult = {
-          content: override.content ?? executed.result.content,
-          details: override.details ?? executed.result.details,
-        };
-        const terminate = override.terminate ?? executed.result.terminate;
-        if (terminate !== undefined) result.terminate = terminate;
-        return new FinalizedToolCall(index, toolCall, result, override.isError ?? executed.isError);
+        if (override === undefined || override === null) return executed;
+        const overridden = overrideResult(executed.result, executed.isError, override);
+        if (typeof overridden === "string") {
+          return new FinalizedToolCall(index, toolCall, errorResult(`afterToolCall for tool "${toolCall.name}" answered something that is not an override: ${overridden}.`), true);
+        }
+        return new FinalizedToolCall(index, toolCall, overridden.result, overridden.isError);
       },
       failed: (error) =>
         new FinalizedToolCall(index, toolCall, errorResult(`afterToolCall failed for tool "${toolCall.name}": ${errorText(error)}`), true),

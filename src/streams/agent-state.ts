@@ -1,4 +1,4 @@
-import { emptyUsage, isAssistantMessage, isFailedMessage } from "../types/messages.js";
+import { emptyUsage, isAssistantMessage, isFailedMessage, roleOf } from "../types/messages.js";
 import type { AgentEvent, AgentMessage, AgentState, Usage } from "../types.js";
 
 /** The state of an agent that has not run. */
@@ -31,9 +31,9 @@ export function reduceAgentState(state: AgentState, event: AgentEvent): AgentSta
       return isAssistantMessage(event.message) ? { ...state, streamingMessage: event.message } : state;
     case "message_end": {
       const next: AgentState = { ...state, messages: [...state.messages, event.message] };
+      next.usage = addUsage(state.usage, event.message);
       if (isAssistantMessage(event.message)) {
         delete next.streamingMessage;
-        next.usage = addUsage(state.usage, event.message);
         if (isFailedMessage(event.message)) {
           next.errorMessage = event.message.errorMessage ?? event.message.stopReason;
         }
@@ -54,9 +54,10 @@ export function reduceAgentState(state: AgentState, event: AgentEvent): AgentSta
   }
 }
 
+/** Adds what an assistant message, or a tool that reported its own `usage`, spent. */
 function addUsage(total: Usage, message: AgentMessage): Usage {
-  if (!isAssistantMessage(message)) return total;
-  const usage = message.usage;
+  const usage = usageOf(message);
+  if (usage === undefined) return total;
   return {
     input: total.input + usage.input,
     output: total.output + usage.output,
@@ -71,4 +72,12 @@ function addUsage(total: Usage, message: AgentMessage): Usage {
       total: total.cost.total + usage.cost.total,
     },
   };
+}
+
+function usageOf(message: AgentMessage): Usage | undefined {
+  const role = roleOf(message);
+  if (role !== "assistant" && role !== "toolResult") return undefined;
+  const usage = (message as { usage?: Usage }).usage;
+  // A message from a store or a provider of one's own may lack usage, or parts of it.
+  return typeof usage === "object" && usage !== null && typeof usage.cost === "object" && usage.cost !== null ? usage : undefined;
 }

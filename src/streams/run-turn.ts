@@ -3,6 +3,7 @@ import { callHook } from "../operators/call-hook.js";
 import { executeToolCalls } from "../operators/execute-tool-calls.js";
 import { forwardingObserver } from "../operators/forwarding-observer.js";
 import { ToolBatchSummary } from "../operators/tool-batch.js";
+import { truncatedToolCalls } from "../operators/truncated-tool-calls.js";
 import { isFailedMessage, toolCallsOf } from "../types/messages.js";
 import type { AgentEvent, AgentMessage, AssistantMessage } from "../types.js";
 import { drain, endBeforeHook, type HookAnswer, nextStep, type NextStep, type TurnOutcome, type TurnStart } from "./next-step.js";
@@ -95,9 +96,11 @@ function finishTurn(turn: TurnSteps, assistant: AssistantMessage): void {
     return;
   }
   let summary: ToolBatchSummary | undefined;
+  // A message cut off by the token limit may hold calls whose arguments validate yet are cut.
+  const batch$ = assistant.stopReason === "length" ? truncatedToolCalls(toolCalls, run.scheduler) : executeToolCalls(assistant, toolCalls, run);
   steps.add(
     // The run has every field the batch needs.
-    executeToolCalls(assistant, toolCalls, run).subscribe(
+    batch$.subscribe(
       forwardingObserver(subscriber, {
         next: (output: AgentEvent | ToolBatchSummary) => {
           if (output instanceof ToolBatchSummary) summary = output;

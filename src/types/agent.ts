@@ -21,7 +21,7 @@ export interface AgentState {
   errorMessage?: string;
   queuedSteering: number;
   queuedFollowUp: number;
-  /** Token and cost totals of every assistant message in the transcript. */
+  /** Token and cost totals of every assistant message in the transcript, and of tools that reported `usage`. */
   usage: Usage;
 }
 

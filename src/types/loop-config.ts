@@ -1,5 +1,5 @@
 import type { Observable, SchedulerLike } from "rxjs";
-import type { AgentMessage, AssistantMessage, ImageContent, Message, TextContent, ToolCall, ToolResultMessage } from "./messages.js";
+import type { AgentMessage, AssistantMessage, ImageContent, Message, TextContent, ToolCall, ToolResultMessage, Usage } from "./messages.js";
 import type { Model } from "./model.js";
 import type { AgentTool, AgentToolResult, ToolExecutionMode } from "./tools.js";
 
@@ -36,6 +36,11 @@ export interface BeforeToolCallResult {
   /** Prevents the call; it gets an error result with `reason`. */
   block?: boolean;
   reason?: string;
+  /**
+   * With `block`: the blocked call counts as terminating, so a batch whose every result
+   * terminates ends the run after it.
+   */
+  terminate?: boolean;
 }
 
 /** Field-by-field override of an executed result; omitted fields keep their value. */
@@ -44,6 +49,8 @@ export interface AfterToolCallResult {
   details?: unknown;
   isError?: boolean;
   terminate?: boolean;
+  /** Replaces the result's `usage` (tokens and cost the tool spent). */
+  usage?: Usage;
 }
 
 export interface BeforeToolCallContext {
@@ -122,7 +129,8 @@ export interface AgentLoopConfig {
   /**
    * Asked before each tool runs, one call at a time in source order (it may wait for a person).
    *
-   * Contract: `{ block: true, reason }` prevents the call; a throw becomes an error result.
+   * Contract: `{ block: true, reason }` prevents the call (its error result says `reason`;
+   * `terminate: true` makes it count as terminating); a throw becomes an error result.
    * @example beforeToolCall: ({ toolCall }) => toolCall.name === "rm" ? { block: true, reason: "no" } : undefined
    */
   beforeToolCall?: (
@@ -132,7 +140,9 @@ export interface AgentLoopConfig {
   /**
    * Asked after each tool ran; may override its result.
    *
-   * Contract: a throw turns the result into an error result with the thrown message.
+   * Contract: a throw, or an answer that is not an override (content that is not an array of
+   * text or image parts, an `isError` or `terminate` that is not a boolean, a `usage` that is
+   * not an object), turns the result into an error result saying so.
    * @example afterToolCall: ({ result }) => ({ details: { audited: true } })
    */
   afterToolCall?: (

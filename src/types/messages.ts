@@ -92,6 +92,8 @@ export interface ToolResultMessage<TDetails = unknown> {
   content: (TextContent | ImageContent)[];
   details?: TDetails;
   isError: boolean;
+  /** Tokens and cost the tool spent (from its result's `usage`), when it reported any. */
+  usage?: Usage;
   timestamp: number;
 }
 

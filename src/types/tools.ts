@@ -1,6 +1,6 @@
 import type { Observable } from "rxjs";
 import type { Static, TSchema } from "@sinclair/typebox";
-import type { ImageContent, TextContent } from "./messages.js";
+import type { ImageContent, TextContent, Usage } from "./messages.js";
 import type { ModelTool } from "./model.js";
 
 /** What a tool returns: content for the model, details for the app, and an optional stop hint. */
@@ -12,6 +12,11 @@ export interface AgentToolResult<TDetails = unknown> {
    * says so.
    */
   terminate?: boolean;
+  /**
+   * Tokens and cost the tool itself spent (e.g. a sub-agent's model calls). Kept on the
+   * `toolResult` message and added to the Agent's usage totals; not the main model's context.
+   */
+  usage?: Usage;
 }
 
 /** What `execute` gets besides the arguments. */

@@ -1,0 +1,228 @@
+/**
+ * The reference's newest loop features, with its own tests ported (pi-mono
+ * packages/agent/test/agent-loop.test.ts, commit 02c72186): tool `usage`, length-truncated
+ * messages, `prepareNextTurn`, `beforeToolCall` `{ block, reason, terminate }`, `toolTimeoutMs`
+ * and the call's own `timeout` argument. Adapted to rxagent's API: `scriptedModel` instead of a
+ * mock stream function, virtual time (marbles) instead of fake timers where timing matters.
+ */
+import { Type } from "@sinclair/typebox";
+import { lastValueFrom, type Observable, toArray } from "rxjs";
+import { describe, expect, it } from "vitest";
+import { Agent } from "../../src/streams/agent.js";
+import { agentLoop } from "../../src/streams/agent-loop.js";
+import { assertEventGrammar } from "../../src/testing/event-grammar.js";
+import { scriptedModel } from "../../src/testing/scripted-model.js";
+import { defineTool } from "../../src/tools/define-tool.js";
+import type { AgentEvent, AgentLoopConfig, AgentMessage, AgentTool, ToolResultMessage, Usage } from "../../src/types.js";
+
+import { text, userMessage } from "../testing/fixtures.js";
+
+const prompt = userMessage("echo something");
+
+function echoTool(executed: unknown[] = [], extra: { terminate?: (value: string) => boolean; usage?: Usage } = {}): AgentTool {
+  return defineTool({
+    name: "echo",
+    description: "Echo tool",
+    parameters: Type.Object({ value: Type.String() }),
+    execute: async (_id, { value }) => {
+      executed.push(value);
+      const result: { content: { type: "text"; text: string }[]; details: { value: string }; terminate?: boolean; usage?: Usage } = {
+        content: [{ type: "text", text: `echoed: ${value}` }],
+        details: { value },
+      };
+      if (extra.terminate) result.terminate = extra.terminate(value);
+      if (extra.usage) result.usage = extra.usage;
+      return result;
+    },
+  }) as AgentTool;
+}
+
+const call = (value: string, id = "tool-1") => ({ type: "toolCall" as const, id, name: "echo", arguments: { value } });
+
+function run(events$: Observable<AgentEvent>): Promise<AgentEvent[]> {
+  return lastValueFrom(events$.pipe(toArray()));
+}
+
+function messagesOf(events: AgentEvent[]): AgentMessage[] {
+  const end = events[events.length - 1];
+  if (end?.type !== "agent_end") throw new Error(`the last event is ${end?.type}`);
+  return end.messages;
+}
+
+const roles = (messages: AgentMessage[]) => messages.map((message) => (message as { role: string }).role);
+
+describe("tool usage (ported: \"should handle tool calls and results\")", () => {
+  const toolUsage: Usage = { input: 1, output: 2, cacheRead: 3, cacheWrite: 4, totalTokens: 10, cost: { input: 0.1, output: 0.2, cacheRead: 0.3, cacheWrite: 0.4, total: 1 } };
+  const patchedToolUsage: Usage = { input: 5, output: 6, cacheRead: 7, cacheWrite: 8, totalTokens: 26, cost: { input: 0.5, output: 0.6, cacheRead: 0.7, cacheWrite: 0.8, total: 2.6 } };
+
+  it("afterToolCall sees the tool's usage and may replace it; the toolResult message keeps it", async () => {
+    const executed: unknown[] = [];
+    let observedToolUsage: Usage | undefined;
+    const config: AgentLoopConfig = {
+      model: scriptedModel([{ content: [call("hello")] }, "done"]),
+      afterToolCall: async ({ result }) => {
+        observedToolUsage = result.usage;
+        return { usage: patchedToolUsage };
+      },
+    };
+    const events = await run(agentLoop([prompt], { messages: [], tools: [echoTool(executed, { usage: toolUsage })] }, config));
+    assertEventGrammar(events);
+    expect(executed).toStrictEqual(["hello"]);
+    expect(observedToolUsage).toStrictEqual(toolUsage);
+    const toolEnd = events.find((event) => event.type === "tool_execution_end");
+    expect(toolEnd).toMatchObject({ isError: false, result: { usage: patchedToolUsage } });
+    const toolResult = messagesOf(events).find((message) => (message as ToolResultMessage).role === "toolResult") as ToolResultMessage;
+    expect(toolResult.usage).toStrictEqual(patchedToolUsage);
+  });
+
+  it("a result without usage gets no usage field", async () => {
+    const events = await run(agentLoop([prompt], { messages: [], tools: [echoTool()] }, { model: scriptedModel([{ content: [call("hello")] }, "done"]) }));
+    const toolResult = messagesOf(events)[2] as ToolResultMessage;
+    expect("usage" in toolResult).toBe(false);
+  });
+
+  it("the Agent's usage totals include what tools spent", async () => {
+    const model = scriptedModel([{ content: [call("hello")], usage: { input: 100, output: 10 } }, { content: [{ type: "text", text: "done" }], usage: { input: 200, output: 20 } }]);
+    const agent = new Agent({ model, tools: [echoTool([], { usage: toolUsage })] });
+    await run(agent.prompt("go"));
+    expect(agent.state.usage).toStrictEqual({
+      input: 301,
+      output: 32,
+      cacheRead: 3,
+      cacheWrite: 4,
+      totalTokens: 340,
+      cost: { input: 0.1, output: 0.2, cacheRead: 0.3, cacheWrite: 0.4, total: 1 },
+    });
+  });
+});
+
+describe("beforeToolCall { block, reason, terminate }", () => {
+  it("ported: \"should stop after a blocked tool call when beforeToolCall sets terminate=true\"", async () => {
+    const executed: unknown[] = [];
+    const model = scriptedModel([{ content: [call("hello")] }, "should not run"]);
+    const config: AgentLoopConfig = { model, beforeToolCall: async () => ({ block: true, reason: "Blocked by policy", terminate: true }) };
+    const events = await run(agentLoop([prompt], { messages: [], tools: [echoTool(executed)] }, config));
+    assertEventGrammar(events);
+    const messages = messagesOf(events);
+    expect(executed).toStrictEqual([]);
+    expect(model.calls).toHaveLength(1);
+    expect(roles(messages)).toStrictEqual(["user", "assistant", "toolResult"]);
+    expect(messages[2]).toMatchObject({ isError: true, content: [text("Blocked by policy")] });
+  });
+
+  it("ported: \"should continue after a mixed batch with one terminating blocked call\"", async () => {
+    const executed: unknown[] = [];
+    const model = scriptedModel([{ content: [call("first", "tool-1"), call("second", "tool-2")] }, "done"]);
+    const config: AgentLoopConfig = {
+      model,
+      toolExecution: "parallel",
+      beforeToolCall: async ({ args }) => ((args as { value: string }).value === "first" ? { block: true, reason: "Blocked first", terminate: true } : undefined),
+    };
+    const events = await run(agentLoop([prompt], { messages: [], tools: [echoTool(executed)] }, config));
+    assertEventGrammar(events);
+    expect(executed).toStrictEqual(["second"]);
+    expect(model.calls).toHaveLength(2);
+  });
+
+  it("a synchronous block with terminate ends the run too, and the tool_execution_end result carries terminate", () => {
+    const model = scriptedModel([{ content: [call("hello")] }, "should not run"]);
+    const events: AgentEvent[] = [];
+    agentLoop([prompt], { messages: [], tools: [echoTool()] }, { model, beforeToolCall: () => ({ block: true, reason: "no", terminate: true }) }).subscribe((event) => events.push(event));
+    expect(model.calls).toHaveLength(1);
+    expect(events.find((event) => event.type === "tool_execution_end")).toStrictEqual({
+      type: "tool_execution_end",
+      toolCallId: "tool-1",
+      toolName: "echo",
+      result: { content: [text("no")], details: {}, terminate: true },
+      isError: true,
+    });
+  });
+});
+
+describe("what afterToolCall answers is checked as tool results are", () => {
+  it.each([
+    [{ content: "nope", isError: "yes" }, "its content is not an array of text or image parts"],
+    [{ isError: "yes" }, "its isError is a string, not a boolean"],
+    [{ terminate: 1 }, "its terminate is a number, not a boolean"],
+    [{ usage: 5 }, "its usage is a number, not an object"],
+    ["replace me", "it answered a string, not an override object"],
+  ])("%j becomes an error result saying why", async (answer, why) => {
+    const config: AgentLoopConfig = { model: scriptedModel([{ content: [call("hello")] }, "done"]), afterToolCall: () => answer as never };
+    const events = await run(agentLoop([prompt], { messages: [], tools: [echoTool()] }, config));
+    assertEventGrammar(events);
+    expect(messagesOf(events)[2]).toMatchObject({
+      role: "toolResult",
+      isError: true,
+      content: [text(`afterToolCall for tool "echo" answered something that is not an override: ${why}.`)],
+    });
+  });
+});
+
+describe("terminate (ported)", () => {
+  it("\"should stop after a tool batch when every tool result sets terminate=true\"", async () => {
+    const model = scriptedModel([{ content: [call("hello")] }, "should not run"]);
+    const events = await run(agentLoop([prompt], { messages: [], tools: [echoTool([], { terminate: () => true })] }, { model }));
+    expect(model.calls).toHaveLength(1);
+    expect(roles(messagesOf(events))).toStrictEqual(["user", "assistant", "toolResult"]);
+    expect(events.filter((event) => event.type === "turn_end")).toHaveLength(1);
+  });
+
+  it("\"should continue after parallel tool calls when not all tool results terminate\"", async () => {
+    const model = scriptedModel([{ content: [call("first", "tool-1"), call("second", "tool-2")] }, "done"]);
+    const events = await run(agentLoop([prompt], { messages: [], tools: [echoTool([], { terminate: (value) => value === "first" })] }, { model, toolExecution: "parallel" }));
+    expect(model.calls).toHaveLength(2);
+    expect(roles(messagesOf(events))).toStrictEqual(["user", "assistant", "toolResult", "toolResult", "assistant"]);
+  });
+
+  it("\"should allow afterToolCall to mark a tool batch as terminating\"", async () => {
+    const model = scriptedModel([{ content: [call("hello")] }, "should not run"]);
+    await run(agentLoop([prompt], { messages: [], tools: [echoTool()] }, { model, afterToolCall: async () => ({ terminate: true }) }));
+    expect(model.calls).toHaveLength(1);
+  });
+});
+
+
+
+describe("length-truncated messages", () => {
+  it("ported: \"should not execute tool calls from a length-truncated assistant message\"", async () => {
+    const executed: unknown[] = [];
+    // The output hit the token limit mid tool call: arguments that validate may still be cut.
+    const model = scriptedModel([{ content: [call("hel")], stopReason: "length" }, "done"]);
+    const events = await run(agentLoop([prompt], { messages: [], tools: [echoTool(executed)] }, { model }));
+    assertEventGrammar(events);
+    expect(executed).toStrictEqual([]);
+    const toolEnd = events.find((event) => event.type === "tool_execution_end");
+    expect(toolEnd).toMatchObject({ isError: true });
+    expect(JSON.stringify(toolEnd)).toContain("output token limit");
+    // The loop goes on so the model can issue the call again.
+    expect(model.calls).toHaveLength(2);
+    expect(roles(messagesOf(events))).toStrictEqual(["user", "assistant", "toolResult", "assistant"]);
+  });
+
+  it("answers every call of the message in order, each start, end and result, then the next turn", () => {
+    const model = scriptedModel([{ content: [call("a", "t1"), call("b", "t2")], stopReason: "length" }, "done"]);
+    const events: AgentEvent[] = [];
+    agentLoop([prompt], { messages: [], tools: [echoTool()] }, { model }).subscribe((event) => events.push(event));
+    const message = (id: string): ToolResultMessage => ({
+      role: "toolResult",
+      toolCallId: id,
+      toolName: "echo",
+      content: [text('Tool call "echo" was not executed: the response hit the output token limit, so its arguments may be truncated. Re-issue the tool call with complete arguments.')],
+      details: {},
+      isError: true,
+      timestamp: expect.any(Number) as never,
+    });
+    const turnEnd = events.findIndex((event) => event.type === "turn_end");
+    const toolEvents = events.slice(0, turnEnd).filter((event) => event.type.startsWith("tool_") || (event.type === "message_end" && event.message.role === "toolResult"));
+    expect(toolEvents.map((event) => [event.type, "toolCallId" in event ? event.toolCallId : (event as { message: ToolResultMessage }).message.toolCallId])).toStrictEqual([
+      ["tool_execution_start", "t1"],
+      ["tool_execution_end", "t1"],
+      ["message_end", "t1"],
+      ["tool_execution_start", "t2"],
+      ["tool_execution_end", "t2"],
+      ["message_end", "t2"],
+    ]);
+    expect(events[turnEnd]).toMatchObject({ type: "turn_end", toolResults: [message("t1"), message("t2")] });
+    expect(model.calls).toHaveLength(2);
+  });
+});
