@@ -90,10 +90,10 @@ export function executeToolCalls(
       results[finalized.index] = message;
       slots[finalized.index]!.fill(message);
     };
-    const run = (prepared: PreparedToolCall) => runToolCall(prepared, batch);
+    const runCall = (prepared: PreparedToolCall) => runToolCall(prepared, batch);
     // Every event of the batch but the ordered results passes here; a finalized call becomes
     // its `tool_execution_end`, then fills its slot (so its result follows the end).
-    const settle = (output: AgentEvent | FinalizedToolCall) => {
+    const passOn = (output: AgentEvent | FinalizedToolCall) => {
       if (!(output instanceof FinalizedToolCall)) {
         subscriber.next(output);
         return;
@@ -115,11 +115,11 @@ export function executeToolCalls(
       ? from(toolCalls).pipe(
           concatMap((toolCall, index) =>
             prepareToolCall(index, toolCall, batch).pipe(
-              concatMap((output) => (output instanceof PreparedToolCall ? run(output) : of(output))),
+              concatMap((output) => (output instanceof PreparedToolCall ? runCall(output) : of(output))),
             ),
           ),
         )
-      : prepareToolCalls(toolCalls, batch, settle).pipe(fanOut(run, config.maxConcurrency ?? Infinity, context));
+      : prepareToolCalls(toolCalls, batch, passOn).pipe(fanOut(runCall, config.maxConcurrency ?? Infinity, context));
     // The batch ends when both the ordered results and the processing have completed.
     let running = 2;
     const completeOne = () => {
@@ -133,21 +133,21 @@ export function executeToolCalls(
         .pipe(concatMap((slot) => slot))
         .subscribe(forwardingObserver(subscriber, { next: (event: AgentEvent) => subscriber.next(event), complete: completeOne })),
     );
-    subscription.add(processed$.subscribe(forwardingObserver(subscriber, { next: settle, complete: completeOne })));
+    subscription.add(processed$.subscribe(forwardingObserver(subscriber, { next: passOn, complete: completeOne })));
     return subscription;
   });
 }
 
 function fanOut(
-  run: (prepared: PreparedToolCall) => Observable<AgentEvent | FinalizedToolCall>,
+  runCall: (prepared: PreparedToolCall) => Observable<AgentEvent | FinalizedToolCall>,
   limit: number,
   context: AgentContext,
 ) {
   const capped = context.tools?.some((tool) => tool.concurrency !== undefined) ?? false;
   if (!capped) {
-    return mergeMap(run, limit);
+    return mergeMap(runCall, limit);
   }
-  return mergeMapCapped(run, limit, (prepared: PreparedToolCall) =>
+  return mergeMapCapped(runCall, limit, (prepared: PreparedToolCall) =>
     prepared.tool.concurrency === undefined ? undefined : { key: prepared.tool.name, cap: prepared.tool.concurrency },
   );
 }

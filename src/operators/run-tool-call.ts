@@ -81,7 +81,9 @@ function executeTool(prepared: PreparedToolCall, batch: ToolBatch): Observable<A
 /**
  * One execution of a tool: the context the tool gets (`signal`, `update`) and the settlement of
  * the call. Why a class: a call is the hot path of a batch, and one object with its methods on
- * the prototype replaces a handful of closures per call.
+ * the prototype replaces a handful of closures per call. Bench W2 (200 turns x 8 instant calls)
+ * measures this path: 3.5 µs per call against the reference's 8.9 µs (bench/README.md, run of
+ * 2026-11-30 01:22); no figure was kept for the closures it replaced.
  */
 class ToolExecution implements ToolExecutionContext, InterruptionListener {
   settled = false;
