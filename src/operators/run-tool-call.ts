@@ -5,6 +5,7 @@ import type { AgentEvent, AgentToolResult, ToolExecutionContext } from "../types
 import { afterToolCall } from "./after-tool-call.js";
 import { isPromiseLike } from "./from-hook-result.js";
 import { progressUntilLast } from "./progress-until-last.js";
+import { toolTimeoutMs, toolTimeoutText } from "./tool-timeout.js";
 import { type BatchInterruption, FinalizedToolCall, type InterruptionListener, type PreparedToolCall, type ToolBatch } from "./tool-batch.js";
 
 /**
@@ -36,10 +37,6 @@ function executeTool(prepared: PreparedToolCall, batch: ToolBatch): Observable<A
       execution.stop(interruptedBefore, true);
       return undefined;
     }
-    if (tool.timeoutMs !== undefined) {
-      const timeoutMs = tool.timeoutMs;
-      execution.addTeardown(batch.scheduler.schedule(() => execution.stop(`Tool "${toolCall.name}" timed out after ${timeoutMs} ms`), timeoutMs));
-    }
     let output: unknown;
     try {
       output = tool.execute(toolCall.id, args as never, execution);
@@ -59,6 +56,12 @@ function executeTool(prepared: PreparedToolCall, batch: ToolBatch): Observable<A
     // interrupted while it ran hears it at once (the interruption replays its reason).
     execution.listenTo(batch.interruption);
     if (execution.settled) return execution.teardownLogic();
+    // Armed only now, for the same reason: a plain synchronous tool costs no timer. The limit
+    // counts from the call's start all the same, since no virtual time passed while it ran.
+    const timeoutMs = toolTimeoutMs(prepared, batch.config);
+    if (timeoutMs !== undefined) {
+      execution.addTeardown(batch.scheduler.schedule(() => execution.stop(toolTimeoutText(prepared, timeoutMs)), timeoutMs));
+    }
     if (isObservable(output)) {
       execution.addTeardown(subscribeToOutput(output, batch, execution));
     } else if (isPromiseLike(output)) {

@@ -149,6 +149,18 @@ export interface AgentLoopConfig {
     context: AfterToolCallContext,
     signal: AbortSignal,
   ) => HookResult<AfterToolCallResult | undefined>;
+  /**
+   * How long a tool call may run, loop-wide, in milliseconds. Default 180000 (3 minutes, as in the
+   * reference); `0` disables the loop-wide timer.
+   *
+   * Contract: a call running longer has its signal fired and gets the error result
+   * `Tool "<name>" timed out after N seconds. …`. A tool's own `timeoutMs` wins over this; a
+   * call's own `timeout` argument in seconds (only when the tool's schema declares one) wins
+   * over both, and `timeout: 0` disables the timer for that call. The timer is armed only for
+   * calls that did not settle synchronously.
+   * @example toolTimeoutMs: 30_000
+   */
+  toolTimeoutMs?: number;
   /** Aborting ends the run gracefully: `stopReason: "aborted"`, a result for every tool call. */
   signal?: AbortSignal;
   /** Source of time (timestamps, timeouts). Default: `asyncScheduler`. */

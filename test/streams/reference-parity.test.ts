@@ -5,9 +5,10 @@
  * and the call's own `timeout` argument. Adapted to rxagent's API: `scriptedModel` instead of a
  * mock stream function, virtual time (marbles) instead of fake timers where timing matters.
  */
-import { Type } from "@sinclair/typebox";
-import { lastValueFrom, type Observable, toArray } from "rxjs";
-import { describe, expect, it } from "vitest";
+import { type TObject, Type } from "@sinclair/typebox";
+import { lastValueFrom, map, NEVER, type Observable, type SchedulerLike, timer, toArray } from "rxjs";
+import type { TestScheduler } from "rxjs/testing";
+import { describe, expect, it, vi } from "vitest";
 import { Agent } from "../../src/streams/agent.js";
 import { agentLoop } from "../../src/streams/agent-loop.js";
 import { assertEventGrammar } from "../../src/testing/event-grammar.js";
@@ -15,6 +16,7 @@ import { scriptedModel } from "../../src/testing/scripted-model.js";
 import { defineTool } from "../../src/tools/define-tool.js";
 import type { AgentEvent, AgentLoopConfig, AgentMessage, AgentTool, ToolResultMessage, Usage } from "../../src/types.js";
 
+import { marbles } from "../helpers/marbles.js";
 import { text, userMessage } from "../testing/fixtures.js";
 
 const prompt = userMessage("echo something");
@@ -225,4 +227,135 @@ describe("length-truncated messages", () => {
     expect(events[turnEnd]).toMatchObject({ type: "turn_end", toolResults: [message("t1"), message("t2")] });
     expect(model.calls).toHaveLength(2);
   });
+});
+
+describe("toolTimeoutMs and the call's timeout argument (virtual time)", () => {
+  const slow = (ms: number, parameters: TObject = Type.Object({ value: Type.String(), timeout: Type.Optional(Type.Number()) }), extra: { timeoutMs?: number } = {}) => (scheduler: SchedulerLike, finished: string[]) =>
+    defineTool({
+      name: "echo",
+      description: "Echo tool",
+      parameters,
+      ...extra,
+      execute: (_id, args) =>
+        timer(ms, scheduler).pipe(
+          map(() => {
+            finished.push((args as { value: string }).value);
+            return { content: [text(`echoed: ${(args as { value: string }).value}`)], details: {} };
+          }),
+        ),
+    }) as AgentTool;
+
+  /** Runs one tool call in virtual time; returns its tool_execution_end and the frame it came at, from the run's start. */
+  function runOnce(m: { scheduler: TestScheduler; flush(): void }, tool: AgentTool, args: Record<string, unknown>, config: Partial<AgentLoopConfig> = {}) {
+    const model = scriptedModel([{ content: [{ type: "toolCall", id: "tool-1", name: "echo", arguments: args }] }, "done"]);
+    let end: { frame: number; event: AgentEvent } | undefined;
+    const events: AgentEvent[] = [];
+    const start = m.scheduler.now();
+    agentLoop([prompt], { messages: [], tools: [tool] }, { model, scheduler: m.scheduler, ...config }).subscribe((event) => {
+      events.push(event);
+      if (event.type === "tool_execution_end") end = { frame: m.scheduler.now() - start, event };
+    });
+    m.flush();
+    assertEventGrammar(events);
+    return end!;
+  }
+
+  const timedOutText = (seconds: number) =>
+    `Tool "echo" timed out after ${seconds} seconds. The tool call exceeded its time limit; re-issue it with a longer timeout (for example a "timeout" argument in seconds) or split the work into smaller steps.`;
+
+  it(
+    "ported: \"should time out a tool call after the default 3 minute limit\" (toolTimeoutMs 1000, a 60 s tool)",
+    marbles((m) => {
+      const finished: string[] = [];
+      const end = runOnce(m, slow(60_000)(m.scheduler, finished), { value: "hello" }, { toolTimeoutMs: 1_000 });
+      expect(end).toStrictEqual({
+        frame: 1_000,
+        event: { type: "tool_execution_end", toolCallId: "tool-1", toolName: "echo", result: { content: [text(timedOutText(1))], details: {} }, isError: true },
+      });
+      expect(finished).toStrictEqual([]);
+    }),
+  );
+
+  it(
+    "without toolTimeoutMs the default is 3 minutes",
+    marbles((m) => {
+      const finished: string[] = [];
+      const end = runOnce(m, slow(240_000)(m.scheduler, finished), { value: "hello" });
+      expect(end.frame).toBe(180_000);
+      expect(end.event).toMatchObject({ isError: true, result: { content: [text(timedOutText(180))] } });
+      expect(finished).toStrictEqual([]);
+    }),
+  );
+
+  it(
+    "ported: \"should honor a per-call timeout override and timeout 0 to disable the timer\"",
+    marbles((m) => {
+      const finished: string[] = [];
+      const tool = slow(500)(m.scheduler, finished);
+      // A longer per-call override (2 s) survives the 100 ms default.
+      expect(runOnce(m, tool, { value: "long", timeout: 2 }, { toolTimeoutMs: 100 }).event).toMatchObject({ isError: false });
+      // timeout 0 disables the timer entirely.
+      expect(runOnce(m, tool, { value: "unlimited", timeout: 0 }, { toolTimeoutMs: 100 }).event).toMatchObject({ isError: false });
+      // No override keeps the 100 ms default and times out the 500 ms tool.
+      const timedOut = runOnce(m, tool, { value: "slow" }, { toolTimeoutMs: 100 });
+      expect(timedOut.event).toMatchObject({ isError: true, result: { content: [text(timedOutText(0.1))] } });
+      expect(finished).toStrictEqual(["long", "unlimited"]);
+    }),
+  );
+
+  it(
+    "a timeout argument counts only when the tool's schema declares one",
+    marbles((m) => {
+      const finished: string[] = [];
+      const tool = slow(500, Type.Object({ value: Type.String() }))(m.scheduler, finished);
+      const end = runOnce(m, tool, { value: "x", timeout: 0 }, { toolTimeoutMs: 100 });
+      expect(end.frame).toBe(100);
+      expect(end.event).toMatchObject({ isError: true });
+    }),
+  );
+
+  it(
+    "toolTimeoutMs 0 disables the loop-wide timer; a tool's own timeoutMs wins over toolTimeoutMs, with its own text",
+    marbles((m) => {
+      const finished: string[] = [];
+      expect(runOnce(m, slow(400_000)(m.scheduler, finished), { value: "unlimited" }, { toolTimeoutMs: 0 }).event).toMatchObject({ isError: false });
+      const own = runOnce(m, slow(500, undefined, { timeoutMs: 50 })(m.scheduler, finished), { value: "own" }, { toolTimeoutMs: 1_000 });
+      expect(own).toMatchObject({ frame: 50, event: { isError: true, result: { content: [text('Tool "echo" timed out after 50 ms')] } } });
+      const longer = runOnce(m, slow(500, undefined, { timeoutMs: 5_000 })(m.scheduler, finished), { value: "longer" }, { toolTimeoutMs: 100 });
+      expect(longer.event).toMatchObject({ isError: false });
+      expect(finished).toStrictEqual(["unlimited", "longer"]);
+    }),
+  );
+
+  it(
+    "the timed-out call's signal fires",
+    marbles((m) => {
+      let signal: AbortSignal | undefined;
+      const tool = defineTool({
+        name: "echo",
+        description: "e",
+        parameters: Type.Object({ value: Type.String() }),
+        execute: (_id, _args, context) => {
+          signal = context.signal;
+          return NEVER;
+        },
+      }) as AgentTool;
+      runOnce(m, tool, { value: "x" }, { toolTimeoutMs: 10 });
+      expect(signal?.aborted).toBe(true);
+      expect(String(signal?.reason)).toContain('Tool "echo" timed out');
+    }),
+  );
+
+  it(
+    "a synchronous tool arms no timer; one that did not settle synchronously arms exactly one",
+    marbles((m) => {
+      const schedule = vi.spyOn(m.scheduler, "schedule");
+      const timerDelays = () => schedule.mock.calls.map((callArguments) => callArguments[1]).filter((delay) => delay === 180_000);
+      const sync = defineTool({ name: "echo", description: "e", parameters: Type.Object({ value: Type.String() }), execute: () => ({ content: [text("now")], details: {} }) }) as AgentTool;
+      runOnce(m, sync, { value: "x" });
+      expect(timerDelays()).toStrictEqual([]);
+      runOnce(m, slow(5)(m.scheduler, []), { value: "x" });
+      expect(timerDelays()).toStrictEqual([180_000]);
+    }),
+  );
 });
