@@ -34,5 +34,7 @@ export type {
   HookResult,
   QueueMode,
   ShouldStopAfterTurnContext,
+  AgentLoopTurnUpdate,
+  PrepareNextTurnContext,
 } from "./types/loop-config.js";
 export type { AgentSnapshot, AgentState, PromptInput, TranscriptStore } from "./types/agent.js";

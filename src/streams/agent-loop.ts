@@ -90,6 +90,8 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
       scheduler: config.scheduler ?? asyncScheduler,
       context: { ...context, messages: [...context.messages] },
       firstNewMessage: context.messages.length,
+      carriedNewMessages: undefined,
+      lastTurn: undefined,
       steering: steering.queue,
       followUp: followUp.queue,
       ownsQueues: { steering: steering.source !== undefined, followUp: followUp.source !== undefined },
