@@ -22,7 +22,7 @@ export type {
   ToolExecutionContext,
   ToolExecutionMode,
 } from "./types/tools.js";
-export type { AgentEvent, AgentEventType, QueuedMessages } from "./types/events.js";
+export type { AgentEndReason, AgentEvent, AgentEventType, QueuedMessages } from "./types/events.js";
 export type {
   AfterToolCallContext,
   AfterToolCallResult,

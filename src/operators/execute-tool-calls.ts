@@ -1,6 +1,8 @@
 import { concatMap, from, mergeMap, NEVER, Observable, of, Subscription, type SchedulerLike } from "rxjs";
+import { errorText } from "../errors.js";
 import type { AgentContext, AgentEvent, AgentLoopConfig, AssistantMessage, DrainableQueue, ToolCall, ToolResultMessage } from "../types.js";
 import type { Cancellation } from "../streams/lazy-abort-controller.js";
+import { forwardingObserver } from "./forwarding-observer.js";
 import { mergeMapCapped } from "./merge-map-capped.js";
 import { prepareToolCall, prepareToolCalls } from "./prepare-tool-call.js";
 import { ResultSlot } from "./result-slot.js";
@@ -47,10 +49,26 @@ export function executeToolCalls(
     // batch must not close with the trigger's subscription.
     const subscription = new Subscription();
     // NEVER, a run without a signal: nothing to listen to.
-    if (options.abort$ !== NEVER) subscription.add(options.abort$.subscribe(() => interruption.interrupt(ABORTED_TOOL_TEXT)));
+    if (options.abort$ !== NEVER) {
+      subscription.add(options.abort$.subscribe(forwardingObserver(subscriber, { next: () => interruption.interrupt(ABORTED_TOOL_TEXT) })));
+    }
+    // A steering queue that fails can no longer tell whether the user wants the tools to stop:
+    // its calls are skipped, and the run ends after this turn (`nextStep`, reason "failed").
+    let failure: string | undefined;
+    const steeringFailed = (error: unknown) => {
+      failure ??= `The steering queue failed: ${errorText(error)}`;
+      interruption.interrupt(failure);
+    };
     if (config.steeringInterruptsTools) {
-      if (steering.peek().length > 0) interruption.interrupt(STEERING_SKIP_TEXT);
-      else subscription.add(steering.arrivals.subscribe(() => interruption.interrupt(STEERING_SKIP_TEXT)));
+      try {
+        if (steering.peek().length > 0) interruption.interrupt(STEERING_SKIP_TEXT);
+        else {
+          const arrivals = forwardingObserver(subscriber, { next: () => interruption.interrupt(STEERING_SKIP_TEXT), error: steeringFailed });
+          subscription.add(steering.arrivals.subscribe(arrivals));
+        }
+      } catch (error) {
+        steeringFailed(error);
+      }
     }
 
     const batch: ToolBatch = { assistantMessage, context, config, scheduler, cancellation: options.cancellation, interruption };
@@ -72,10 +90,10 @@ export function executeToolCalls(
       results[finalized.index] = message;
       slots[finalized.index]!.fill(message);
     };
-    const run = (prepared: PreparedToolCall) => runToolCall(prepared, batch);
+    const runCall = (prepared: PreparedToolCall) => runToolCall(prepared, batch);
     // Every event of the batch but the ordered results passes here; a finalized call becomes
     // its `tool_execution_end`, then fills its slot (so its result follows the end).
-    const settle = (output: AgentEvent | FinalizedToolCall) => {
+    const passOn = (output: AgentEvent | FinalizedToolCall) => {
       if (!(output instanceof FinalizedToolCall)) {
         subscriber.next(output);
         return;
@@ -97,40 +115,39 @@ export function executeToolCalls(
       ? from(toolCalls).pipe(
           concatMap((toolCall, index) =>
             prepareToolCall(index, toolCall, batch).pipe(
-              concatMap((output) => (output instanceof PreparedToolCall ? run(output) : of(output))),
+              concatMap((output) => (output instanceof PreparedToolCall ? runCall(output) : of(output))),
             ),
           ),
         )
-      : prepareToolCalls(toolCalls, batch, settle).pipe(fanOut(run, config.maxConcurrency ?? Infinity, context));
+      : prepareToolCalls(toolCalls, batch, passOn).pipe(fanOut(runCall, config.maxConcurrency ?? Infinity, context));
     // The batch ends when both the ordered results and the processing have completed.
     let running = 2;
     const completeOne = () => {
       running -= 1;
       if (running > 0) return;
-      subscriber.next(new ToolBatchSummary(results, terminates.length > 0 && terminates.every(Boolean)));
+      subscriber.next(new ToolBatchSummary(results, terminates.length > 0 && terminates.every(Boolean), failure));
       subscriber.complete();
     };
-    const fail = (error: unknown) => subscriber.error(error);
     subscription.add(
       from(slots)
         .pipe(concatMap((slot) => slot))
-        .subscribe({ next: (event) => subscriber.next(event), error: fail, complete: completeOne }),
+        .subscribe(forwardingObserver(subscriber, { next: (event: AgentEvent) => subscriber.next(event), complete: completeOne })),
     );
-    subscription.add(processed$.subscribe({ next: settle, error: fail, complete: completeOne }));
+    subscription.add(processed$.subscribe(forwardingObserver(subscriber, { next: passOn, complete: completeOne })));
     return subscription;
   });
 }
 
 function fanOut(
-  run: (prepared: PreparedToolCall) => Observable<AgentEvent | FinalizedToolCall>,
+  runCall: (prepared: PreparedToolCall) => Observable<AgentEvent | FinalizedToolCall>,
   limit: number,
   context: AgentContext,
 ) {
   const capped = context.tools?.some((tool) => tool.concurrency !== undefined) ?? false;
   if (!capped) {
-    return mergeMap(run, limit);
+    return mergeMap(runCall, limit);
   }
-  return mergeMapCapped(run, limit, (prepared: PreparedToolCall) =>
+  return mergeMapCapped(runCall, limit, (prepared: PreparedToolCall) =>
     prepared.tool.concurrency === undefined ? undefined : { key: prepared.tool.name, cap: prepared.tool.concurrency },
   );
 }

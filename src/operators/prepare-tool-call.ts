@@ -4,6 +4,7 @@ import { errorResult } from "../tools/tool-results.js";
 import { type ArgumentValidation, validateArguments } from "../tools/validate-arguments.js";
 import type { AgentEvent, AgentTool, AgentToolResult, BeforeToolCallResult, ToolCall } from "../types.js";
 import { answerOfHook } from "./answer-of-hook.js";
+import { forwardingObserver } from "./forwarding-observer.js";
 import { ABORTED_TOOL_TEXT, FinalizedToolCall, PreparedToolCall, type ToolBatch } from "./tool-batch.js";
 
 /**
@@ -36,7 +37,7 @@ export function prepareToolCall(
  * Announces and readies a batch's calls one after the other, in source order, and emits each
  * call that may run (a `PreparedToolCall`).
  *
- * `announce` gets everything else, synchronously and in order: each call's
+ * `passOn` gets everything else, synchronously and in order: each call's
  * `tool_execution_start`, and each call finalized during preparation (an error result, a
  * block, a skip). The next call starts when the one before is ready. Why not
  * `concatMap(prepareToolCall)`: nearly every preparation is synchronous, and this one
@@ -46,20 +47,20 @@ export function prepareToolCall(
 export function prepareToolCalls(
   toolCalls: ToolCall[],
   batch: ToolBatch,
-  announce: (output: AgentEvent | FinalizedToolCall) => void,
+  passOn: (output: AgentEvent | FinalizedToolCall) => void,
 ): Observable<PreparedToolCall> {
   return new Observable<PreparedToolCall>((subscriber) => {
     let nextIndex = 0;
     let waiting: Subscription | undefined;
     const route = (outcome: Readiness) => {
       if (outcome instanceof PreparedToolCall) subscriber.next(outcome);
-      else announce(outcome);
+      else passOn(outcome);
     };
     const prepareFromNext = (): void => {
       while (nextIndex < toolCalls.length) {
         const index = nextIndex++;
         const toolCall = toolCalls[index]!;
-        announce({ type: "tool_execution_start", toolCallId: toolCall.id, toolName: toolCall.name, args: toolCall.arguments });
+        passOn({ type: "tool_execution_start", toolCallId: toolCall.id, toolName: toolCall.name, args: toolCall.arguments });
         if (subscriber.closed) return;
         const outcome = readyToolCall(index, toolCall, batch);
         if (!(outcome instanceof Observable)) {
@@ -69,14 +70,15 @@ export function prepareToolCalls(
         // A decision that arrives synchronously goes on in this loop rather than on the stack.
         let subscribed = false;
         let decidedSynchronously = false;
-        waiting = outcome.subscribe({
-          next: route,
-          error: (error: unknown) => subscriber.error(error),
-          complete: () => {
-            if (subscribed) prepareFromNext();
-            else decidedSynchronously = true;
-          },
-        });
+        waiting = outcome.subscribe(
+          forwardingObserver(subscriber, {
+            next: route,
+            complete: () => {
+              if (subscribed) prepareFromNext();
+              else decidedSynchronously = true;
+            },
+          }),
+        );
         subscribed = true;
         if (!decidedSynchronously) return;
       }

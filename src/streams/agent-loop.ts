@@ -16,6 +16,7 @@ import { checkConfig, checkPrompts } from "./check-config.js";
 import { fromAbortSignal } from "./from-abort-signal.js";
 import { LazyAbortController } from "./lazy-abort-controller.js";
 import { MessageQueue, noMessages } from "./message-queue.js";
+import type { TurnStart } from "./next-step.js";
 import { NextTurn, type Turn } from "./next-turn.js";
 import { announce, appendMessage, type RunState } from "./run-state.js";
 import { pairToolCalls } from "./repair-transcript.js";
@@ -72,6 +73,28 @@ export function agentLoopContinue<TOutputSchema extends OutputSchema = OutputSch
   return withOutput(context, config, (runContext, runConfig) => runLoop([], runContext, runConfig)) as Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>>;
 }
 
+/**
+ * The policy, after each turn's `turn_end` (`endTurn` in run-turn.ts; the order is `nextStep`'s):
+ * 1. a failed model call, a failing queue or an abort ends the run     (`endBeforeHook`)
+ * 2. `maxTurns` reached ends it                                         (`endBeforeHook`)
+ * 3. `shouldStopAfterTurn` is asked; "stop" ends it                      (`endTurn`, then `nextStep`)
+ * 4. steering, or tool results that do not terminate: another turn     (`nextStep`)
+ * 5. else follow-ups: another inner loop                               (`nextStep`)
+ * 6. else `agent_end`, with the reason of whichever step ended the run  (`decide`, `agentEndEvent`)
+ * A next turn asks `prepareNextTurn` before its `turn_start` (`runTurn`, prepare-next-turn.ts).
+ *
+ * The mechanism: an expand over turns. Each turn hands `NextTurn` its `NextStep`; expand subscribes
+ * to the next turn as the one before completes, and concatMap plays each turn's events in order:
+ *
+ * ```text
+ * expand emits: T1                    T2                                  (T3 only on next_turn)
+ * T1.events:    agent_start … turn_end|
+ * T1.next:                           T2|   (T1 decided next_turn, just before completing)
+ * T2.events:                          turn_start … turn_end agent_end|
+ * T2.next:                                                        |    (T2 decided end)
+ * output:       agent_start … turn_end turn_start … turn_end agent_end|
+ * ```
+ */
 function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLoopConfig): Observable<AgentEvent> {
   return new Observable<AgentEvent>((subscriber) => {
     const cancellation = new LazyAbortController();
@@ -107,15 +130,13 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
       appendMessage(run, prompt);
       opening.push(...announce(prompt));
     }
-    // The loop is an expand over turns. Why turns and not events: expand projects every value
-    // it emits, so expanding over events would cost an inner subscription per text delta. Each
-    // turn is handed on as its events plus a NextTurn to which the turn hands what the next turn
-    // starts with; expand recurses on that, concatMap plays each turn's events in order.
+    // Why expand over turns and not over events: expand projects every value it emits, so
+    // expanding over events would cost an inner subscription per text delta.
     // Why subscribeOn(queueScheduler), on the whole and on each turn: a model that answers
-    // synchronously would otherwise nest every turn inside the previous one's call stack. Inside
-    // the outer queue action each turn is queued, so expand has subscribed to a turn's
-    // continuation before the turn runs, and the queue runs the turns one after the other.
-    const turns$ = of(startTurn(run, undefined, opening)).pipe(
+    // synchronously would otherwise nest every turn inside the previous one's call stack (the
+    // 3000-turn test guards this). Inside the outer queue action each turn is queued, so expand
+    // has subscribed to a turn's `NextTurn` before the turn runs, and the turns run one by one.
+    const turns$ = of(startTurn(run, { type: "first_turn", opening })).pipe(
       expand((turn) => turn.next),
       concatMap((turn) => turn.events.pipe(subscribeOn(queueScheduler))),
       subscribeOn(queueScheduler),
@@ -134,9 +155,9 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
   });
 }
 
-function startTurn(run: RunState, pending: AgentMessage[] | undefined, opening?: AgentEvent[]): Turn {
-  const next = new NextTurn((handedOn) => startTurn(run, handedOn));
-  return { events: runTurn(run, pending, next, opening), next };
+function startTurn(run: RunState, start: TurnStart): Turn {
+  const next = new NextTurn((step) => startTurn(run, step));
+  return { events: runTurn(run, start, next), next };
 }
 
 /** A run's queue, and the Observable the run fills it from when the run made it. */

@@ -53,6 +53,8 @@ export function reduceAgentState(state: AgentState, event: AgentEvent): AgentSta
     case "agent_end": {
       const next: AgentState = { ...state, isStreaming: false, pendingToolCalls: [] };
       delete next.streamingMessage;
+      // A run that failed outside any assistant message (a hook or a queue of the caller's).
+      if (event.errorMessage !== undefined) next.errorMessage = event.errorMessage;
       return next;
     }
     default:

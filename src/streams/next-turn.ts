@@ -1,7 +1,7 @@
 import type { Observable, Observer, Subscriber } from "rxjs";
 import { SettleOnce } from "../operators/settle-once.js";
-import type { AgentEvent, AgentMessage } from "../types.js";
-import type { TurnContinuation } from "./run-state.js";
+import type { AgentEvent } from "../types.js";
+import type { NextStep, NextTurnStep } from "./next-step.js";
 
 /** A turn as the loop's expand sees it: its events, then (maybe) the turn after it. */
 export interface Turn {
@@ -10,25 +10,25 @@ export interface Turn {
 }
 
 /**
- * Where a turn hands on what the next turn starts with (as an Observer), and where the loop's
+ * Where a turn hands on its decision, a `NextStep` (as an Observer), and where the loop's
  * `expand` picks up the next turn (as an Observable): once the turn completes it, it emits the
- * next turn, made by `startTurn` from what was handed on, or nothing, then completes.
+ * next turn, made by `startTurn` from a `next_turn` step, or nothing, then completes.
  *
  * Why not an AsyncSubject and a `map`: a run waiting for its model holds one of these, and one
  * object serving its one subscriber costs about a kilobyte less than a subject, its subscription
  * and an operator. Why it keeps what was handed on and not the next turn: that turn would hold
  * its own `NextTurn`, and every turn of a run would stay reachable from the first.
  */
-export class NextTurn extends SettleOnce<Turn> implements Observer<TurnContinuation> {
-  private handedOn: TurnContinuation | undefined;
+export class NextTurn extends SettleOnce<Turn> implements Observer<NextStep> {
+  private handedOn: NextTurnStep | undefined;
   private failure: { error: unknown } | undefined;
 
-  constructor(private readonly startTurn: (pending: AgentMessage[]) => Turn) {
+  constructor(private readonly startTurn: (start: NextTurnStep) => Turn) {
     super();
   }
 
-  next(continuation: TurnContinuation): void {
-    this.handedOn = continuation;
+  next(step: NextStep): void {
+    if (step.type === "next_turn") this.handedOn = step;
   }
 
   error(error: unknown): void {
@@ -45,7 +45,7 @@ export class NextTurn extends SettleOnce<Turn> implements Observer<TurnContinuat
       subscriber.error(this.failure.error);
       return;
     }
-    if (this.handedOn) subscriber.next(this.startTurn(this.handedOn.pending));
+    if (this.handedOn) subscriber.next(this.startTurn(this.handedOn));
     subscriber.complete();
   }
 }

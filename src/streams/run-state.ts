@@ -1,6 +1,7 @@
 import type { Observable, SchedulerLike } from "rxjs";
 import { isModelMessage } from "../types/messages.js";
 import type { LazyAbortController } from "./lazy-abort-controller.js";
+import type { EndStep } from "./next-step.js";
 import type {
   AgentContext,
   AgentEvent,
@@ -55,7 +56,7 @@ export interface RunState {
   modelMessages: Message[] | undefined;
   /** How many transcript messages `modelMessages` has taken in. */
   modelMessagesSeen: number;
-  /** Set as `agent_end` is made: from then on, leaving is not an abort. */
+  /** Set as `agent_end` is emitted: from then on, leaving is not an abort. */
   ended: boolean;
 }
 
@@ -94,10 +95,13 @@ export function newMessages(run: RunState): AgentMessage[] {
   return run.carriedNewMessages ? run.carriedNewMessages.concat(added) : added;
 }
 
-/** The closing event of a run, with whatever is still queued when the run made the queues. */
-export function agentEnd(run: RunState): AgentEvent {
-  run.ended = true;
-  const event: AgentEvent = { type: "agent_end", messages: newMessages(run) };
+/**
+ * The closing event of a run for `end`, with whatever is still queued when the run made the
+ * queues. Why only those: a queue the run made is the run's own `MessageQueue`, which cannot throw.
+ */
+export function agentEndEvent(run: RunState, end: EndStep): AgentEvent {
+  const event: Extract<AgentEvent, { type: "agent_end" }> = { type: "agent_end", messages: newMessages(run), reason: end.reason };
+  if (end.errorMessage !== undefined) event.errorMessage = end.errorMessage;
   const queued: QueuedMessages = {
     steering: run.ownsQueues.steering ? [...run.steering.peek()] : [],
     followUp: run.ownsQueues.followUp ? [...run.followUp.peek()] : [],
@@ -106,11 +110,6 @@ export function agentEnd(run: RunState): AgentEvent {
     event.queued = queued;
   }
   return event;
-}
-
-/** Emitted by a turn that wants another one; `pending` is injected at its start. */
-export class TurnContinuation {
-  constructor(readonly pending: AgentMessage[]) {}
 }
 
 /** A message's `message_start` and `message_end`. */

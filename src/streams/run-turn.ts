@@ -1,67 +1,64 @@
-import { catchError, map, Observable, type Observer, of, race, type Subscriber, Subscription, take } from "rxjs";
-import type { HookError } from "../errors.js";
+import { map, Observable, type Observer, race, type Subscriber, Subscription, take } from "rxjs";
+import { type HookError, RxAgentError } from "../errors.js";
 import { callHook } from "../operators/call-hook.js";
 import { executeToolCalls } from "../operators/execute-tool-calls.js";
+import { forwardingObserver } from "../operators/forwarding-observer.js";
 import { ToolBatchSummary } from "../operators/tool-batch.js";
 import { truncatedToolCalls } from "../operators/truncated-tool-calls.js";
 import { isFailedMessage, toolCallsOf } from "../types/messages.js";
-import type { AgentEvent, AgentMessage, AssistantMessage, ToolResultMessage } from "../types.js";
-import { agentEnd, appendMessage, newMessages, type RunState, TurnContinuation } from "./run-state.js";
+import type { AgentEvent, AgentMessage, AssistantMessage } from "../types.js";
+import { drain, endBeforeHook, type HookAnswer, nextStep, type NextStep, type TurnOutcome, type TurnStart } from "./next-step.js";
+import { agentEndEvent, appendMessage, newMessages, type RunState } from "./run-state.js";
 import { prepareNextTurn } from "./prepare-next-turn.js";
 import { streamAssistant } from "./stream-assistant.js";
 
 /**
  * One turn: inject pending messages, call the model, run its tool calls, `turn_end`, and decide.
  *
- * The first turn's `turn_start` belongs to the run's opening (before the prompts), and it takes
- * its pending messages from the steering queue, so steering typed before the first call lands
- * in it. It ends in one of two ways: with `agent_end`, or by handing `continuation` the
- * messages the next turn starts with (then completing it) just before it completes itself.
- *
- * `opening` is emitted first: the run's opening events, for the first turn.
+ * The first turn emits the run's opening events first (`agent_start`, its `turn_start`, the
+ * prompts), and it takes its pending messages from the steering queue, so steering typed before
+ * the first call lands in it. A next turn asks `prepareNextTurn` first, when there is one. A turn ends in one of two ways: with `agent_end`, or by handing
+ * `decision` a `next_turn` step (then completing it) just before it completes itself.
  *
  * Why one Observable with its steps in sequence rather than `concat` of deferred parts: a turn
  * runs for every tool round trip, and each `concat` and `defer` costs subscriptions per turn and
  * a hop per event; here each step is one subscription, started when the step before completes.
  */
-export function runTurn(
-  run: RunState,
-  pending: AgentMessage[] | undefined,
-  continuation: Observer<TurnContinuation>,
-  opening?: readonly AgentEvent[],
-): Observable<AgentEvent> {
+export function runTurn(run: RunState, start: TurnStart, decision: Observer<NextStep>): Observable<AgentEvent> {
   return new Observable<AgentEvent>((subscriber) => {
-    const turn: TurnSteps = { run, subscriber, continuation, steps: new Subscription() };
+    const turn: TurnSteps = { run, subscriber, decision, steps: new Subscription() };
     const { steps } = turn;
-    if (opening) for (const event of opening) subscriber.next(event);
-    // Before draining: steering drained for a turn that will not run would be lost.
-    if (subscriber.closed) return steps;
-    if (pending === undefined || !run.config.prepareNextTurn) {
-      beginTurn(turn, pending);
+    if (start.type === "first_turn") {
+      for (const event of start.opening) subscriber.next(event);
+    }
+    if (start.type === "first_turn" || !run.config.prepareNextTurn) {
+      beginTurn(turn, start);
       return steps;
     }
-    steps.add(
-      prepareNextTurn(run).subscribe({
-        next: (failure) => beginTurn(turn, pending, failure),
-        error: (error: unknown) => subscriber.error(error),
-      }),
-    );
+    steps.add(prepareNextTurn(run).subscribe(forwardingObserver(subscriber, { next: (failure: HookError | undefined) => beginTurn(turn, start, failure) })));
     return steps;
   });
 }
 
 /**
  * Injects the turn's pending messages (`turn_start` first, unless it is the first turn), then
- * calls the model. `failure`: what the model call must end with instead (`prepareNextTurn`).
+ * calls the model. `failure`: what the model call must end with instead (`prepareNextTurn`, or a
+ * steering queue that threw: the run then ends as data, with a failed assistant message).
  */
-function beginTurn(turn: TurnSteps, pending: AgentMessage[] | undefined, failure?: HookError): void {
+function beginTurn(turn: TurnSteps, start: TurnStart, failure?: RxAgentError): void {
   const { run, subscriber, steps } = turn;
+  // Before draining: steering drained for a turn that will not run would be lost.
   if (subscriber.closed) return;
-  const first = pending === undefined;
-  let injected = first ? run.steering.drain(run.config.steeringMode ?? "one-at-a-time") : pending;
-  // Steering typed while prepareNextTurn ran (it may compact for a while) joins this turn, as
-  // in the reference; only when none was pending, so one-at-a-time still injects one.
-  if (!first && injected.length === 0 && run.config.prepareNextTurn) injected = run.steering.drain(run.config.steeringMode ?? "one-at-a-time");
+  const first = start.type === "first_turn";
+  let injected = first ? [] : start.pending;
+  // The first turn takes steering typed before the first call. Steering typed while
+  // prepareNextTurn ran (it may compact for a while) joins a next turn, as in the reference;
+  // only when none was pending, so one-at-a-time still injects one.
+  if (first || (injected.length === 0 && run.config.prepareNextTurn)) {
+    const steering = drain(run.steering, run.config.steeringMode, "steering");
+    if (Array.isArray(steering)) injected = steering;
+    else failure ??= new RxAgentError(steering.errorMessage!);
+  }
   if (!first) subscriber.next({ type: "turn_start" });
   for (const message of injected) {
     appendMessage(run, message);
@@ -70,17 +67,18 @@ function beginTurn(turn: TurnSteps, pending: AgentMessage[] | undefined, failure
   if (subscriber.closed) return;
   let assistant: AssistantMessage | undefined;
   steps.add(
-    streamAssistant(run, failure).subscribe({
-      next: (event) => {
-        if (event.type === "message_end") {
-          assistant = event.message as AssistantMessage;
-          appendMessage(run, assistant);
-        }
-        subscriber.next(event);
-      },
-      error: (error: unknown) => subscriber.error(error),
-      complete: () => finishTurn(turn, assistant!),
-    }),
+    streamAssistant(run, failure).subscribe(
+      forwardingObserver(subscriber, {
+        next: (event: AgentEvent) => {
+          if (event.type === "message_end") {
+            assistant = event.message as AssistantMessage;
+            appendMessage(run, assistant);
+          }
+          subscriber.next(event);
+        },
+        complete: () => finishTurn(turn, assistant!),
+      }),
+    ),
   );
 }
 
@@ -88,7 +86,7 @@ function beginTurn(turn: TurnSteps, pending: AgentMessage[] | undefined, failure
 interface TurnSteps {
   readonly run: RunState;
   readonly subscriber: Subscriber<AgentEvent>;
-  readonly continuation: Observer<TurnContinuation>;
+  readonly decision: Observer<NextStep>;
   /** Every step's subscription, torn down with the turn. */
   readonly steps: Subscription;
 }
@@ -103,10 +101,9 @@ interface TurnSteps {
 function finishTurn(turn: TurnSteps, assistant: AssistantMessage): void {
   const { run, subscriber, steps } = turn;
   if (subscriber.closed) return;
-  const failed = isFailedMessage(assistant);
-  const toolCalls = failed ? [] : toolCallsOf(assistant);
+  const toolCalls = isFailedMessage(assistant) ? [] : toolCallsOf(assistant);
   if (toolCalls.length === 0) {
-    endTurn(turn, assistant, [], false, failed);
+    endTurn(turn, { message: assistant, toolResults: [], terminated: false });
     return;
   }
   let summary: ToolBatchSummary | undefined;
@@ -114,76 +111,70 @@ function finishTurn(turn: TurnSteps, assistant: AssistantMessage): void {
   const batch$ = assistant.stopReason === "length" ? truncatedToolCalls(toolCalls, run.scheduler) : executeToolCalls(assistant, toolCalls, run);
   steps.add(
     // The run has every field the batch needs.
-    batch$.subscribe({
-      next: (output) => {
-        if (output instanceof ToolBatchSummary) summary = output;
-        else subscriber.next(output);
-      },
-      error: (error: unknown) => subscriber.error(error),
-      complete: () => {
-        // A batch emits its summary last, just before it completes.
-        const { results, terminate } = summary!;
-        for (const result of results) appendMessage(run, result);
-        endTurn(turn, assistant, results, !terminate, false);
-      },
-    }),
+    batch$.subscribe(
+      forwardingObserver(subscriber, {
+        next: (output: AgentEvent | ToolBatchSummary) => {
+          if (output instanceof ToolBatchSummary) summary = output;
+          else subscriber.next(output);
+        },
+        complete: () => {
+          // A batch emits its summary last, just before it completes.
+          const { results, terminate, failure } = summary!;
+          for (const result of results) appendMessage(run, result);
+          endTurn(turn, { message: assistant, toolResults: results, terminated: terminate, failure });
+        },
+      }),
+    ),
   );
 }
 
 /**
- * Emits `turn_end`, then decides: stop (error, abort, `maxTurns`, `shouldStopAfterTurn`), go on
- * with the tool results or steering, or start another inner loop with follow-ups.
+ * Emits `turn_end`, then decides (`nextStep`), asking `shouldStopAfterTurn` first unless the
+ * run ends before it (`endBeforeHook`). An abort while the hook thinks wins at once.
  *
  * Decides only once `turn_end` is out: a listener may abort as it hears it.
  */
-function endTurn(turn: TurnSteps, assistant: AssistantMessage, toolResults: ToolResultMessage[], moreToolWork: boolean, failed: boolean): void {
-  const { run, subscriber, continuation, steps } = turn;
+function endTurn(turn: TurnSteps, outcome: TurnOutcome): void {
+  const { run, subscriber, steps } = turn;
   if (subscriber.closed) return;
-  subscriber.next({ type: "turn_end", message: assistant, toolResults });
+  subscriber.next({ type: "turn_end", message: outcome.message, toolResults: outcome.toolResults });
   if (subscriber.closed) return;
   run.turns += 1;
-  const { config } = run;
-  if (config.prepareNextTurn) run.lastTurn = { message: assistant, toolResults };
-  const decide = (stop: boolean) => {
-    const next = stop ? agentEnd(run) : nextTurn(run, moreToolWork);
-    if (next instanceof TurnContinuation) continuation.next(next);
-    else subscriber.next(next);
-    continuation.complete();
-    subscriber.complete();
-  };
-  if (failed || run.cancellation.aborted || (config.signal?.aborted ?? false)) {
-    decide(true);
+  const { shouldStopAfterTurn } = run.config;
+  if (run.config.prepareNextTurn) run.lastTurn = outcome;
+  if (!shouldStopAfterTurn || endBeforeHook(run, outcome)) {
+    decide(turn, nextStep(run, outcome));
     return;
   }
-  if (config.maxTurns !== undefined && run.turns >= config.maxTurns) {
-    decide(true);
-    return;
-  }
-  if (!config.shouldStopAfterTurn) {
-    decide(false);
-    return;
-  }
+  const { message, toolResults } = outcome;
   steps.add(
     race(
-      callHook(config.shouldStopAfterTurn, { message: assistant, toolResults, context: run.context, newMessages: newMessages(run) }).pipe(
-        map((stop) => stop === true),
-        catchError(() => of(true)),
+      callHook(shouldStopAfterTurn, { message, toolResults, context: run.context, newMessages: newMessages(run) }).pipe(
+        map((stop): HookAnswer => stop === true),
       ),
-      run.abort$.pipe(map(() => true)),
+      // The abort is seen by nextStep itself.
+      run.abort$.pipe(map((): HookAnswer => false)),
     )
       .pipe(take(1))
-      .subscribe({ next: decide, error: (error: unknown) => subscriber.error(error) }),
+      .subscribe(
+        forwardingObserver(subscriber, {
+          next: (answer: HookAnswer) => decide(turn, nextStep(run, outcome, answer)),
+          error: (error: unknown) => decide(turn, nextStep(run, outcome, { error })),
+        }),
+      ),
   );
 }
 
-/** What follows a turn that did not stop: steering or tool results, then follow-ups, else the end. */
-function nextTurn(run: RunState, moreToolWork: boolean): AgentEvent | TurnContinuation {
-  const { config } = run;
-  const steering = run.steering.drain(config.steeringMode ?? "one-at-a-time");
-  if (steering.length > 0 || moreToolWork) return new TurnContinuation(steering);
-  const followUps = run.followUp.drain(config.followUpMode ?? "one-at-a-time");
-  if (followUps.length > 0) return new TurnContinuation(followUps);
-  return agentEnd(run);
+/** Hands the decision on: another turn, or `agent_end`; the turn completes either way. */
+function decide({ run, subscriber, decision }: TurnSteps, step: NextStep): void {
+  if (step.type === "end") {
+    run.ended = true;
+    subscriber.next(agentEndEvent(run, step));
+  } else {
+    decision.next(step);
+  }
+  decision.complete();
+  subscriber.complete();
 }
 
 function announceTo(subscriber: Subscriber<AgentEvent>, message: AgentMessage): void {

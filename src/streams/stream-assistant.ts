@@ -1,5 +1,5 @@
 import { catchError, concatMap, defer, map, mergeMap, Observable, throwError } from "rxjs";
-import { HookError } from "../errors.js";
+import { HookError, type RxAgentError } from "../errors.js";
 import { describe } from "../model/check-model-message.js";
 import { callHook } from "../operators/call-hook.js";
 import { toMessageEvents } from "../operators/to-message-events.js";
@@ -14,12 +14,12 @@ import { currentModelMessages, type RunState } from "./run-state.js";
  * message's events.
  *
  * The last event is always the assistant's `message_end`, also when a hook throws (or `failure`
- * is given: a hook before the turn failed), the model
+ * is given: a hook before the turn or a queue failed), the model
  * fails, or the run is aborted (then no model call is made if it had not begun). The model gets
  * a signal of its own that fires if the call is torn down before the model sent `done` or `error`
  * (abort, unsubscribe, a broken stream).
  */
-export function streamAssistant(run: RunState, failure?: HookError): Observable<AgentEvent> {
+export function streamAssistant(run: RunState, failure?: RxAgentError): Observable<AgentEvent> {
   return new Observable<AgentEvent>((subscriber) => {
     const call = new LazyAbortController();
     // Why not "the message ended": on abort the message ends with the request still open.

@@ -24,7 +24,10 @@ export interface AgentState {
   streamingMessage?: AssistantMessage;
   /** Ids of the tool calls running now. */
   pendingToolCalls: readonly string[];
-  /** Why the most recent run's last assistant message failed or was aborted, if it did. */
+  /**
+   * Why the most recent run's last assistant message failed or was aborted, if it did; or what
+   * else failed, from `agent_end.errorMessage` (a hook or a queue of the caller's).
+   */
   errorMessage?: string;
   queuedSteering: number;
   queuedFollowUp: number;

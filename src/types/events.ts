@@ -9,6 +9,17 @@ export interface QueuedMessages {
 }
 
 /**
+ * Why a run ended, as `agent_end.reason`, for logs:
+ * - `"failed"`: the model call failed, or a hook or a queue of the caller's failed (`agent_end.errorMessage` says how);
+ * - `"aborted"`: the signal aborted, or the model stopped with `"aborted"`;
+ * - `"max_turns"`: the run reached `maxTurns`;
+ * - `"stopped_by_hook"`: `shouldStopAfterTurn` said so;
+ * - `"terminated"`: every tool result of the last batch asked to terminate, and nothing was queued;
+ * - `"idle"`: the model answered without tool calls, and nothing was queued.
+ */
+export type AgentEndReason = "failed" | "aborted" | "max_turns" | "stopped_by_hook" | "terminated" | "idle";
+
+/**
  * Everything a run reports, in order. Same shapes as pi-agent-core's `AgentEvent`:
  *
  * ```text
@@ -36,6 +47,10 @@ export type AgentEvent<TDetails = unknown, TOutput = unknown> =
       /** With `output` configured: the validated final answer, or `outputError` saying why there is none. */
       output?: TOutput;
       outputError?: string;
+      /** Why the run ended. An addition to pi-agent-core's shape: optional, and ignored by its UIs. */
+      reason?: AgentEndReason;
+      /** With reason `"failed"` when no failed assistant message tells why: what failed. */
+      errorMessage?: string;
     }
   | { type: "turn_start" }
   | { type: "turn_end"; message: AssistantMessage; toolResults: ToolResultMessage[] }

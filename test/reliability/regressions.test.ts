@@ -124,6 +124,7 @@ describe("regressions found by the property tests", () => {
       type: "agent_end",
       messages: expect.any(Array),
       queued: { steering: [], followUp: [late] },
+      reason: "failed",
     });
   });
 

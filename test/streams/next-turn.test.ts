@@ -1,14 +1,13 @@
 import { NEVER } from "rxjs";
 import { describe, expect, it } from "vitest";
 import { NextTurn, type Turn } from "../../src/streams/next-turn.js";
-import { TurnContinuation } from "../../src/streams/run-state.js";
 import type { AgentMessage } from "../../src/types.js";
 import { userMessage } from "../testing/fixtures.js";
 
 function nextTurn() {
   const started: AgentMessage[][] = [];
-  const next: NextTurn = new NextTurn((pending) => {
-    started.push(pending);
+  const next: NextTurn = new NextTurn((step) => {
+    started.push(step.pending);
     return { events: NEVER, next: new NextTurn(() => ({ events: NEVER, next })) };
   });
   return { next, started };
@@ -26,7 +25,7 @@ describe("NextTurn", () => {
   it("emits the next turn, made from what was handed on, once completed, to a subscriber that came first", () => {
     const { next, started } = nextTurn();
     const seen = record(next);
-    next.next(new TurnContinuation(pending));
+    next.next({ type: "next_turn", pending });
     expect([seen, started]).toStrictEqual([[], []]);
     next.complete();
     expect([seen, started]).toStrictEqual([["turn true", "complete"], [pending]]);
@@ -34,10 +33,11 @@ describe("NextTurn", () => {
 
   it("serves a subscriber that comes after completion, and only completes when nothing was handed on", () => {
     const handed = nextTurn();
-    handed.next.next(new TurnContinuation(pending));
+    handed.next.next({ type: "next_turn", pending });
     handed.next.complete();
     expect(record(handed.next)).toStrictEqual(["turn true", "complete"]);
     const ended = nextTurn();
+    ended.next.next({ type: "end", reason: "idle" });
     ended.next.complete();
     expect([record(ended.next), ended.started]).toStrictEqual([["complete"], []]);
   });

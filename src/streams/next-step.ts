@@ -1,0 +1,88 @@
+import { errorText } from "../errors.js";
+import { isFailedMessage } from "../types/messages.js";
+import type { AgentEndReason, AgentEvent, AgentMessage, AssistantMessage, DrainableQueue, QueueMode, ToolResultMessage } from "../types.js";
+import type { RunState } from "./run-state.js";
+
+/** What a turn decides: another turn that starts with `pending`, or the end of the run, and why. */
+export type NextStep = NextTurnStep | EndStep;
+export interface NextTurnStep {
+  readonly type: "next_turn";
+  readonly pending: AgentMessage[];
+}
+export interface EndStep {
+  readonly type: "end";
+  readonly reason: AgentEndReason;
+  /** What failed, when no failed assistant message says it. */
+  readonly errorMessage?: string;
+}
+
+/** How a turn starts: the run's first, with the run's opening events, or one a turn decided on. */
+export type TurnStart = { readonly type: "first_turn"; readonly opening: readonly AgentEvent[] } | NextTurnStep;
+
+/** What a turn leaves to decide on. */
+export interface TurnOutcome {
+  readonly message: AssistantMessage;
+  readonly toolResults: ToolResultMessage[];
+  /** Every result of the turn's tool batch asked to terminate. */
+  readonly terminated: boolean;
+  /** Why the turn's own machinery failed (a queue of the caller's threw), if it did. */
+  readonly failure?: string;
+}
+
+/** `shouldStopAfterTurn`'s answer: `true` to stop, or the error it failed with. */
+export type HookAnswer = boolean | { readonly error: unknown };
+
+/**
+ * The checks that come before `shouldStopAfterTurn`, in order: a failure, an abort, `maxTurns`.
+ * Undefined when none ends the run: then the hook is asked, if there is one.
+ */
+export function endBeforeHook(run: RunState, outcome: TurnOutcome): EndStep | undefined {
+  if (outcome.failure !== undefined) return { type: "end", reason: "failed", errorMessage: outcome.failure };
+  if (run.cancellation.aborted || (run.config.signal?.aborted ?? false)) return ENDS.aborted;
+  if (isFailedMessage(outcome.message)) return outcome.message.stopReason === "aborted" ? ENDS.aborted : ENDS.failed;
+  const { maxTurns } = run.config;
+  if (maxTurns !== undefined && run.turns >= maxTurns) return ENDS.max_turns;
+  return undefined;
+}
+
+/**
+ * Decides what follows a turn, in this order: the checks of `endBeforeHook`; the hook's answer
+ * (`hookAnswer`, once asked); another turn with steering, or with the tool results unless they
+ * terminate; another inner loop with follow-ups; else the end. Drains the queue it takes from.
+ */
+export function nextStep(run: RunState, outcome: TurnOutcome, hookAnswer?: HookAnswer): NextStep {
+  const early = endBeforeHook(run, outcome);
+  if (early) return early;
+  if (hookAnswer === true) return ENDS.stopped_by_hook;
+  if (typeof hookAnswer === "object") {
+    return { type: "end", reason: "failed", errorMessage: `shouldStopAfterTurn failed: ${errorText(hookAnswer.error)}` };
+  }
+  const { config } = run;
+  const steering = drain(run.steering, config.steeringMode, "steering");
+  if (!Array.isArray(steering)) return steering;
+  const moreToolWork = outcome.toolResults.length > 0 && !outcome.terminated;
+  if (steering.length > 0 || moreToolWork) return { type: "next_turn", pending: steering };
+  const followUps = drain(run.followUp, config.followUpMode, "follow-up");
+  if (!Array.isArray(followUps)) return followUps;
+  if (followUps.length > 0) return { type: "next_turn", pending: followUps };
+  return outcome.terminated ? ENDS.terminated : ENDS.idle;
+}
+
+/** A queue's next messages, or the end of the run when the caller's queue throws. */
+export function drain(queue: DrainableQueue, mode: QueueMode | undefined, name: string): AgentMessage[] | EndStep {
+  try {
+    return queue.drain(mode ?? "one-at-a-time");
+  } catch (error) {
+    return { type: "end", reason: "failed", errorMessage: `The ${name} queue failed: ${errorText(error)}` };
+  }
+}
+
+// One object per reason, not one per run: the ends without an error message carry nothing else.
+const ENDS: Readonly<Record<AgentEndReason, EndStep>> = {
+  failed: { type: "end", reason: "failed" },
+  aborted: { type: "end", reason: "aborted" },
+  max_turns: { type: "end", reason: "max_turns" },
+  stopped_by_hook: { type: "end", reason: "stopped_by_hook" },
+  terminated: { type: "end", reason: "terminated" },
+  idle: { type: "end", reason: "idle" },
+};
