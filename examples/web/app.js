@@ -1,6 +1,6 @@
 // The rxagent page: renders the session's state (transcript, streaming message, tool cards)
 // and sends what the user types. Plain DOM, no build step.
-import { AgentConnection } from "/client.js";
+import { AgentConnection, textOf } from "/client.js";
 
 const transcript = document.getElementById("transcript");
 const input = document.getElementById("input");
@@ -11,15 +11,27 @@ const runStatus = document.getElementById("run-status");
 const errorBox = document.getElementById("error");
 
 // The session survives reloads of this tab; #session=<id> in the URL picks one explicitly.
-const hashSession = new URLSearchParams(location.hash.slice(1)).get("session");
+// #token=<secret> (what `rxagent serve --token` prints; a fragment never reaches a server log)
+// or ?token= carries the server's token.
+const fragment = new URLSearchParams(location.hash.slice(1));
+const hashSession = fragment.get("session");
+const token = fragment.get("token") ?? new URLSearchParams(location.search).get("token") ?? undefined;
 const storedSession = sessionStorage.getItem("rxagent-session");
-const wsUrl = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws${location.search}`;
+const wsUrl = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws`;
+/** Tool results that mean the call was stopped, not that it failed (src/operators/tool-batch.ts, repair-transcript.ts). */
+const STOPPED_TOOL_TEXTS = [
+  "Tool execution was aborted.",
+  "Skipped due to queued user message.",
+  "The tool call was interrupted before the tool finished.",
+  "Tool call was cancelled",
+];
 /** Keys of the thinking blocks the user unfolded, so a re-render keeps them open. */
 const openDetails = new Set();
 let renderScheduled = false;
 
 const connection = new AgentConnection(wsUrl, {
   session: hashSession ?? storedSession ?? undefined,
+  token,
   onChange: () => {
     if (connection.session) sessionStorage.setItem("rxagent-session", connection.session);
     scheduleRender();
@@ -41,10 +53,10 @@ function render() {
   connectionBadge.dataset.status = status;
   connectionBadge.querySelector(".label").textContent = status;
   runStatus.dataset.running = String(state.isStreaming);
-  runStatus.textContent = state.isStreaming ? (state.pendingToolCalls.length > 0 ? "running tools…" : "thinking…") : "idle";
+  runStatus.textContent = runLabel(state);
   abortButton.disabled = !state.isStreaming;
   errorBox.hidden = connection.lastError === undefined;
-  errorBox.textContent = connection.lastError ? `${connection.lastError.code}: ${connection.lastError.message}` : "";
+  errorBox.textContent = connection.lastError ? explain(connection.lastError) : "";
 
   const atBottom = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 40;
   const results = new Map();
@@ -52,13 +64,37 @@ function render() {
   const messages = state.streamingMessage ? [...state.messages, state.streamingMessage] : state.messages;
   transcript.replaceChildren(
     ...messages.map((message, index) => renderMessage(message, index, results, message === state.streamingMessage)).filter(Boolean),
+    ...connection.queued.map((entry) => element("div", { class: "msg user queued", "data-kind": entry.kind }, element("span", { class: "label" }, entry.kind === "steer" ? "queued · steering" : "queued · follow-up"), entry.text)),
   );
   if (atBottom) transcript.scrollTop = transcript.scrollHeight;
 }
 
+/** What the agent does now, for the header. */
+function runLabel(state) {
+  if (!state.isStreaming) return "idle";
+  if (state.pendingToolCalls.length > 0) return "running tools…";
+  const last = state.streamingMessage?.content.at(-1);
+  if (last?.type === "text") return "writing…";
+  return "thinking…";
+}
+
+/** An error or refusal in words: what happened and what to do. */
+function explain(error) {
+  if (typeof error.code === "number") return error.message;
+  const advice = {
+    session_limit: " The server is full; reload the page in a while.",
+    rate_limited: " Wait a moment before sending more.",
+    unknown_session: " Open the page without #session=… to start a new session.",
+  }[error.code] ?? "";
+  return `${error.code}: ${error.message}${advice}`;
+}
+
 function renderMessage(message, index, results, streaming) {
   if (message.role === "user") {
-    return element("div", { class: "msg user" }, textOf(message.content));
+    const kind = connection.injected.get(message);
+    if (kind === undefined) return element("div", { class: "msg user" }, textOf(message.content));
+    const label = kind === "steer" ? "steering" : "follow-up";
+    return element("div", { class: `msg user ${label}` }, element("span", { class: "label" }, label), textOf(message.content));
   }
   if (message.role !== "assistant") return undefined;
   const blocks = message.content.map((block, blockIndex) => {
@@ -84,7 +120,8 @@ function renderToolCard(call, resultMessage) {
   const run = connection.toolRuns.get(call.id);
   const result = resultMessage ?? run?.result;
   const isError = resultMessage?.isError ?? run?.isError ?? false;
-  const state = result ? (isError ? "error" : "done") : run ? "running" : "pending";
+  const stopped = isError && STOPPED_TOOL_TEXTS.includes(textOf(result?.content).trim());
+  const state = result ? (stopped ? "aborted" : isError ? "error" : "done") : run ? "running" : "pending";
   const progress = run?.progress && !result ? element("pre", { class: "progress" }, textOf(run.progress.content ?? run.progress)) : undefined;
   return element(
     "div",
@@ -96,11 +133,6 @@ function renderToolCard(call, resultMessage) {
   );
 }
 
-function textOf(content) {
-  if (typeof content === "string") return content;
-  if (Array.isArray(content)) return content.map((part) => (part.type === "text" ? part.text : `[${part.type}]`)).join("");
-  return JSON.stringify(content);
-}
 
 function element(tag, attributes, ...children) {
   const node = document.createElement(tag);
@@ -116,10 +148,16 @@ function submit(asFollowUp) {
     asFollowUp = true;
     text = text.slice("/later ".length).trim();
   }
+  const typed = input.value;
   input.value = "";
   connection.lastError = undefined;
   const send = asFollowUp ? connection.followUp(text) : connection.state.isStreaming ? connection.steer(text) : connection.prompt(text);
-  send.catch(() => scheduleRender());
+  send.catch((error) => {
+    // Not sent: the typed text comes back rather than vanishing.
+    if (input.value === "") input.value = typed;
+    connection.lastError ??= { code: "not_sent", message: error.message };
+    scheduleRender();
+  });
 }
 
 document.getElementById("composer").addEventListener("submit", (event) => {

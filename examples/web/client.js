@@ -2,6 +2,17 @@
 // The typed, tested library client is src/client/client.ts; this one exists so the page
 // needs no bundler. It keeps the session's state from snapshots and events, resumes from the
 // last sequence number after a lost connection, and answers each command with a Promise.
+import { MessageDeltaDecoder } from "/message-delta.js";
+
+/** Why the server closed a socket (PROTOCOL.md, "Close codes"), in words for the page. */
+const CLOSE_REASONS = {
+  1008: "The server closed the connection: too many commands or unread replies.",
+  4000: "Disconnected after a while without activity; sending a message reconnects.",
+  4401: "The server refused this page: it needs a token. Open the address the server printed (with #token=…).",
+  4403: "The server refused this page's origin. Open the page at the address the server printed, or start it with --allow-origin.",
+};
+/** Close codes after which reconnecting would get the same answer. */
+const FINAL_CLOSES = new Set([4401, 4403]);
 
 /** The state after one event; the same rules as src/streams/agent-state.ts. */
 export function reduceState(state, event) {
@@ -32,13 +43,20 @@ export function reduceState(state, event) {
   }
 }
 
+/** The text of a message's content (a string or blocks; other parts as [type]). */
+export function textOf(content) {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) return content.map((part) => (part.type === "text" ? part.text : `[${part.type}]`)).join("");
+  return JSON.stringify(content) ?? "";
+}
+
 export class AgentConnection {
   /**
    * @param {string} url  ws:// or wss:// URL of the endpoint
-   * @param {{ session?: string, onChange?: (connection: AgentConnection, event?: object) => void }} options
+   * @param {{ session?: string, token?: string, onChange?: (connection: AgentConnection, event?: object) => void }} options
    */
   constructor(url, options = {}) {
-    this.url = url;
+    this.url = options.token === undefined ? url : `${url}${url.includes("?") ? "&" : "?"}token=${encodeURIComponent(options.token)}`;
     this.session = options.session;
     this.onChange = options.onChange ?? (() => {});
     this.status = "connecting";
@@ -47,6 +65,13 @@ export class AgentConnection {
     this.toolRuns = new Map();
     this.lastError = undefined;
     this.lastSeq = undefined;
+    this.epoch = undefined;
+    this.decoder = new MessageDeltaDecoder();
+    this.fragments = [];
+    /** Steering and follow-ups sent from this page and not yet in the transcript: { kind, text }. */
+    this.queued = [];
+    /** How each injected message came in ("steer" or "follow_up"), by message object. */
+    this.injected = new WeakMap();
     this.pending = new Map();
     this.nextId = 0;
     this.attempts = 0;
@@ -55,8 +80,8 @@ export class AgentConnection {
   }
 
   prompt(input) { return this.command({ type: "prompt", input }); }
-  steer(input) { return this.command({ type: "steer", input }); }
-  followUp(input) { return this.command({ type: "follow_up", input }); }
+  steer(input) { return this.queue("steer", input); }
+  followUp(input) { return this.queue("follow_up", input); }
   abort() { return this.command({ type: "abort" }); }
   reset() { return this.command({ type: "reset" }); }
 
@@ -65,21 +90,45 @@ export class AgentConnection {
     this.socket?.close(1000, "Page closed");
   }
 
+  /** Sends a steering or follow-up message and shows it as queued until the agent takes it in. */
+  queue(kind, input) {
+    const entry = { kind, text: typeof input === "string" ? input : input.text };
+    this.queued.push(entry);
+    this.onChange(this);
+    return this.command({ type: kind, input }).catch((error) => {
+      this.queued = this.queued.filter((candidate) => candidate !== entry);
+      this.onChange(this);
+      throw error;
+    });
+  }
+
   open() {
     const socket = new WebSocket(this.url);
     this.socket = socket;
+    this.fragments = [];
     socket.addEventListener("open", () => this.attach());
-    socket.addEventListener("message", (message) => this.receive(JSON.parse(message.data)));
-    socket.addEventListener("close", () => {
+    socket.addEventListener("message", (message) => {
+      if (typeof message.data !== "string") return;
+      const frame = JSON.parse(message.data);
+      if (frame.type !== "fragment") return this.receive(frame);
+      this.fragments.push(frame.data);
+      if (frame.final) this.receive(JSON.parse(this.fragments.splice(0).join("")));
+    });
+    socket.addEventListener("close", (close) => {
       if (this.socket !== socket) return;
       this.attachId = undefined;
+      const reason = CLOSE_REASONS[close.code];
+      if (reason) this.lastError = { code: close.code, message: close.reason ? `${reason} (${close.reason})` : reason };
       for (const [id, command] of this.pending) {
         if (command.sent) {
           this.pending.delete(id);
           command.reject(new Error("The connection closed before the server answered."));
         }
       }
-      if (this.closed) return this.setStatus("closed");
+      if (FINAL_CLOSES.has(close.code)) this.closed = true;
+      if (this.closed) return this.setStatus(FINAL_CLOSES.has(close.code) ? "refused" : "closed");
+      // Closed for idling: reconnect when the user acts, not behind their back.
+      if (close.code === 4000) return this.setStatus("paused");
       this.setStatus("reconnecting");
       const delay = Math.min(10_000, 250 * 2 ** this.attempts++);
       setTimeout(() => this.open(), delay);
@@ -91,12 +140,15 @@ export class AgentConnection {
     const frame = { type: "attach", id: this.attachId };
     if (this.session !== undefined) frame.session = this.session;
     if (this.lastSeq !== undefined) frame.lastSeq = this.lastSeq;
+    if (this.lastSeq !== undefined && this.epoch !== undefined) frame.epoch = this.epoch;
     this.socket.send(JSON.stringify(frame));
   }
 
   command(body) {
     const id = `c${++this.nextId}`;
     const text = JSON.stringify({ ...body, id });
+    if (this.closed) return Promise.reject(new Error(this.lastError?.message ?? "The connection is closed."));
+    if (this.status === "paused") this.open();
     return new Promise((resolve, reject) => {
       const sendNow = this.status === "open" && this.attachId === undefined;
       this.pending.set(id, { text, sent: sendNow, resolve, reject });
@@ -110,6 +162,8 @@ export class AgentConnection {
         this.attachId = undefined;
         this.attempts = 0;
         this.session = frame.session;
+        this.epoch = frame.epoch ?? this.epoch;
+        if (typeof this.lastError?.code === "number") this.lastError = undefined;
         this.setStatus("open");
         for (const command of this.pending.values()) {
           if (!command.sent) {
@@ -132,19 +186,40 @@ export class AgentConnection {
       this.onChange(this);
     } else if (frame.type === "snapshot") {
       this.lastSeq = frame.seq;
+      this.epoch = frame.epoch;
       this.state = frame.state;
+      this.decoder.reset(frame.state.streamingMessage);
       // The snapshot's transcript holds the results; live runs of before may reuse ids after a reset.
       this.toolRuns.clear();
       this.onChange(this);
-    } else if (frame.type === "event") {
+    } else if (frame.type === "event" || frame.type === "update") {
       if (this.attachId !== undefined) return;
       const first = frame.first ?? frame.seq;
       if (this.lastSeq !== undefined && frame.seq <= this.lastSeq) return;
       if (this.lastSeq !== undefined && first !== this.lastSeq + 1) return this.attach();
       this.lastSeq = frame.seq;
-      this.trackTool(frame.event);
-      this.state = reduceState(this.state, frame.event);
-      this.onChange(this, frame.event);
+      const event = frame.type === "update" ? this.decoder.decode(frame) : frame.event;
+      if (frame.type === "event") this.decoder.observe(event);
+      this.trackTool(event);
+      this.trackQueued(event);
+      this.state = reduceState(this.state, event);
+      this.onChange(this, event);
+    }
+  }
+
+  /** A queued message is taken in when its user message ends mid-run; what a run leaves unsent is no longer queued. */
+  trackQueued(event) {
+    if (event.type === "message_end" && event.message.role === "user" && this.state.isStreaming) {
+      const text = textOf(event.message.content);
+      const index = this.queued.findIndex((entry) => entry.text === text);
+      if (index >= 0) {
+        this.injected.set(event.message, this.queued[index].kind);
+        this.queued.splice(index, 1);
+      }
+    }
+    if (event.type === "agent_end") {
+      const left = [...(event.queued?.steering ?? []), ...(event.queued?.followUp ?? [])].map((message) => textOf(message.content));
+      this.queued = this.queued.filter((entry) => left.includes(entry.text));
     }
   }
 

@@ -19,6 +19,9 @@ Options:
   --json              chat: print the raw events as JSON Lines on stdout
   --port <n>          serve: port (default 8787)
   --host <addr>       serve: address (default 127.0.0.1, this machine only)
+  --token <secret>    serve: clients must present it (env RXAGENT_TOKEN); the page URL carries it
+  --allow-origin <o>  serve: another origin whose pages may connect (repeatable)
+  --insecure          serve: allow a non-loopback --host without a token
   -h, --help          this help
 
 Model: OPENAI_API_KEY or OPENAI_BASE_URL (any compatible server: Ollama, vLLM, llama.cpp)
@@ -41,6 +44,9 @@ async function main(argv: string[]): Promise<number> {
       json: { type: "boolean" },
       port: { type: "string" },
       host: { type: "string" },
+      token: { type: "string" },
+      "allow-origin": { type: "string", multiple: true },
+      insecure: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -88,12 +94,22 @@ async function main(argv: string[]): Promise<number> {
       port: numberOption("--port", values.port, 8787),
       host: values.host ?? "127.0.0.1",
       output: process.stdout,
+      ...serveSecurity(values.token ?? process.env["RXAGENT_TOKEN"], values["allow-origin"], values.insecure === true),
     });
     await new Promise<void>((resolve) => process.once("SIGINT", () => resolve()).once("SIGTERM", () => resolve()));
     await close();
     return 0;
   }
   throw new UsageError(`Unknown command "${command}".`);
+}
+
+function serveSecurity(token: string | undefined, allowOrigins: string[] | undefined, insecure: boolean) {
+  if (token === "") throw new UsageError("--token must not be empty.");
+  return {
+    ...(token === undefined ? {} : { token }),
+    ...(allowOrigins === undefined ? {} : { allowOrigins }),
+    insecure,
+  };
 }
 
 function numberOption(name: string, value: string | undefined, fallback: number): number {

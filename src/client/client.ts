@@ -3,6 +3,7 @@ import { RxAgentError } from "../errors.js";
 import { initialAgentState, reduceAgentState } from "../streams/agent-state.js";
 import type { AgentEvent, AgentState } from "../types.js";
 import type { ClientCommandBody, ErrorCode, ServerFrame, WirePromptInput } from "../protocol/protocol-schemas.js";
+import { MessageDeltaDecoder } from "../protocol/message-delta.js";
 
 /**
  * The standard WebSocket interface, as browsers have it and `ws` implements it. This file uses
@@ -13,7 +14,10 @@ export interface WebSocketLike {
   send(data: string): void;
   close(code?: number, reason?: string): void;
   addEventListener(type: "message", listener: (event: { data: unknown }) => void): void;
-  addEventListener(type: "open" | "close" | "error", listener: () => void): void;
+  addEventListener(type: "close", listener: (event: { code?: number; reason?: string }) => void): void;
+  /** `ws` passes an event with the failure's `message` (a refused upgrade: "Unexpected server response: 401"); browsers tell nothing. */
+  addEventListener(type: "error", listener: (event: { message?: string }) => void): void;
+  addEventListener(type: "open", listener: () => void): void;
 }
 
 export type WebSocketConstructor = new (url: string) => WebSocketLike;
@@ -36,7 +40,7 @@ export interface ConnectAgentOptions {
 /** A command the server refused (its `error` frame), or one lost with the connection. */
 export class RemoteCommandError extends RxAgentError {
   constructor(
-    readonly code: ErrorCode | "connection_lost" | "closed",
+    readonly code: ErrorCode | "connection_lost" | "closed" | "unauthorized" | "forbidden_origin",
     message: string,
   ) {
     super(message);
@@ -51,7 +55,7 @@ export class RemoteCommandError extends RxAgentError {
 export interface AgentClient {
   /** Events in order, hot. After a snapshot (a resync) events continue past what it covered. */
   readonly events$: Observable<AgentEvent>;
-  /** Every frame from the server, for tools and tests. */
+  /** Every frame from the server (fragments joined), for tools and tests. */
   readonly frames$: Observable<ServerFrame>;
   /** The session's state: the latest snapshot with every event since applied, replayed. */
   readonly state$: Observable<AgentState>;
@@ -102,6 +106,10 @@ export function connectAgent(url: string, options: ConnectAgentOptions = {}): Ag
   const pending = new Map<string, PendingCommand>();
   let session = options.session;
   let lastSeq: number | undefined;
+  let epoch: string | undefined;
+  const decoder = new MessageDeltaDecoder();
+  /** Pieces of a fragmented frame so far. */
+  let fragments: string[] = [];
   let socket: WebSocketLike | undefined;
   let attachId: string | undefined;
   let attempts = 0;
@@ -119,14 +127,33 @@ export function connectAgent(url: string, options: ConnectAgentOptions = {}): Ag
     socket = current;
     current.addEventListener("open", () => sendAttach(current));
     current.addEventListener("message", (event) => {
-      if (socket === current && typeof event.data === "string") receive(JSON.parse(event.data) as ServerFrame, current);
+      if (socket !== current || typeof event.data !== "string") return;
+      const frame = JSON.parse(event.data) as ServerFrame;
+      if (frame.type !== "fragment") return receive(frame, current);
+      fragments.push(frame.data);
+      if (!frame.final) return;
+      const whole = fragments.join("");
+      fragments = [];
+      receive(JSON.parse(whole) as ServerFrame, current);
     });
-    current.addEventListener("error", () => undefined);
-    current.addEventListener("close", () => {
+    let refusedStatus: number | undefined;
+    current.addEventListener("error", (event) => {
+      const status = /Unexpected server response: (401|403)\b/.exec(event?.message ?? "")?.[1];
+      if (status !== undefined) refusedStatus = Number(status);
+    });
+    current.addEventListener("close", (event) => {
       if (socket !== current) return;
       socket = undefined;
       attachId = undefined;
+      fragments = [];
       failPending("connection_lost", "The connection closed before the server answered.");
+      // Refused credentials or origin: trying again would get the same answer.
+      const code = event.code === 4401 || refusedStatus === 401 ? 4401 : event.code === 4403 || refusedStatus === 403 ? 4403 : event.code;
+      const refusal = code === 4401 ? "unauthorized" : code === 4403 ? "forbidden_origin" : undefined;
+      if (refusal) {
+        closed = true;
+        rejectReady(new RemoteCommandError(refusal, event.reason || "The server refused the connection."));
+      }
       if (closed || !reconnect) return finish();
       status.next("reconnecting");
       const delay = Math.min(reconnect.maxDelayMs, reconnect.initialDelayMs * reconnect.factor ** attempts++);
@@ -136,7 +163,13 @@ export function connectAgent(url: string, options: ConnectAgentOptions = {}): Ag
 
   const sendAttach = (current: WebSocketLike) => {
     attachId = `attach-${++nextId}`;
-    const frame = { type: "attach", id: attachId, ...(session === undefined ? {} : { session }), ...(lastSeq === undefined ? {} : { lastSeq }) };
+    const frame = {
+      type: "attach",
+      id: attachId,
+      ...(session === undefined ? {} : { session }),
+      ...(lastSeq === undefined ? {} : { lastSeq }),
+      ...(lastSeq === undefined || epoch === undefined ? {} : { epoch }),
+    };
     current.send(JSON.stringify(frame));
   };
 
@@ -148,6 +181,7 @@ export function connectAgent(url: string, options: ConnectAgentOptions = {}): Ag
           attachId = undefined;
           attempts = 0;
           session = frame.session ?? session;
+          epoch = frame.epoch ?? epoch;
           status.next("open");
           if (session !== undefined) resolveReady(session);
           for (const command of pending.values()) {
@@ -165,8 +199,11 @@ export function connectAgent(url: string, options: ConnectAgentOptions = {}): Ag
         return settle(frame.id, new RemoteCommandError(frame.code, frame.message));
       case "snapshot":
         lastSeq = frame.seq;
+        epoch = frame.epoch;
+        decoder.reset(frame.state.streamingMessage);
         state.next(frame.state);
         return;
+      case "update":
       case "event": {
         // Frames for the old stream can still arrive while a resync attach is in flight.
         if (attachId !== undefined) return;
@@ -178,8 +215,10 @@ export function connectAgent(url: string, options: ConnectAgentOptions = {}): Ag
           return;
         }
         lastSeq = frame.seq;
-        state.next(reduceAgentState(state.value, frame.event));
-        events.next(frame.event);
+        const event = frame.type === "update" ? decoder.decode(frame) : frame.event;
+        if (frame.type === "event") decoder.observe(event);
+        state.next(reduceAgentState(state.value, event));
+        events.next(event);
       }
     }
   };

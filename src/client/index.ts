@@ -7,7 +7,11 @@ export type {
   ErrorCode,
   ErrorFrame,
   EventFrame,
+  FragmentFrame,
+  MessagePatchOperation,
   ServerFrame,
   SnapshotFrame,
+  UpdateFrame,
+  WireModelEvent,
   WirePromptInput,
 } from "../protocol/protocol-schemas.js";

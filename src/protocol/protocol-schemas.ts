@@ -1,6 +1,12 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import type { AgentEvent, AgentState } from "../types.js";
+import type { UpdateFrame } from "./message-delta.js";
+
+export type { MessagePatchOperation, UpdateFrame, WireModelEvent } from "./message-delta.js";
+
+/** The protocol's version; PROTOCOL.md says what changed. */
+export const PROTOCOL_VERSION = 2;
 
 /**
  * The wire protocol of the WebSocket bridge (see PROTOCOL.md). Client frames are TypeBox
@@ -37,6 +43,8 @@ export const AttachCommandSchema = command("attach", {
   session: Type.Optional(SessionIdSchema),
   /** The last sequence number this client saw in the session; omit for a fresh view. */
   lastSeq: Type.Optional(Type.Integer({ minimum: 0 })),
+  /** The epoch of the snapshot `lastSeq` belongs to; a different one gets a fresh snapshot. */
+  epoch: Type.Optional(Type.String({ maxLength: 64 })),
 });
 export const PromptCommandSchema = command("prompt", { input: WirePromptInputSchema });
 export const SteerCommandSchema = command("steer", { input: WirePromptInputSchema });
@@ -81,9 +89,8 @@ export interface EventFrame {
   type: "event";
   seq: number;
   /**
-   * Present when this frame stands for several `message_update`s of one message that were
-   * merged for a client that fell behind: it covers `first..seq`. Each update carries the whole
-   * partial message, so the latest one loses nothing but intermediate `assistantMessageEvent`s.
+   * Present on merged frames (see `UpdateFrame`): it covers `first..seq`. Event frames
+   * themselves are not merged in protocol 2.
    */
   first?: number;
   event: AgentEvent;
@@ -94,6 +101,8 @@ export interface SnapshotFrame {
   type: "snapshot";
   session: string;
   seq: number;
+  /** Changes when the session is reset: send it back in `attach` with `lastSeq`. */
+  epoch: string;
   state: AgentState;
 }
 
@@ -103,6 +112,9 @@ export interface AckFrame {
   /** On `attach`: the session id (new sessions get one) and how the backlog follows. */
   session?: string;
   resume?: "replay" | "snapshot";
+  /** On `attach`: the session's epoch (see `SnapshotFrame.epoch`) and the protocol version. */
+  epoch?: string;
+  protocol?: number;
 }
 
 export interface ErrorFrame {
@@ -113,7 +125,14 @@ export interface ErrorFrame {
   message: string;
 }
 
-export type ServerFrame = EventFrame | SnapshotFrame | AckFrame | ErrorFrame;
+/** A piece of a frame larger than the server's frame limit: concatenate `data` up to `final`, then parse. */
+export interface FragmentFrame {
+  type: "fragment";
+  data: string;
+  final?: true;
+}
+
+export type ServerFrame = EventFrame | UpdateFrame | SnapshotFrame | AckFrame | ErrorFrame | FragmentFrame;
 
 const commandCheck = TypeCompiler.Compile(ClientCommandSchema);
 /** Per-type checkers give errors about the command the client meant, not the whole union. */
@@ -156,5 +175,14 @@ export function parseClientFrame(text: string): ParsedCommand {
     const problems = [...check.Errors(value)].slice(0, 5).map((error) => `${error.path || "/"}: ${error.message}`);
     return { ok: false, ...withId, code: "invalid_frame", message: `Invalid "${String(record.type)}" command: ${problems.join("; ")}.` };
   }
-  return { ok: true, command: value as ClientCommand };
+  const command = value as ClientCommand;
+  if ((command.type === "prompt" || command.type === "steer" || command.type === "follow_up") && isEmptyInput(command.input)) {
+    return { ok: false, id: command.id, code: "invalid_frame", message: `Invalid "${command.type}" command: /input is empty; send some text or an image.` };
+  }
+  return { ok: true, command };
+}
+
+function isEmptyInput(input: WirePromptInput): boolean {
+  if (typeof input === "string") return input.trim() === "";
+  return input.text.trim() === "" && (input.images ?? []).length === 0;
 }

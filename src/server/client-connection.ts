@@ -1,5 +1,9 @@
-import type { AgentEvent } from "../types.js";
+import type { AssistantMessage } from "../types.js";
 import type { ServerFrame } from "../protocol/protocol-schemas.js";
+import type { WireModelEvent } from "../protocol/message-delta.js";
+import type { LoggedFrame } from "./event-log.js";
+import { FrameQueue } from "./frame-queue.js";
+import { fragmentFrame } from "./fragment-frame.js";
 
 /** The part of a `ws` WebSocket the send queue needs (a fake in tests is easy). */
 export interface SendableSocket {
@@ -20,10 +24,15 @@ export interface BackpressureOptions {
    * Contract: positive. Default 64 KiB.
    */
   highWaterMark?: number;
-  /** Past this many queued frames the queue is dropped and the client gets a snapshot once it drains. Default 512. */
+  /**
+   * Past this many queued frames the queued events are dropped and the client gets a snapshot
+   * once it drains; if acks and errors alone pass it, the client is closed (1008). Default 512.
+   */
   maxQueuedFrames?: number;
   /** Same, in bytes of queued JSON. Default 8 MiB. */
   maxQueuedBytes?: number;
+  /** Frames larger than this go out as `fragment` frames. Default 1 MiB. */
+  maxFrameBytes?: number;
 }
 
 /** Per-client counters, for monitoring and for tests that check memory stays bounded. */
@@ -46,19 +55,38 @@ export interface ClientStats {
   bufferedAmount: number;
 }
 
+/** Where a client that resumes reads what it missed: the session's log and its latest number. */
+export interface ReplaySource {
+  read(seq: number): LoggedFrame | undefined;
+  readonly lastSeq: number;
+}
+
+/** What a `message_update` looks like merged: the latest model event and the whole message. */
+export interface MergeableUpdate {
+  event: WireModelEvent;
+  message: AssistantMessage;
+}
+
 interface QueuedFrame {
-  json: string;
+  /** Built when written, for merged updates: the merge itself then costs no serialization. */
+  json: string | (() => string);
+  size: number;
   kind: "event" | "snapshot" | "control";
-  /** Set on event frames: lets a later `message_update` replace this one. */
-  event?: { seq: number; first: number; type: AgentEvent["type"]; eventJson: string };
+  seq?: number;
+  first?: number;
+  /** Set on live updates: a later update may replace this frame. */
+  mergeable?: boolean;
 }
 
 const OPEN = 1;
 
 /**
- * The send side of one client: writes frames while the socket keeps up, queues (and merges
- * deltas) while it does not, and past a hard cap drops the queue and owes the client a snapshot,
- * sent when it has drained. The agent and the other clients never wait for this client.
+ * The send side of one client. Every frame the client gets (events, snapshots, acks, errors,
+ * `rate_limited`) goes through one bounded queue: written while the socket keeps up, queued
+ * (consecutive updates merged) while it does not. Past the cap queued events are dropped and a
+ * snapshot is owed; a client whose acks and errors alone pass the cap is closed
+ * (`onOverBudget`). A resuming client reads the session's log as its socket drains, so a long
+ * backlog never sits in memory twice. The agent and the other clients never wait for it.
  */
 export class ClientConnection {
   readonly stats: ClientStats = {
@@ -74,15 +102,21 @@ export class ClientConnection {
     snapshotsSent: 0,
     bufferedAmount: 0,
   };
-  private readonly queue: QueuedFrame[] = [];
+  private readonly queue = new FrameQueue<QueuedFrame>();
   private readonly highWaterMark: number;
   private readonly maxQueuedFrames: number;
   private readonly maxQueuedBytes: number;
-  /** Frames passed to `send` whose write callback has not fired: they wake the queue. */
+  private readonly maxFrameBytes: number;
+  /** Frames passed to `send` whose write callback has not fired. */
   private inFlight = 0;
-  private holdIndex: number | undefined;
+  /** While set, frames wait here so that an ack can go out before the events its command caused. */
+  private held: QueuedFrame[] | undefined;
   /** Set after an overflow: events are dropped until a snapshot has been sent. */
   private owesSnapshot = false;
+  /** Set while the client reads its backlog from the log. */
+  private replay: { source: ReplaySource; next: number } | undefined;
+  /** Set once over budget: nothing more is queued or written. */
+  private closed = false;
   private idleWaiters: (() => void)[] = [];
 
   constructor(
@@ -90,58 +124,87 @@ export class ClientConnection {
     /** Builds a snapshot frame of the session as it is now; called when one is owed and the socket has drained. */
     private readonly snapshotJson: () => string,
     options: BackpressureOptions = {},
+    /** Called once when the client's acks and errors alone exceed the queue's cap. */
+    private readonly onOverBudget: () => void = () => undefined,
   ) {
     this.highWaterMark = options.highWaterMark ?? 64 * 1024;
     this.maxQueuedFrames = options.maxQueuedFrames ?? 512;
     this.maxQueuedBytes = options.maxQueuedBytes ?? 8 * 1024 * 1024;
+    this.maxFrameBytes = options.maxFrameBytes ?? 1024 * 1024;
   }
 
-  /** Queues one control frame (ack, error, snapshot); never merged, never dropped by a cap. */
+  /** Queues one control frame (ack, error, snapshot); never merged. */
   sendFrame(frame: ServerFrame): void {
-    if (frame.type === "snapshot") this.stats.snapshotsSent++;
-    this.push({ json: JSON.stringify(frame), kind: frame.type === "snapshot" ? "snapshot" : "control" });
+    const json = JSON.stringify(frame);
+    this.push({ json, size: json.length, kind: frame.type === "snapshot" ? "snapshot" : "control" });
   }
 
-  /** Queues one event; `eventJson` is serialized once per session and shared by every client. */
-  sendEvent(seq: number, type: AgentEvent["type"], eventJson: string): void {
+  /**
+   * Queues one event frame, serialized once per session and shared by every client. An update
+   * given with `mergeable` may be replaced by the next one while it waits.
+   */
+  sendEvent(frame: LoggedFrame, mergeable?: MergeableUpdate): void {
+    if (this.closed) return;
+    if (this.replay) {
+      // The log has it: the replay reads it in turn.
+      this.flush();
+      return;
+    }
     if (this.owesSnapshot) {
       this.stats.droppedFrames++;
       this.flush();
       return;
     }
-    const last = this.queue[this.queue.length - 1];
+    const last = this.held ? this.held[this.held.length - 1] : this.queue.last();
     // Consecutive queued updates belong to the same streaming message (message_start and
-    // message_end sit between two messages' updates), and each carries the whole partial.
-    if (type === "message_update" && last?.event?.type === "message_update" && this.holdIndex !== this.queue.length) {
-      const first = last.event.first;
-      this.replaceLast({ json: eventFrameJson(seq, first, eventJson), kind: "event", event: { seq, first, type, eventJson } });
+    // message_end sit between two messages' updates).
+    if (mergeable && last?.mergeable && !this.held) {
+      const first = last.first ?? (last.seq as number);
+      const { event, message } = mergeable;
+      const seq = frame.seq;
+      const merged: QueuedFrame = {
+        json: () => JSON.stringify({ type: "update", seq, first, event, message }),
+        // An estimate: the merged frame holds the message, which grew by the deltas merged.
+        size: last.size + frame.json.length,
+        kind: "event",
+        seq,
+        first,
+        mergeable: true,
+      };
+      this.stats.queuedBytes += merged.size - last.size;
+      this.stats.peakQueuedBytes = Math.max(this.stats.peakQueuedBytes, this.stats.queuedBytes);
+      this.queue.replaceLast(merged);
       this.stats.coalescedUpdates++;
+      this.checkBudget();
       this.flush();
       return;
     }
-    this.push({ json: eventFrameJson(seq, seq, eventJson), kind: "event", event: { seq, first: seq, type, eventJson } });
+    this.push({ json: frame.json, size: frame.json.length, kind: "event", seq: frame.seq, mergeable: mergeable !== undefined });
+  }
+
+  /** Sends the session's frames after `afterSeq` from its log, as fast as the socket takes them, then goes live. */
+  startReplay(source: ReplaySource, afterSeq: number): void {
+    this.replay = { source, next: afterSeq + 1 };
+    this.flush();
   }
 
   /** Forgets queued events of a session this client is leaving; acks and errors stay. */
   dropEvents(): void {
-    const kept = this.queue.filter((frame) => frame.kind === "control");
-    this.clearQueue();
-    for (const frame of kept) this.push(frame);
+    this.retainControl();
     this.owesSnapshot = false;
+    this.replay = undefined;
   }
 
   /** Holds frames back until `release`, so an ack can go out before the events its command caused. */
   hold(): void {
-    this.holdIndex = this.queue.length;
+    this.held ??= [];
   }
 
   release(frameFirst: ServerFrame): void {
-    const index = Math.min(this.holdIndex ?? this.queue.length, this.queue.length);
-    this.holdIndex = undefined;
-    const json = JSON.stringify(frameFirst);
-    this.queue.splice(index, 0, { json, kind: "control" });
-    this.countQueued(json.length);
-    this.flush();
+    const held = this.held ?? [];
+    this.held = undefined;
+    this.sendFrame(frameFirst);
+    for (const frame of held) this.push(frame);
   }
 
   /** Resolves when everything queued has been written to the kernel (used by graceful shutdown). */
@@ -152,18 +215,36 @@ export class ClientConnection {
 
   /** Sends what the socket can take now; called on every enqueue and every write callback. */
   flush(): void {
-    this.stats.bufferedAmount = this.socket.bufferedAmount;
-    if (this.socket.readyState !== OPEN) {
-      this.clearQueue();
+    if (this.socket.readyState !== OPEN || this.closed) {
+      if (this.queue.length > 0) this.retainControl(() => false);
+      this.replay = undefined;
       this.notifyIdle();
       return;
     }
-    if (this.holdIndex !== undefined) return;
-    // While a snapshot is owed the queue holds only acks and errors, which go first.
-    while (this.queue.length > 0 && this.socket.bufferedAmount < this.highWaterMark) {
-      const frame = this.queue.shift() as QueuedFrame;
-      this.countQueued(-frame.json.length, -1);
-      this.write(frame.json);
+    this.stats.bufferedAmount = this.socket.bufferedAmount;
+    while (this.socket.bufferedAmount < this.highWaterMark) {
+      const frame = this.queue.shift();
+      if (frame !== undefined) {
+        this.countQueued(-frame.size);
+        this.write(typeof frame.json === "string" ? frame.json : frame.json());
+        continue;
+      }
+      if (!this.replay || this.owesSnapshot) break;
+      const { source, next } = this.replay;
+      if (next > source.lastSeq) {
+        this.replay = undefined;
+        break;
+      }
+      const logged = source.read(next);
+      if (logged === undefined) {
+        // The log moved on while this client read it: a snapshot covers the rest.
+        this.replay = undefined;
+        this.stats.resyncs++;
+        this.owesSnapshot = true;
+        break;
+      }
+      this.replay.next++;
+      this.write(logged.json);
     }
     // Drained means every write handed to the kernel; the snapshot is built now, so it is current.
     if (this.owesSnapshot && this.queue.length === 0 && this.inFlight === 0) {
@@ -175,63 +256,83 @@ export class ClientConnection {
   }
 
   private push(frame: QueuedFrame): void {
-    this.queue.push(frame);
-    this.countQueued(frame.json.length);
-    // Only an event can overflow: control frames are never dropped, so they cannot make room
-    // (and the rate limit bounds how many a client that does not read can be owed).
-    if (frame.kind !== "control" && (this.queue.length > this.maxQueuedFrames || this.stats.queuedBytes > this.maxQueuedBytes)) {
-      this.overflow();
+    if (this.closed) return;
+    if (frame.kind === "snapshot") this.stats.snapshotsSent++;
+    if (this.held) {
+      this.held.push(frame);
+      return;
     }
+    this.queue.push(frame);
+    this.countQueued(frame.size);
+    this.checkBudget();
     this.flush();
   }
 
-  private replaceLast(frame: QueuedFrame): void {
-    const previous = this.queue.pop() as QueuedFrame;
-    this.queue.push(frame);
-    this.stats.queuedBytes += frame.json.length - previous.json.length;
-    this.stats.peakQueuedBytes = Math.max(this.stats.peakQueuedBytes, this.stats.queuedBytes);
+  /** Over the cap: events make room first (a snapshot covers them); acks and errors alone close the client. */
+  private checkBudget(): void {
+    if (!this.overCap()) return;
+    this.overflow();
+    if (this.overCap() && !this.closed) {
+      this.closed = true;
+      this.queue.clear();
+      this.countQueued(-this.stats.queuedBytes);
+      this.onOverBudget();
+    }
+  }
+
+  private overCap(): boolean {
+    return this.queue.length > this.maxQueuedFrames || this.stats.queuedBytes > this.maxQueuedBytes;
   }
 
   /** Drops queued events (the snapshot owed covers them) but keeps acks and errors. */
   private overflow(): void {
+    const dropped = this.retainControl();
+    if (dropped === 0) return;
     this.stats.resyncs++;
-    const kept = this.queue.filter((frame) => frame.kind === "control");
-    this.stats.droppedFrames += this.queue.length - kept.length;
-    this.clearQueue();
-    for (const frame of kept) {
-      this.queue.push(frame);
-      this.countQueued(frame.json.length);
-    }
+    this.stats.droppedFrames += dropped;
     this.owesSnapshot = true;
+    this.replay = undefined;
+  }
+
+  private retainControl(keep: (frame: QueuedFrame) => boolean = (frame) => frame.kind === "control"): number {
+    let bytes = 0;
+    const dropped = this.queue.retain((frame) => {
+      const kept = keep(frame);
+      if (kept) bytes += frame.size;
+      return kept;
+    });
+    this.stats.queuedBytes = bytes;
+    this.stats.queuedFrames = this.queue.length;
+    return dropped;
   }
 
   private write(json: string): void {
-    this.inFlight++;
-    this.stats.sentFrames++;
-    this.stats.sentBytes += json.length;
-    this.socket.send(json, () => {
-      this.inFlight--;
-      this.flush();
-    });
+    for (const part of fragmentFrame(json, this.maxFrameBytes)) {
+      this.inFlight++;
+      this.stats.sentFrames++;
+      this.stats.sentBytes += part.length;
+      this.socket.send(part, () => {
+        this.inFlight--;
+        this.flush();
+      });
+    }
   }
 
-  private countQueued(bytes: number, frames = 1): void {
+  private countQueued(bytes: number): void {
     this.stats.queuedBytes += bytes;
     this.stats.queuedFrames = this.queue.length;
-    if (frames > 0) {
+    if (bytes > 0) {
       this.stats.peakQueuedFrames = Math.max(this.stats.peakQueuedFrames, this.queue.length);
       this.stats.peakQueuedBytes = Math.max(this.stats.peakQueuedBytes, this.stats.queuedBytes);
     }
   }
 
-  private clearQueue(): void {
-    this.queue.length = 0;
-    this.stats.queuedFrames = 0;
-    this.stats.queuedBytes = 0;
-  }
-
   private isIdle(): boolean {
-    return this.socket.readyState !== OPEN || (this.queue.length === 0 && this.inFlight === 0 && !this.owesSnapshot);
+    return (
+      this.closed ||
+      this.socket.readyState !== OPEN ||
+      (this.queue.length === 0 && this.inFlight === 0 && !this.owesSnapshot && this.replay === undefined)
+    );
   }
 
   private notifyIdle(): void {
@@ -240,9 +341,4 @@ export class ClientConnection {
     this.idleWaiters = [];
     for (const resolve of waiters) resolve();
   }
-}
-
-function eventFrameJson(seq: number, first: number, eventJson: string): string {
-  const range = first === seq ? "" : `,"first":${first}`;
-  return `{"type":"event","seq":${seq}${range},"event":${eventJson}}`;
 }

@@ -4,9 +4,11 @@
 export { serveAgents } from "./server.js";
 export type { AgentServer, ServeAgentsOptions, SessionInfo } from "./server.js";
 export type { BackpressureOptions, ClientStats } from "./client-connection.js";
-export type { EventLogOptions } from "./session-hub.js";
+export type { EventLogOptions } from "./event-log.js";
 export type { RateLimitOptions } from "./rate-limiter.js";
-export { tokenOf } from "./verify-upgrade.js";
+export { acceptToken, isLoopbackHost, pageOrigins, tokenOf } from "./verify-upgrade.js";
+export { MemoryEventLog } from "./event-log.js";
+export type { EventLog, LoggedFrame } from "./event-log.js";
 
 // Browser UI
 export { serveWebUi } from "./web-ui-server.js";
@@ -21,8 +23,12 @@ export type {
   ErrorCode,
   ErrorFrame,
   EventFrame,
+  FragmentFrame,
+  MessagePatchOperation,
   ServerFrame,
   SnapshotFrame,
+  UpdateFrame,
+  WireModelEvent,
   WirePromptInput,
 } from "../protocol/protocol-schemas.js";
 

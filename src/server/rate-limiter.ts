@@ -4,6 +4,11 @@ export interface RateLimitOptions {
   burst?: number;
   /** Commands regained per second. Default 10. */
   perSecond?: number;
+  /**
+   * A connection whose commands are refused this many times in a row is closed (1008): it is
+   * flooding, not bursting. Default 200.
+   */
+  closeAfterRefusals?: number;
 }
 
 /**

@@ -1,76 +1,21 @@
 import { randomUUID } from "node:crypto";
-import type { IncomingMessage, Server } from "node:http";
+import type { IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
-import { asyncScheduler, type SchedulerLike } from "rxjs";
+import { asyncScheduler } from "rxjs";
 import { type WebSocket, WebSocketServer } from "ws";
 import { errorText } from "../errors.js";
-import type { Agent } from "../streams/agent.js";
-import { type BackpressureOptions, ClientConnection, type ClientStats } from "./client-connection.js";
+import { ClientConnection } from "./client-connection.js";
 import { Heartbeat } from "./heartbeat.js";
-import { type ClientCommand, parseClientFrame } from "../protocol/protocol-schemas.js";
-import { RateLimiter, type RateLimitOptions } from "./rate-limiter.js";
-import { errorFrame, type EventLogOptions, SessionHub } from "./session-hub.js";
-import { verifyUpgrade } from "./verify-upgrade.js";
+import { IdleSweep, type SweptConnection } from "./idle-sweep.js";
+import { type ClientCommand, parseClientFrame, PROTOCOL_VERSION } from "../protocol/protocol-schemas.js";
+import { RateLimiter } from "./rate-limiter.js";
+import { errorFrame, SessionHub } from "./session-hub.js";
+import { type UpgradeRefusal, verifyUpgrade } from "./verify-upgrade.js";
+import type { AgentServer, ServeAgentsOptions } from "./serve-agents-options.js";
 
-export interface ServeAgentsOptions {
-  /** Share an existing HTTP server (then `path` picks the WebSocket endpoint), or give `port`. */
-  server?: Server;
-  /** Port to listen on when no `server` is given; 0 picks a free one. */
-  port?: number;
-  /** Default `"127.0.0.1"`: listening beyond loopback is a decision to make explicitly. */
-  host?: string;
-  /** Only upgrades on this path are accepted, e.g. `"/ws"`. Default: any path. */
-  path?: string;
-  /**
-   * Makes the agent of a session the first time a client attaches to it.
-   *
-   * Contract: return `undefined` to refuse the id (the client gets `unknown_session`); the
-   * server never disposes the agent (see `onSessionClose`).
-   * @example createAgent: (sessionId) => new Agent({ model, tools })
-   */
-  createAgent(sessionId: string, request: IncomingMessage): Agent | undefined | Promise<Agent | undefined>;
-  /**
-   * Checks the token of an upgrade request (`Authorization: Bearer <token>` or `?token=`).
-   * Contract: false refuses the upgrade with HTTP 401.
-   */
-  auth?: (token: string | undefined, request: IncomingMessage) => boolean | Promise<boolean>;
-  /** `Origin` values browsers may connect from; others get HTTP 403. Requests without an Origin (non-browser clients) pass. */
-  allowedOrigins?: readonly string[];
-  /** Largest incoming frame in bytes; a larger one closes the socket with 1009. Default 1 MiB. */
-  maxPayload?: number;
-  /** Sessions held at once; when full, the least recently used idle session without clients is closed to make room. Default 100. */
-  maxSessions?: number;
-  /** Commands per connection; `false` turns the limit off. */
-  rateLimit?: RateLimitOptions | false;
-  /** Ping period; a socket that misses one pong is terminated. 0 disables. Default 30 000. */
-  heartbeatIntervalMs?: number;
-  backpressure?: BackpressureOptions;
-  eventLog?: EventLogOptions;
-  /** How long `close()` waits for runs to end and queues to drain. Default 10 000. */
-  shutdownTimeoutMs?: number;
-  /** Clock for the heartbeat and the rate limit. Default `asyncScheduler`. */
-  scheduler?: SchedulerLike;
-  /** Called when a session is closed (evicted, or at shutdown), to persist or dispose its agent. */
-  onSessionClose?: (sessionId: string, agent: Agent) => void;
-}
+export type { AgentServer, ServeAgentsOptions, SessionInfo } from "./serve-agents-options.js";
 
-export interface SessionInfo {
-  agent: Agent;
-  lastSeq: number;
-  clients: ClientStats[];
-}
-
-export interface AgentServer {
-  /** `ws://host:port/path`. */
-  readonly url: string;
-  readonly port: number;
-  session(id: string): SessionInfo | undefined;
-  sessionIds(): string[];
-  /** Aborts active runs, waits for their `agent_end`, closes every socket with 1001. */
-  close(): Promise<void>;
-}
-
-interface Peer {
+interface Peer extends SweptConnection {
   socket: WebSocket;
   request: IncomingMessage;
   connection: ClientConnection;
@@ -78,7 +23,18 @@ interface Peer {
   limiter: RateLimiter | undefined;
   /** Commands run one after another, since an attach may wait for `createAgent`. */
   chain: Promise<void>;
+  activeAt: number;
+  /** Set once the server has decided to close it: its frames are ignored from then on. */
+  closing: boolean;
+  /** Commands refused by the rate limit since the last one accepted. */
+  refusedInARow: number;
 }
+
+/** Close codes of the server (PROTOCOL.md, "Close codes"). */
+const CLOSE_IDLE = 4000;
+const CLOSE_OVER_BUDGET = 1008;
+/** After a policy close the socket gets this long to finish the handshake; a client that does not read never will. */
+const CLOSE_GRACE_MS = 1000;
 
 /**
  * Serves agents over WebSocket: many sessions per server, many clients per session, the JSON
@@ -94,7 +50,15 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
   const sessions = new Map<string, SessionHub>();
   const pending = new Map<string, Promise<SessionHub | "unknown_session">>();
   const peers = new Set<Peer>();
+  const sweep = new IdleSweep(
+    { attachTimeoutMs: options.attachTimeoutMs ?? 30_000, idleTimeoutMs: options.idleTimeoutMs ?? 30 * 60_000 },
+    peers,
+    (peer, reason) => closeForPolicy(peer, CLOSE_IDLE, reason),
+    scheduler,
+  );
   const heartbeat = new Heartbeat(options.heartbeatIntervalMs ?? 30_000, scheduler);
+  const refusals = new WeakMap<IncomingMessage, UpgradeRefusal>();
+  const closeAfterRefusals = (options.rateLimit === false ? undefined : options.rateLimit?.closeAfterRefusals) ?? 200;
   let closing = false;
 
   const wss = new WebSocketServer({
@@ -104,7 +68,14 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
     verifyClient: (info, callback) => {
       if (closing) return callback(false, 503, "Server shutting down");
       verifyUpgrade(info, options).then(
-        (refusal) => (refusal ? callback(false, refusal.status, refusal.message) : callback(true)),
+        (refusal) => {
+          if (!refusal) return callback(true);
+          // A browser learns nothing from an HTTP refusal (its socket just fails), so it gets a
+          // socket closed with a code and a reason its page can show.
+          if (info.origin === undefined) return callback(false, refusal.status, refusal.message);
+          refusals.set(info.req, refusal);
+          callback(true);
+        },
         () => callback(false, 500, "Authentication failed"),
       );
     },
@@ -117,15 +88,33 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
   }
 
   wss.on("connection", (socket, request) => {
+    const refusal = refusals.get(request);
+    if (refusal) {
+      socket.on("error", () => undefined);
+      socket.close(refusal.status === 401 ? 4401 : 4403, refusal.message);
+      return;
+    }
     const peer: Peer = {
       socket,
       request,
-      connection: new ClientConnection(socket, () => JSON.stringify(peer.hub?.snapshot()), options.backpressure),
+      connection: new ClientConnection(socket, () => JSON.stringify(peer.hub?.snapshot()), options.backpressure, () =>
+        closeForPolicy(peer, CLOSE_OVER_BUDGET, "Too many unread replies: read the socket or send fewer commands"),
+      ),
       hub: undefined,
       limiter: options.rateLimit === false ? undefined : new RateLimiter(options.rateLimit ?? {}, () => scheduler.now()),
       chain: Promise.resolve(),
+      activeAt: scheduler.now(),
+      closing: false,
+      refusedInARow: 0,
+      get attached() {
+        return peer.hub !== undefined;
+      },
+      get busy() {
+        return peer.hub?.agent.isRunning === true;
+      },
     };
     peers.add(peer);
+    sweep.arm();
     heartbeat.watch(socket);
     // ws reports protocol violations (a frame over maxPayload: 1009) here, then closes.
     socket.on("error", () => undefined);
@@ -134,16 +123,23 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
       heartbeat.forget(socket);
       peer.hub?.detach(peer.connection);
     });
-    socket.on("message", (data) => {
+    socket.on("message", (data, isBinary) => {
+      if (peer.closing) return;
       const text = Array.isArray(data) ? Buffer.concat(data).toString("utf8") : Buffer.from(data as ArrayBuffer).toString("utf8");
-      const parsed = parseClientFrame(text);
-      // Limited here, as the frame arrives: a command waiting behind a slow attach must not slip
-      // past the limit, and the chain of waiting commands stays as short as the limit allows.
+      // Limited here, as the frame arrives, and before parsing: a command waiting behind a slow
+      // attach must not slip past the limit, and a flood costs as little as it can.
       if (peer.limiter && !peer.limiter.tryTake()) {
-        const id = parsed.ok ? parsed.command.id : parsed.id;
-        peer.connection.sendFrame(errorFrame(id, "rate_limited", "Too many commands: slow down; this one was dropped."));
+        if (++peer.refusedInARow >= closeAfterRefusals) return closeForPolicy(peer, CLOSE_OVER_BUDGET, "Rate limit exceeded: closing a flooding connection");
+        peer.connection.sendFrame(errorFrame(idOf(text), "rate_limited", "Too many commands: slow down; this one was dropped."));
         return;
       }
+      peer.refusedInARow = 0;
+      peer.activeAt = scheduler.now();
+      if (isBinary) {
+        peer.connection.sendFrame(errorFrame(undefined, "invalid_frame", "Binary frames are not accepted: send each command as a JSON text frame."));
+        return;
+      }
+      const parsed = parseClientFrame(text);
       peer.chain = peer.chain.then(() => receive(peer, parsed)).catch((error: unknown) => {
         peer.connection.sendFrame(errorFrame(undefined, "internal", errorText(error)));
       });
@@ -172,10 +168,7 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
     });
     if (found === undefined) return;
     if (!(found instanceof SessionHub)) {
-      const message =
-        found === "session_limit"
-          ? `The server holds its maximum of ${maxSessions} sessions and none is idle; try again later.`
-          : `No session "${sessionId}" here, and the server would not create it.`;
+      const message = found === "session_limit" ? sessionLimitMessage() : `No session "${sessionId}" here, and the server would not create it.`;
       peer.connection.sendFrame(errorFrame(command.id, found, message));
       return;
     }
@@ -185,8 +178,9 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
     peer.hub?.detach(peer.connection);
     peer.connection.dropEvents();
     peer.hub = hub;
-    peer.connection.sendFrame({ type: "ack", id: command.id, session: sessionId, resume: hub.resumeMode(command.lastSeq) });
-    hub.attach(peer.connection, command.lastSeq);
+    const resume = hub.resumeMode(command.lastSeq, command.epoch);
+    peer.connection.sendFrame({ type: "ack", id: command.id, session: sessionId, resume, epoch: hub.epoch, protocol: PROTOCOL_VERSION });
+    hub.attach(peer.connection, command.lastSeq, command.epoch);
   }
 
   /** The session's hub, created on first use, or why there is none. */
@@ -208,7 +202,7 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
         options.onSessionClose?.(sessionId, agent);
         return "unknown_session" as const;
       }
-      const hub = new SessionHub(sessionId, agent, options.eventLog);
+      const hub = new SessionHub(sessionId, agent, options.eventLog, options.createEventLog?.(sessionId));
       sessions.set(sessionId, hub);
       return hub;
     });
@@ -218,6 +212,25 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
     } finally {
       pending.delete(sessionId);
     }
+  }
+
+  function sessionLimitMessage(): string {
+    const hubs = [...sessions.values()];
+    const attached = hubs.filter((hub) => hub.clientCount > 0).length;
+    const running = hubs.filter((hub) => hub.clientCount === 0 && hub.agent.isRunning).length;
+    return (
+      `The server holds ${sessions.size + pending.size} of at most ${maxSessions} sessions: ${attached} with clients attached, ` +
+      `${running} running without clients, ${pending.size} being created; none can be closed to make room. Try again later.`
+    );
+  }
+
+  /** Closes a socket the server gave up on, and stops reading it at once. */
+  function closeForPolicy(peer: Peer, code: number, reason: string): void {
+    if (peer.closing) return;
+    peer.closing = true;
+    peer.hub?.detach(peer.connection);
+    peer.socket.close(code, reason);
+    setTimeout(() => peer.socket.terminate(), CLOSE_GRACE_MS).unref();
   }
 
   function evictOne(): boolean {
@@ -252,6 +265,7 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
       if (closing) return;
       closing = true;
       heartbeat.stop();
+      sweep.stop();
       await Promise.all([...sessions.values()].map((hub) => hub.stop(shutdownTimeoutMs)));
       await withTimeout(Promise.all([...peers].map((peer) => peer.connection.whenIdle())), shutdownTimeoutMs);
       const closed = [...peers].map((peer) => new Promise<void>((resolve) => {
@@ -265,6 +279,17 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },
   };
+}
+
+/** The `id` of a frame, when it is small enough to look at cheaply (for a refusal's reply). */
+function idOf(text: string): string | undefined {
+  if (text.length > 4096) return undefined;
+  try {
+    const id = (JSON.parse(text) as { id?: unknown } | null)?.id;
+    return typeof id === "string" && id.length <= 64 ? id : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** True when `promise` settled before the timeout. */

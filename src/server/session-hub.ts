@@ -1,50 +1,52 @@
+import { randomUUID } from "node:crypto";
 import type { Subscription } from "rxjs";
 import { errorText, InvalidStateError } from "../errors.js";
 import type { Agent } from "../streams/agent.js";
 import type { AgentEvent } from "../types.js";
-import type { ClientConnection, ClientStats } from "./client-connection.js";
+import type { ClientConnection, ClientStats, ReplaySource } from "./client-connection.js";
 import type { ClientCommand, ErrorCode, ServerFrame, SnapshotFrame } from "../protocol/protocol-schemas.js";
+import { MessageDeltaEncoder } from "../protocol/message-delta.js";
+import { type EventLog, type EventLogOptions, MemoryEventLog } from "./event-log.js";
 
-/** How much of a session's history is kept for clients that reconnect. */
-export interface EventLogOptions {
-  /** Events kept for resume; a client further behind gets a snapshot. Default 2000. */
-  maxEvents?: number;
-  /** Same, in bytes of event JSON. Default 8 MiB. */
-  maxBytes?: number;
-}
-
-interface LoggedEvent {
-  seq: number;
-  type: AgentEvent["type"];
-  json: string;
-}
+export type { EventLogOptions } from "./event-log.js";
 
 /**
- * One session: an `Agent`, the sequence numbers of its events, a bounded log of recent events
+ * One session: an `Agent`, the sequence numbers of its events, a bounded log of recent frames
  * for resume, and the clients attached to it, who all get the same frames.
  */
 export class SessionHub {
   private seq = 0;
-  private readonly log: LoggedEvent[] = [];
-  private logBytes = 0;
+  private readonly log: EventLog;
+  private readonly encoder = new MessageDeltaEncoder();
   private readonly clients = new Set<ClientConnection>();
   private readonly subscription: Subscription;
-  private readonly maxEvents: number;
-  private readonly maxBytes: number;
+  private readonly replaySource: ReplaySource;
 
   constructor(
     readonly id: string,
     readonly agent: Agent,
     options: EventLogOptions = {},
+    log?: EventLog,
   ) {
-    this.maxEvents = options.maxEvents ?? 2000;
-    this.maxBytes = options.maxBytes ?? 8 * 1024 * 1024;
+    this.log = log ?? new MemoryEventLog(randomUUID(), options);
+    const hub = this;
+    this.replaySource = {
+      read: (seq) => hub.log.read(seq),
+      get lastSeq() {
+        return hub.seq;
+      },
+    };
     this.subscription = agent.events$.subscribe((event) => this.publish(event));
   }
 
   /** The sequence number of the latest event (0 before the first). */
   get lastSeq(): number {
     return this.seq;
+  }
+
+  /** Changes on `reset`; a client that resumes from another epoch gets a snapshot. */
+  get epoch(): string {
+    return this.log.epoch;
   }
 
   get clientCount(): number {
@@ -57,26 +59,21 @@ export class SessionHub {
 
   /** The state after `lastSeq`. Read between events, so state and number always agree. */
   snapshot(): SnapshotFrame {
-    return { type: "snapshot", session: this.id, seq: this.seq, state: this.agent.state };
+    return { type: "snapshot", session: this.id, seq: this.seq, epoch: this.log.epoch, state: this.agent.state };
   }
 
-  /** How a client that last saw `lastSeq` catches up: the log still holds what it missed, or not. */
-  resumeMode(lastSeq: number | undefined): "replay" | "snapshot" {
+  /** How a client that last saw `lastSeq` (in `epoch`) catches up: the log still holds what it missed, or not. */
+  resumeMode(lastSeq: number | undefined, epoch?: string): "replay" | "snapshot" {
     if (lastSeq === undefined || lastSeq > this.seq) return "snapshot";
-    if (lastSeq === this.seq) return "replay";
-    const oldest = this.log[0];
-    return oldest !== undefined && oldest.seq <= lastSeq + 1 ? "replay" : "snapshot";
+    if (epoch !== undefined && epoch !== this.log.epoch) return "snapshot";
+    if (lastSeq < this.log.oldestSeq) return "snapshot";
+    return lastSeq === this.seq || this.log.read(lastSeq + 1) !== undefined ? "replay" : "snapshot";
   }
 
   /** Adds a client and sends it the backlog the way `resumeMode` said. */
-  attach(client: ClientConnection, lastSeq: number | undefined): void {
-    if (this.resumeMode(lastSeq) === "snapshot" || lastSeq === undefined) {
-      client.sendFrame(this.snapshot());
-    } else {
-      for (const logged of this.log) {
-        if (logged.seq > lastSeq) client.sendEvent(logged.seq, logged.type, logged.json);
-      }
-    }
+  attach(client: ClientConnection, lastSeq: number | undefined, epoch?: string): void {
+    if (lastSeq === undefined || this.resumeMode(lastSeq, epoch) === "snapshot") client.sendFrame(this.snapshot());
+    else client.startReplay(this.replaySource, lastSeq);
     this.clients.add(client);
   }
 
@@ -96,14 +93,7 @@ export class SessionHub {
             return;
           }
           // The run may emit events synchronously; the ack must still come first.
-          client.hold();
-          try {
-            if (command.type === "prompt") this.agent.prompt(command.input);
-            else this.agent.continue();
-            client.release(ack);
-          } catch (error) {
-            client.release(commandError(command.id, error));
-          }
+          this.acknowledgeFirst(client, command.id, () => (command.type === "prompt" ? this.agent.prompt(command.input) : this.agent.continue()));
           return;
         case "steer":
           this.agent.steer(command.input);
@@ -112,15 +102,17 @@ export class SessionHub {
           this.agent.followUp(command.input);
           break;
         case "abort":
-          this.agent.abort(command.clearFollowUps ? { clearFollowUps: true } : {});
-          break;
+          // The run's agent_end is emitted during abort(): the ack goes first, as for prompt.
+          this.acknowledgeFirst(client, command.id, () => this.agent.abort(command.clearFollowUps ? { clearFollowUps: true } : {}));
+          return;
         case "reset":
           this.agent.reset();
-          // A reset changes the state without events, and old events no longer describe it.
-          this.log.length = 0;
-          this.logBytes = 0;
+          this.startEpoch();
           client.sendFrame(ack);
-          for (const other of this.clients) other.sendFrame(this.snapshot());
+          for (const other of this.clients) {
+            other.dropEvents();
+            other.sendFrame(this.snapshot());
+          }
           return;
       }
       client.sendFrame(ack);
@@ -145,16 +137,36 @@ export class SessionHub {
     this.clients.clear();
   }
 
+  private acknowledgeFirst(client: ClientConnection, id: string, run: () => void): void {
+    client.hold();
+    try {
+      run();
+      client.release({ type: "ack", id });
+    } catch (error) {
+      client.release(commandError(id, error));
+    }
+  }
+
+  /**
+   * A reset changes the state without events, and old events no longer describe it: the reset
+   * takes a sequence number of its own and a new epoch, so a resume from before it cannot
+   * replay on top of the old transcript.
+   */
+  private startEpoch(): void {
+    this.seq++;
+    this.log.reset(this.seq, randomUUID());
+    this.encoder.clear();
+  }
+
   private publish(event: AgentEvent): void {
     const seq = ++this.seq;
+    const update = this.encoder.encode(event);
     // Serialized once here and shared by every client and the log.
-    const json = JSON.stringify(event);
-    this.log.push({ seq, type: event.type, json });
-    this.logBytes += json.length;
-    while (this.log.length > this.maxEvents || (this.logBytes > this.maxBytes && this.log.length > 1)) {
-      this.logBytes -= (this.log.shift() as LoggedEvent).json.length;
-    }
-    for (const client of this.clients) client.sendEvent(seq, event.type, json);
+    const json = update ? JSON.stringify({ type: "update", seq, event: update.event, patch: update.patch }) : `{"type":"event","seq":${seq},"event":${JSON.stringify(event)}}`;
+    const frame = { seq, type: event.type, json };
+    this.log.append(frame);
+    const mergeable = update && this.encoder.current ? { event: update.event, message: this.encoder.current } : undefined;
+    for (const client of this.clients) client.sendEvent(frame, mergeable);
   }
 }
 

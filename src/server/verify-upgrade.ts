@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 
 /** What `verifyUpgrade` checks; a subset of `ServeAgentsOptions`. */
@@ -38,4 +39,33 @@ export function tokenOf(request: IncomingMessage): string | undefined {
   if (match?.[1] !== undefined) return match[1].trim();
   const query = new URL(request.url ?? "/", "http://localhost").searchParams.get("token");
   return query ?? undefined;
+}
+
+/**
+ * An `auth` hook that accepts one shared token, compared in constant time.
+ *
+ * @example serveAgents({ auth: acceptToken(process.env.RXAGENT_TOKEN ?? ""), ... })
+ */
+export function acceptToken(expected: string): (token: string | undefined) => boolean {
+  if (expected === "") throw new TypeError("acceptToken: the token must not be empty.");
+  const digest = (text: string) => createHash("sha256").update(text).digest();
+  const wanted = digest(expected);
+  return (token) => token !== undefined && timingSafeEqual(digest(token), wanted);
+}
+
+const LOOPBACK_NAMES = ["localhost", "127.0.0.1", "[::1]"];
+
+/** True for the names of this machine's loopback interface. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, "");
+  return bare === "localhost" || bare === "::1" || /^127\.\d+\.\d+\.\d+$/.test(bare);
+}
+
+/**
+ * The origins a page served on `host:port` may have: on loopback the same page is reachable as
+ * localhost, 127.0.0.1 and [::1], and all three are the same place.
+ */
+export function pageOrigins(host: string, port: number): string[] {
+  if (isLoopbackHost(host)) return LOOPBACK_NAMES.map((name) => `http://${name}:${port}`);
+  return [`http://${host.includes(":") ? `[${host}]` : host}:${port}`];
 }

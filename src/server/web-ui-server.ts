@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type AgentServer, serveAgents, type ServeAgentsOptions } from "./server.js";
+import { pageOrigins } from "./verify-upgrade.js";
 
 export interface ServeWebUiOptions extends Omit<ServeAgentsOptions, "server" | "port" | "host" | "path"> {
   /** 0 (default) picks a free port. */
@@ -24,6 +25,7 @@ const FILES: Record<string, string> = {
   "/index.html": "index.html",
   "/app.js": "app.js",
   "/client.js": "client.js",
+  "/message-delta.js": "message-delta.js",
   "/style.css": "style.css",
 };
 const CONTENT_TYPES: Record<string, string> = {
@@ -36,8 +38,9 @@ const CONTENT_TYPES: Record<string, string> = {
  * Serves the browser UI of `examples/web/` and the agent WebSocket endpoint (`/ws`) on one
  * port. `rxagent serve` calls this with its Agent factory.
  *
- * By default only the page's own origin may open the WebSocket: any other site the user visits
- * could otherwise drive a local agent (and its tools) through the browser.
+ * Only the page's own origin (on loopback: localhost, 127.0.0.1 and [::1] alike) and
+ * `allowedOrigins` may open the WebSocket: any other site the user visits could otherwise drive
+ * a local agent (and its tools) through the browser.
  *
  * @example
  * const ui = await serveWebUi({ port: 8787, createAgent: () => new Agent({ model }) });
@@ -58,7 +61,7 @@ export async function serveWebUi(options: ServeWebUiOptions): Promise<WebUiServe
   const port = (http.address() as AddressInfo).port;
   const urlHost = host.includes(":") ? `[${host}]` : host;
   const origin = `http://${urlHost}:${port}`;
-  const allowedOrigins = options.allowedOrigins ?? [origin, ...(host === "127.0.0.1" ? [`http://localhost:${port}`] : [])];
+  const allowedOrigins = [...pageOrigins(host, port), ...(options.allowedOrigins ?? [])];
   const agents = await serveAgents({ ...options, server: http, path: "/ws", allowedOrigins });
   return {
     url: `${origin}/`,

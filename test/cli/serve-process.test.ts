@@ -1,5 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { startCli } from "./cli-process.js";
+import { WebSocket } from "ws";
+import { demoEnvironment, startCli } from "./cli-process.js";
+
+/** How an upgrade to `url` ends: "open", or the HTTP status that refused it. */
+function upgrade(url: string): Promise<string | number> {
+  return new Promise((resolve) => {
+    const socket = new WebSocket(url);
+    socket.on("open", () => (resolve("open"), socket.close()));
+    socket.on("unexpected-response", (_request, response) => (resolve(response.statusCode ?? 0), socket.terminate()));
+    socket.on("error", () => undefined);
+  });
+}
 
 describe("rxagent serve", () => {
   it("serves the web UI on loopback, prints the URL, and stops on SIGINT", async () => {
@@ -10,6 +21,30 @@ describe("rxagent serve", () => {
     const response = await fetch(url);
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toMatch(/text\/html/);
+    cli.child.kill("SIGINT");
+    expect(await cli.exited).toBe(0);
+  });
+
+  it("refuses to serve beyond loopback without a token, unless --insecure", async () => {
+    const refused = startCli(["serve", "--port", "0", "--host", "0.0.0.0", "--delay", "0"]);
+    expect(await refused.exited).toBe(1);
+    expect(refused.stderr()).toMatch(/--host 0\.0\.0\.0 serves beyond this machine.*--token \(or RXAGENT_TOKEN\).*--insecure/);
+
+    const insecure = startCli(["serve", "--port", "0", "--host", "0.0.0.0", "--insecure", "--delay", "0"]);
+    await insecure.waitFor((stdout) => /Serving the web UI at/.test(stdout));
+    expect(insecure.stdout()).toMatch(/WARNING: no token/);
+    insecure.child.kill("SIGINT");
+    expect(await insecure.exited).toBe(0);
+  });
+
+  it("with RXAGENT_TOKEN, prints the page URL with the token in its fragment and refuses sockets without it", async () => {
+    const cli = startCli(["serve", "--port", "0", "--delay", "0"], { environment: demoEnvironment({ RXAGENT_TOKEN: "s3cret token" }) });
+    await cli.waitFor((stdout) => /Serving the web UI at/.test(stdout));
+    const [, url = "", port = ""] = /(http:\/\/127\.0\.0\.1:(\d+)\/)#token=s3cret%20token/.exec(cli.stdout()) ?? [];
+    expect((await fetch(url)).status).toBe(200);
+    expect(await upgrade(`ws://127.0.0.1:${port}/ws`)).toBe(401);
+    expect(await upgrade(`ws://127.0.0.1:${port}/ws?token=wrong`)).toBe(401);
+    expect(await upgrade(`ws://127.0.0.1:${port}/ws?token=s3cret%20token`)).toBe("open");
     cli.child.kill("SIGINT");
     expect(await cli.exited).toBe(0);
   });

@@ -7,21 +7,33 @@ import { scriptedModel } from "../../src/testing/scripted-model.js";
 import { defineTool } from "../../src/tools/define-tool.js";
 import { type AgentServer, serveAgents } from "../../src/server/index.js";
 import type { ServerFrame } from "../../src/protocol/protocol-schemas.js";
-import { assertContiguous, RawClient, waitFor } from "./helpers.js";
+import { assertContiguous, type EventCarrier, RawClient, waitFor } from "./helpers.js";
 
-/** 30 000 characters in 30-character deltas: ~1000 updates, each carrying the whole partial twice. */
+/** 30 000 characters in 30-character deltas: ~1000 updates. */
 const REPLY_TEXT = "All work and no play makes Jack a dull boy. ".repeat(700).slice(0, 30_000);
-const PROGRESS_UPDATES = 300;
+const PROGRESS_UPDATES = 600;
+/**
+ * Bulk per progress update: loopback sockets buffer tens of megabytes in the kernel (tcp_rmem
+ * up to 32 MiB here), and the paused client's share must outgrow that before the server queues.
+ */
+const PADDING = "p".repeat(64 * 1024);
 
-/** Reports progress many times: tool updates are not merged, so they fill a slow client's queue. */
+/** Reports progress many times, a millisecond apart: tool updates are not merged, so they fill a slow client's queue. */
 const chatty = defineTool({
   name: "chatty",
   description: "Reports progress a lot",
   parameters: Type.Object({}),
-  execute: (_id, _args, { update }) => {
-    for (let step = 1; step <= PROGRESS_UPDATES; step++) update({ content: [{ type: "text", text: `step ${step}` }], details: step });
-    return { content: [{ type: "text", text: "done" }], details: PROGRESS_UPDATES };
-  },
+  execute: (_id, _args, { update }) =>
+    new Promise((resolve) => {
+      let step = 0;
+      const timer = setInterval(() => {
+        step += 1;
+        update({ content: [{ type: "text", text: `step ${step} ${PADDING}` }], details: step });
+        if (step < PROGRESS_UPDATES) return;
+        clearInterval(timer);
+        resolve({ content: [{ type: "text", text: "done" }], details: PROGRESS_UPDATES });
+      }, 1);
+    }),
 });
 
 function floodingAgent(): Agent {
@@ -42,8 +54,8 @@ afterEach(async () => {
 });
 
 describe("backpressure", () => {
-  it("lets a fast client keep up while a paused one stays bounded, is coalesced, and ends with a snapshot", async () => {
-    const limits = { highWaterMark: 16 * 1024, maxQueuedFrames: 64, maxQueuedBytes: 2 * 1024 * 1024 };
+  it("lets a fast client keep up while a paused one stays bounded and ends with a snapshot", async () => {
+    const limits = { highWaterMark: 256 * 1024, maxQueuedFrames: 64, maxQueuedBytes: 3 * 1024 * 1024 };
     let agent: Agent | undefined;
     server = await serveAgents({ port: 0, heartbeatIntervalMs: 0, backpressure: limits, createAgent: () => (agent = floodingAgent()) });
     const fast = await RawClient.open(server.url);
@@ -75,10 +87,11 @@ describe("backpressure", () => {
     expect(fastDoneAt - agentEndAt).toBeLessThan(1000);
     expect(fastStats?.resyncs).toBe(0);
 
-    // The slow client's queue stayed within its caps, merged deltas, and was cut over to a snapshot.
+    // The slow client's queue stayed within its caps and was cut over to a snapshot. (Delta
+    // frames make the reply small enough for the kernel's buffers; merging is shown in
+    // client-connection.test.ts.)
     expect(slowStats?.peakQueuedFrames).toBeLessThanOrEqual(limits.maxQueuedFrames + 1);
     expect(slowStats?.peakQueuedBytes).toBeLessThanOrEqual(limits.maxQueuedBytes + 256 * 1024);
-    expect(slowStats?.coalescedUpdates).toBeGreaterThan(0);
     expect(slowStats?.resyncs).toBeGreaterThanOrEqual(1);
     expect(slowStats?.sentBytes).toBeLessThan(producedBytes);
 
@@ -92,7 +105,7 @@ describe("backpressure", () => {
     expect(snapshot.state.messages).toEqual(agent?.messages);
     expect(snapshot.state.isStreaming).toBe(false);
     // Before the snapshot, whatever it got was contiguous (merged ranges included).
-    const beforeSnapshot = slow.frames.slice(0, slow.frames.indexOf(snapshot)).filter((frame): frame is Extract<ServerFrame, { type: "event" }> => frame.type === "event");
+    const beforeSnapshot = slow.frames.slice(0, slow.frames.indexOf(snapshot)).filter((frame): frame is EventCarrier => frame.type === "event" || frame.type === "update");
     assertContiguous(beforeSnapshot, 0);
 
     const stats = { ...slowStats, producedBytes, updates, runMs: Math.round(fastDoneAt - started) };

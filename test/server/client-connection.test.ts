@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ClientConnection, type SendableSocket } from "../../src/server/client-connection.js";
+import type { AgentEvent, AssistantMessage } from "../../src/types.js";
 
 /** A socket whose kernel never takes anything until `drain()`: every send stays buffered. */
 class FakeSocket implements SendableSocket {
@@ -33,13 +34,22 @@ class FakeSocket implements SendableSocket {
 
 const update = (text: string) => JSON.stringify({ type: "message_update", message: { text } });
 
+/** A logged event frame, as the session hub builds it. */
+const logged = (seq: number, type: AgentEvent["type"], eventJson: string) => ({ seq, type, json: `{"type":"event","seq":${seq},"event":${eventJson}}` });
+
+/** A delta frame and what its merge would carry. */
+const delta = (seq: number, text: string) => ({
+  frame: { seq, type: "message_update" as const, json: JSON.stringify({ type: "update", seq, event: { type: "text_delta", contentIndex: 0, delta: "a" } }) },
+  mergeable: { event: { type: "text_delta" as const, contentIndex: 0, delta: "a" }, message: { text } as unknown as AssistantMessage },
+});
+
 describe("ClientConnection", () => {
   it("writes straight through while the socket keeps up", () => {
     const socket = new FakeSocket();
     const connection = new ClientConnection(socket, () => "{}", { highWaterMark: 1000 });
-    connection.sendEvent(1, "message_start", "{}");
+    connection.sendEvent(logged(1, "message_start", "{}"));
     socket.drain();
-    connection.sendEvent(2, "message_update", update("a"));
+    connection.sendEvent(logged(2, "message_update", update("a")));
     expect(socket.frames()).toEqual([
       { type: "event", seq: 1, event: {} },
       { type: "event", seq: 2, event: { type: "message_update", message: { text: "a" } } },
@@ -47,18 +57,21 @@ describe("ClientConnection", () => {
     expect(connection.stats.coalescedUpdates).toBe(0);
   });
 
-  it("merges consecutive queued updates into the latest one, covering first..seq", () => {
+  it("merges consecutive queued updates into one carrying the whole message, covering first..seq", () => {
     const socket = new FakeSocket();
     const connection = new ClientConnection(socket, () => "{}", { highWaterMark: 10 });
-    connection.sendEvent(1, "message_start", JSON.stringify({ type: "message_start", padding: "x".repeat(20) }));
-    for (let seq = 2; seq <= 101; seq++) connection.sendEvent(seq, "message_update", update("a".repeat(seq)));
-    connection.sendEvent(102, "message_end", "{}");
+    connection.sendEvent(logged(1, "message_start", JSON.stringify({ type: "message_start", padding: "x".repeat(20) })));
+    for (let seq = 2; seq <= 101; seq++) {
+      const { frame, mergeable } = delta(seq, "a".repeat(seq - 1));
+      connection.sendEvent(frame, mergeable);
+    }
+    connection.sendEvent(logged(102, "message_end", "{}"));
     expect(connection.stats.queuedFrames).toBe(2);
     socket.drainAll();
-    expect(socket.frames().map(({ type, seq, first }) => ({ type, seq, first }))).toEqual([
-      { type: "event", seq: 1, first: undefined },
-      { type: "event", seq: 101, first: 2 },
-      { type: "event", seq: 102, first: undefined },
+    expect(socket.frames()).toEqual([
+      { type: "event", seq: 1, event: { type: "message_start", padding: "x".repeat(20) } },
+      { type: "update", seq: 101, first: 2, event: { type: "text_delta", contentIndex: 0, delta: "a" }, message: { text: "a".repeat(100) } },
+      { type: "event", seq: 102, event: {} },
     ]);
     expect(connection.stats.coalescedUpdates).toBe(99);
   });
@@ -67,9 +80,9 @@ describe("ClientConnection", () => {
     const socket = new FakeSocket();
     let seq = 0;
     const connection = new ClientConnection(socket, () => JSON.stringify({ type: "snapshot", seq }), { highWaterMark: 10, maxQueuedFrames: 5 });
-    connection.sendEvent(++seq, "agent_start", "{}".padEnd(20, " "));
+    connection.sendEvent(logged(++seq, "agent_start", "{}".padEnd(20, " ")));
     connection.sendFrame({ type: "ack", id: "a1" });
-    for (let index = 0; index < 10; index++) connection.sendEvent(++seq, "tool_execution_update", "{}");
+    for (let index = 0; index < 10; index++) connection.sendEvent(logged(++seq, "tool_execution_update", "{}"));
     expect(connection.stats.resyncs).toBe(1);
     expect(connection.stats.peakQueuedFrames).toBe(6);
     const idle = connection.whenIdle();
@@ -83,9 +96,10 @@ describe("ClientConnection", () => {
     expect(connection.stats.droppedFrames).toBe(10);
   });
 
-  it("owes no snapshot when only acks and errors pile up, so a client that never attached gets none", () => {
+  it("closes a client whose unread acks and errors pass the cap, owes it no snapshot, and writes nothing more", () => {
     const socket = new FakeSocket();
     let snapshots = 0;
+    let overBudget = 0;
     const connection = new ClientConnection(
       socket,
       () => {
@@ -93,11 +107,30 @@ describe("ClientConnection", () => {
         return "{}";
       },
       { highWaterMark: 10, maxQueuedFrames: 4 },
+      () => (overBudget += 1),
     );
     for (let index = 0; index < 10; index++) connection.sendFrame({ type: "error", id: `${index}`, code: "rate_limited", message: "slow down" });
+    expect(overBudget).toBe(1);
+    expect(connection.stats.queuedFrames).toBe(0);
+    socket.drainAll();
+    connection.sendEvent(logged(1, "agent_start", "{}"));
     socket.drainAll();
     expect(snapshots).toBe(0);
     expect(connection.stats.resyncs).toBe(0);
-    expect(socket.frames().map((frame) => frame.type)).toEqual(Array.from({ length: 10 }, () => "error"));
+    // The first went straight to the socket; the next four filled the queue; the sixth broke the budget.
+    expect(socket.frames().map((frame) => frame.type)).toEqual(["error"]);
+  });
+
+  it("splits a frame over maxFrameBytes into fragments that join to the original", () => {
+    const socket = new FakeSocket();
+    const connection = new ClientConnection(socket, () => "{}", { maxFrameBytes: 1000 });
+    const big = { type: "ack", id: "x", text: `"quotes" ünïcödé 😀 ${"y".repeat(5000)}` } as unknown as Parameters<ClientConnection["sendFrame"]>[0];
+    connection.sendFrame(big);
+    socket.drainAll();
+    const parts = socket.frames() as unknown as { type: string; data: string; final?: true }[];
+    expect(parts.length).toBeGreaterThan(5);
+    for (const text of socket.sent) expect(Buffer.byteLength(text)).toBeLessThanOrEqual(1000);
+    expect(parts.map((part) => part.final ?? false)).toEqual([...parts.slice(1).map(() => false), true]);
+    expect(JSON.parse(parts.map((part) => part.data).join(""))).toEqual(big);
   });
 });

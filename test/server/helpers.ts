@@ -3,6 +3,11 @@ import { WebSocket } from "ws";
 import { Agent } from "../../src/streams/agent.js";
 import { scriptedModel, type ScriptedTurn } from "../../src/testing/scripted-model.js";
 import type { ServerFrame } from "../../src/protocol/protocol-schemas.js";
+import { MessageDeltaDecoder } from "../../src/protocol/message-delta.js";
+import type { AgentEvent } from "../../src/types.js";
+
+/** A frame that carries an event: a whole one, or a `message_update` as a delta. */
+export type EventCarrier = Extract<ServerFrame, { type: "event" | "update" }>;
 
 /** Polls `predicate` until it holds; fails with `what` after `timeoutMs`. */
 export async function waitFor<T>(predicate: () => T | undefined | false, what = "condition", timeoutMs = 5000): Promise<T> {
@@ -25,12 +30,26 @@ export class RawClient {
   readonly frames: ServerFrame[] = [];
   readonly socket: WebSocket;
   closeCode: number | undefined;
+  closeReason: string | undefined;
+  /** Bytes of every text frame received, fragments included. */
+  receivedBytes = 0;
+  private fragments: string[] = [];
   private nextId = 0;
 
   constructor(url: string, options: ConstructorParameters<typeof WebSocket>[2] = {}) {
     this.socket = new WebSocket(url, options);
-    this.socket.on("message", (data) => this.frames.push(JSON.parse(String(data)) as ServerFrame));
-    this.socket.on("close", (code) => (this.closeCode = code));
+    this.socket.on("message", (data) => {
+      const text = String(data);
+      this.receivedBytes += Buffer.byteLength(text);
+      const frame = JSON.parse(text) as ServerFrame;
+      if (frame.type !== "fragment") return void this.frames.push(frame);
+      this.fragments.push(frame.data);
+      if (frame.final) this.frames.push(JSON.parse(this.fragments.splice(0).join("")) as ServerFrame);
+    });
+    this.socket.on("close", (code, reason) => {
+      this.closeCode = code;
+      this.closeReason = String(reason);
+    });
     this.socket.on("error", () => undefined);
   }
 
@@ -59,16 +78,34 @@ export class RawClient {
     );
   }
 
-  events(): Extract<ServerFrame, { type: "event" }>[] {
-    return this.frames.filter((frame): frame is Extract<ServerFrame, { type: "event" }> => frame.type === "event");
+  events(): EventCarrier[] {
+    return this.frames.filter((frame): frame is EventCarrier => frame.type === "event" || frame.type === "update");
   }
 
   eventTypes(): string[] {
-    return this.events().map((frame) => frame.event.type);
+    return this.events().map((frame) => (frame.type === "update" ? "message_update" : frame.event.type));
   }
 
   hasEvent(type: string): boolean {
-    return this.events().some((frame) => frame.event.type === type);
+    return this.events().some((frame) => (frame.type === "update" ? "message_update" : frame.event.type) === type);
+  }
+
+  /** The agent events the frames stand for, rebuilt the way `connectAgent` does (from the last snapshot on). */
+  agentEvents(): AgentEvent[] {
+    const decoder = new MessageDeltaDecoder();
+    const events: AgentEvent[] = [];
+    for (const frame of this.frames) {
+      if (frame.type === "snapshot") {
+        decoder.reset(frame.state.streamingMessage);
+        events.length = 0;
+      } else if (frame.type === "update") {
+        events.push(decoder.decode(frame));
+      } else if (frame.type === "event") {
+        decoder.observe(frame.event);
+        events.push(frame.event);
+      }
+    }
+    return events;
   }
 
   async close(): Promise<void> {
@@ -81,7 +118,7 @@ export class RawClient {
 }
 
 /** Asserts frames' sequence numbers run contiguously from `after + 1`, merged ranges included. */
-export function assertContiguous(frames: Extract<ServerFrame, { type: "event" }>[], after: number): number {
+export function assertContiguous(frames: EventCarrier[], after: number): number {
   let expected = after + 1;
   for (const frame of frames) {
     const first = frame.first ?? frame.seq;

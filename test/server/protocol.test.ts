@@ -26,7 +26,7 @@ describe("serveAgents protocol", () => {
     const first = await open();
     const second = await open();
     const attach = await first.request({ type: "attach", session: "s1" });
-    expect(attach).toEqual({ type: "ack", id: attach.id, session: "s1", resume: "snapshot" });
+    expect(attach).toEqual({ type: "ack", id: attach.id, session: "s1", resume: "snapshot", epoch: expect.any(String), protocol: 2 });
     expect((await second.request({ type: "attach", session: "s1" })).type).toBe("ack");
     // A fresh attach gets the state as it stands, then live events.
     expect(first.frames[1]).toMatchObject({ type: "snapshot", session: "s1", seq: 0, state: { messages: [], isStreaming: false } });
@@ -82,13 +82,34 @@ describe("serveAgents protocol", () => {
     await expectError({ type: "prompt", id: "x6", input: "hi", extra: true }, "invalid_frame", /Invalid "prompt" command/, "x6");
     await expectError({ type: "abort", id: "x7", clearFollowUps: "yes" }, "invalid_frame", /\/clearFollowUps/, "x7");
     await expectError({ type: "continue", id: "x8" }, "invalid_state", /transcript is empty/, "x8");
+    await expectError({ type: "prompt", id: "x10", input: "  \n " }, "invalid_frame", /\/input is empty/, "x10");
+    await expectError({ type: "steer", id: "x11", input: { text: "", images: [] } }, "invalid_frame", /\/input is empty/, "x11");
+    const binaryBefore = client.frames.length;
+    client.socket.send(Buffer.from(JSON.stringify({ type: "prompt", id: "x12", input: "as binary" })), { binary: true });
+    const binaryReply = await waitFor(() => client.frames.slice(binaryBefore).find((frame) => frame.type === "error"), "the binary frame's error");
+    expect(binaryReply).toEqual({ type: "error", code: "invalid_frame", message: expect.stringMatching(/Binary frames are not accepted/) });
+    errors.push(binaryReply);
+    expect(server.session("ok")?.agent.messages).toEqual([]);
     expect((await client.request({ type: "prompt", input: "go" })).type).toBe("ack");
     await expectError({ type: "prompt", id: "x9", input: "again" }, "busy", /while the agent is running.*steer/, "x9");
 
     // Still connected, still the same session: the run finishes and is delivered.
     await waitFor(() => client.hasEvent("agent_end"), "agent_end after the errors");
     expect(client.socket.readyState).toBe(WebSocket.OPEN);
-    expect(errors).toHaveLength(11);
+    expect(errors).toHaveLength(14);
+  });
+
+  it("acks an abort before the agent_end it causes", async () => {
+    server = await serveAgents({ port: 0, createAgent: () => realtimeAgent(["A reply long enough to be cut off in the middle of it."], 20) });
+    const client = await open();
+    await client.request({ type: "attach", session: "s" });
+    await client.request({ type: "prompt", input: "go" });
+    await waitFor(() => client.hasEvent("message_update"), "streaming");
+    const abort = await client.request({ type: "abort" });
+    await waitFor(() => client.hasEvent("agent_end"), "agent_end");
+    const ackIndex = client.frames.indexOf(abort);
+    const endIndex = client.frames.findIndex((frame) => frame.type === "event" && frame.event.type === "agent_end");
+    expect(ackIndex).toBeLessThan(endIndex);
   });
 
   it("acks steer, follow_up, abort and reset, and reset sends every client a fresh snapshot", async () => {

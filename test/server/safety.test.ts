@@ -48,9 +48,11 @@ describe("serveAgents safety", () => {
     expect((await open(`${url}?token=s3cret`)).socket.readyState).toBe(WebSocket.OPEN);
   });
 
-  it("refuses origins outside the allowlist with 403 and lets clients without an Origin in", async () => {
+  it("refuses origins outside the allowlist (a browser's socket is closed with 4403) and lets clients without an Origin in", async () => {
     const { url } = await start({ allowedOrigins: ["http://app.example"] });
-    expect(await refusal(url, { origin: "http://evil.example" })).toBe(403);
+    const foreign = await open(url, { origin: "http://evil.example" });
+    await waitFor(() => foreign.closeCode, "the close");
+    expect(foreign.closeCode).toBe(4403);
     expect((await open(url, { origin: "http://app.example" })).socket.readyState).toBe(WebSocket.OPEN);
     expect((await open(url)).socket.readyState).toBe(WebSocket.OPEN);
   });

@@ -85,13 +85,21 @@ describe.skipIf(!existsSync(CHROMIUM))("browser UI (headless Chromium)", () => {
     expect(JSON.parse((await card.locator(".args").textContent()) ?? "")).toEqual({ city: "Paris" });
     await expect.poll(() => page.locator("#run-status").textContent()).toBe("running tools…");
 
-    // Enter while the agent works steers it.
+    // Enter while the agent works steers it: queued while the tool runs, then in the transcript as steering.
     await page.fill("#input", "Please answer in French");
     await page.press("#input", "Enter");
-    await page.locator(".msg.user", { hasText: "Please answer in French" }).waitFor();
+    const queued = page.locator('.msg.user.queued[data-kind="steer"]', { hasText: "Please answer in French" });
+    await queued.waitFor();
+    expect(await queued.locator(".label").textContent()).toBe("queued · steering");
+    await expect.poll(() => card.getAttribute("data-state")).toBe("running");
     await card.locator(".result", { hasText: "Paris: sunny, 21 °C" }).waitFor();
     await expect.poll(() => card.getAttribute("data-state")).toBe("done");
+    const steering = page.locator(".msg.user.steering", { hasText: "Please answer in French" });
+    await steering.waitFor();
+    expect(await steering.locator(".label").textContent()).toBe("steering");
+    expect(await page.locator(".msg.user.queued").count()).toBe(0);
     await page.locator(".msg.assistant .text", { hasText: "Bien sûr ! Il fait beau à Paris" }).waitFor();
+    await expect.poll(() => page.locator("#run-status").textContent()).toBe("writing…");
 
     // Abort mid-stream: the reply stops, marked aborted, and the page goes idle.
     await page.click("#abort");
@@ -110,6 +118,68 @@ describe.skipIf(!existsSync(CHROMIUM))("browser UI (headless Chromium)", () => {
     const roles = ui.agents.session(sessionId as string)?.agent.messages.map((message) => (message as { role: string }).role);
     expect(roles).toEqual(["user", "assistant", "toolResult", "user", "assistant"]);
     await page.close();
+  });
+
+  it("shows a tool stopped by abort as aborted, not as an error", async () => {
+    const page = await browser.newPage();
+    const pageErrors: string[] = [];
+    page.on("pageerror", (error) => pageErrors.push(error.message));
+    await page.goto(`${ui.url}#session=abort-tool`);
+    await page.locator('#connection[data-status="open"]').waitFor();
+    await page.fill("#input", "Weather, please");
+    await page.press("#input", "Enter");
+    const card = page.locator('.tool-card[data-tool="lookup_weather"]');
+    await card.locator(".progress", { hasText: "Contacting station" }).waitFor();
+    await page.click("#abort");
+    await expect.poll(() => card.getAttribute("data-state")).toBe("aborted");
+    expect(await card.locator(".status").textContent()).toBe("aborted");
+    expect(await card.locator(".result").textContent()).toBe("Tool execution was aborted.");
+    await expect.poll(() => page.locator("#run-status").textContent()).toBe("idle");
+    // After a reload it reads the same from the transcript.
+    await page.reload();
+    await expect.poll(() => page.locator('.tool-card[data-tool="lookup_weather"]').getAttribute("data-state")).toBe("aborted");
+    expect(pageErrors).toEqual([]);
+    await page.close();
+  });
+
+  it("explains a refused token and keeps the typed prompt; the page's #token gets in", async () => {
+    const guarded = await serveWebUi({ port: 0, heartbeatIntervalMs: 0, auth: (token) => token === "s3cret", createAgent: () => demoAgent() });
+    try {
+      const page = await browser.newPage();
+      await page.goto(guarded.url);
+      await page.locator('#connection[data-status="refused"]').waitFor();
+      await expect.poll(() => page.locator("#error").textContent()).toMatch(/refused this page: it needs a token.*#token=/);
+      await page.fill("#input", "Hello?");
+      await page.press("#input", "Enter");
+      await expect.poll(() => page.inputValue("#input")).toBe("Hello?");
+      // Refused for good: no reconnect attempts.
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      expect(await page.locator("#connection").getAttribute("data-status")).toBe("refused");
+
+      await page.goto(`${guarded.url}#token=s3cret`);
+      await page.reload();
+      await page.locator('#connection[data-status="open"]').waitFor();
+      await page.close();
+    } finally {
+      await guarded.close();
+    }
+  });
+
+  it("pauses a connection the server closed for idling, says why, and reconnects when the user sends", async () => {
+    const sleepy = await serveWebUi({ port: 0, heartbeatIntervalMs: 0, idleTimeoutMs: 300, createAgent: () => demoAgent() });
+    try {
+      const page = await browser.newPage();
+      await page.goto(sleepy.url);
+      await page.locator('#connection[data-status="paused"]').waitFor({ timeout: 5000 });
+      await expect.poll(() => page.locator("#error").textContent()).toMatch(/without activity; sending a message reconnects/);
+      await page.fill("#input", "Still there?");
+      await page.press("#input", "Enter");
+      await page.locator(".msg.assistant .text", { hasText: "Let me check the weather in Paris" }).waitFor();
+      expect(await page.locator("#connection").getAttribute("data-status")).toBe("open");
+      await page.close();
+    } finally {
+      await sleepy.close();
+    }
   });
 
   it("shows a refused session as closed rather than connecting forever", async () => {

@@ -1,0 +1,94 @@
+import type { AgentEvent } from "../types.js";
+
+/** One event of a session as it goes on the wire: serialized once, shared by every client. */
+export interface LoggedFrame {
+  seq: number;
+  type: AgentEvent["type"];
+  /** The whole frame (`event` or `update`), sequence number included. */
+  json: string;
+}
+
+/**
+ * The recent events of one session, for clients that reconnect. Small on purpose, so another
+ * store (Redis Streams) can take its place: append in order, read from a sequence number, and
+ * an epoch that changes whenever earlier sequence numbers stop describing the session.
+ */
+export interface EventLog {
+  /** Changes on `reset`: a client from another epoch needs a snapshot. */
+  readonly epoch: string;
+  /** The frame after which the log starts: `read(oldestSeq + 1)` is its first frame, if any. */
+  readonly oldestSeq: number;
+  append(frame: LoggedFrame): void;
+  /** The frame with this sequence number, or undefined when it is not (or no longer) held. */
+  read(seq: number): LoggedFrame | undefined;
+  /** Forgets every frame and starts a new epoch after `seq`. */
+  reset(seq: number, epoch: string): void;
+}
+
+/** How much of a session's history is kept for clients that reconnect. */
+export interface EventLogOptions {
+  /** Frames kept for resume; a client further behind gets a snapshot. Default 50 000 (a long reply is one frame per delta). */
+  maxEvents?: number;
+  /** Same, in characters of frame JSON. Default 8 MiB. */
+  maxBytes?: number;
+}
+
+/**
+ * The in-memory `EventLog`: a ring of recent frames, bounded in count and bytes, with O(1)
+ * append, eviction and lookup by sequence number.
+ */
+export class MemoryEventLog implements EventLog {
+  private frames: (LoggedFrame | undefined)[] = [];
+  private head = 0;
+  private bytes = 0;
+  private firstSeq: number;
+  private readonly maxEvents: number;
+  private readonly maxBytes: number;
+
+  constructor(
+    public epoch: string,
+    options: EventLogOptions = {},
+  ) {
+    this.maxEvents = options.maxEvents ?? 50_000;
+    this.maxBytes = options.maxBytes ?? 8 * 1024 * 1024;
+    this.firstSeq = 1;
+  }
+
+  get oldestSeq(): number {
+    return this.firstSeq - 1;
+  }
+
+  get size(): number {
+    return this.frames.length - this.head;
+  }
+
+  append(frame: LoggedFrame): void {
+    if (this.size === 0) this.firstSeq = frame.seq;
+    this.frames.push(frame);
+    this.bytes += frame.json.length;
+    while (this.size > this.maxEvents || (this.bytes > this.maxBytes && this.size > 1)) {
+      const oldest = this.frames[this.head] as LoggedFrame;
+      this.frames[this.head++] = undefined;
+      this.bytes -= oldest.json.length;
+      this.firstSeq = oldest.seq + 1;
+    }
+    // Compacted once the dead prefix is as long as the live part, so eviction stays O(1) amortized.
+    if (this.head > 1024 && this.head * 2 > this.frames.length) {
+      this.frames = this.frames.slice(this.head);
+      this.head = 0;
+    }
+  }
+
+  read(seq: number): LoggedFrame | undefined {
+    if (seq < this.firstSeq) return undefined;
+    return this.frames[this.head + (seq - this.firstSeq)];
+  }
+
+  reset(seq: number, epoch: string): void {
+    this.frames = [];
+    this.head = 0;
+    this.bytes = 0;
+    this.firstSeq = seq + 1;
+    this.epoch = epoch;
+  }
+}

@@ -1,0 +1,89 @@
+import type { IncomingMessage, Server } from "node:http";
+import type { SchedulerLike } from "rxjs";
+import type { Agent } from "../streams/agent.js";
+import type { BackpressureOptions, ClientStats } from "./client-connection.js";
+import type { EventLog, EventLogOptions } from "./event-log.js";
+import type { RateLimitOptions } from "./rate-limiter.js";
+
+/** The configuration of `serveAgents` and what it returns. */
+
+export interface ServeAgentsOptions {
+  /** Share an existing HTTP server (then `path` picks the WebSocket endpoint), or give `port`. */
+  server?: Server;
+  /** Port to listen on when no `server` is given; 0 picks a free one. */
+  port?: number;
+  /** Default `"127.0.0.1"`: listening beyond loopback is a decision to make explicitly. */
+  host?: string;
+  /** Only upgrades on this path are accepted, e.g. `"/ws"`. Default: any path. */
+  path?: string;
+  /**
+   * Makes the agent of a session the first time a client attaches to it.
+   *
+   * Contract: return `undefined` to refuse the id (the client gets `unknown_session`); the
+   * server never disposes the agent (see `onSessionClose`).
+   * @example createAgent: (sessionId) => new Agent({ model, tools })
+   */
+  createAgent(sessionId: string, request: IncomingMessage): Agent | undefined | Promise<Agent | undefined>;
+  /**
+   * Checks the token of an upgrade request (`Authorization: Bearer <token>` or `?token=`).
+   * Contract: false refuses the upgrade: HTTP 401, or for a browser (a request with an `Origin`)
+   * an accepted socket closed at once with 4401 and a reason the page can show.
+   * @example auth: acceptToken(process.env.RXAGENT_TOKEN)
+   */
+  auth?: (token: string | undefined, request: IncomingMessage) => boolean | Promise<boolean>;
+  /**
+   * `Origin` values browsers may connect from; others are refused (HTTP 403 for clients
+   * without the page to show it, else a socket closed with 4403). Requests without an Origin
+   * (non-browser clients) pass.
+   */
+  allowedOrigins?: readonly string[];
+  /** Largest incoming frame in bytes; a larger one closes the socket with 1009. Default 1 MiB. */
+  maxPayload?: number;
+  /** Sessions held at once; when full, the least recently used idle session without clients is closed to make room. Default 100. */
+  maxSessions?: number;
+  /** Commands per connection; `false` turns the limit off. */
+  rateLimit?: RateLimitOptions | false;
+  /** Ping period; a socket that misses one pong is terminated. 0 disables. Default 30 000. */
+  heartbeatIntervalMs?: number;
+  /**
+   * A socket that has not attached this long after connecting is closed (4000): it holds
+   * memory and a slot without using them. 0 disables. Default 30 000.
+   */
+  attachTimeoutMs?: number;
+  /**
+   * A socket that sent no command for this long while its session was not running is closed
+   * (4000), so its session can be evicted when the server is full. 0 disables. Default 1 800 000
+   * (30 minutes).
+   */
+  idleTimeoutMs?: number;
+  backpressure?: BackpressureOptions;
+  eventLog?: EventLogOptions;
+  /**
+   * Makes the event log of a new session; default an in-memory `MemoryEventLog` sized by
+   * `eventLog`. Contract: a fresh, empty log per session.
+   */
+  createEventLog?: (sessionId: string) => EventLog;
+  /** How long `close()` waits for runs to end and queues to drain. Default 10 000. */
+  shutdownTimeoutMs?: number;
+  /** Clock for the heartbeat and the rate limit. Default `asyncScheduler`. */
+  scheduler?: SchedulerLike;
+  /** Called when a session is closed (evicted, or at shutdown), to persist or dispose its agent. */
+  onSessionClose?: (sessionId: string, agent: Agent) => void;
+}
+
+export interface SessionInfo {
+  agent: Agent;
+  lastSeq: number;
+  clients: ClientStats[];
+}
+
+export interface AgentServer {
+  /** `ws://host:port/path`. */
+  readonly url: string;
+  readonly port: number;
+  session(id: string): SessionInfo | undefined;
+  sessionIds(): string[];
+  /** Aborts active runs, waits for their `agent_end`, closes every socket with 1001. */
+  close(): Promise<void>;
+}
+

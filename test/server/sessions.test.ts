@@ -1,0 +1,127 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
+import { Agent } from "../../src/streams/agent.js";
+import { scriptedModel } from "../../src/testing/scripted-model.js";
+import { type AgentServer, serveAgents, type ServeAgentsOptions, serveWebUi, type WebUiServer } from "../../src/server/index.js";
+import type { ServerFrame } from "../../src/protocol/protocol-schemas.js";
+import { RawClient, realtimeAgent, waitFor } from "./helpers.js";
+
+let server: AgentServer | undefined;
+let ui: WebUiServer | undefined;
+const clients: RawClient[] = [];
+
+afterEach(async () => {
+  for (const client of clients.splice(0)) client.socket.terminate();
+  await server?.close();
+  await ui?.close();
+  server = undefined;
+  ui = undefined;
+});
+
+async function start(options: Partial<ServeAgentsOptions> = {}): Promise<AgentServer> {
+  server = await serveAgents({ port: 0, heartbeatIntervalMs: 0, createAgent: () => new Agent({ model: scriptedModel(["one", "two", "three"]) }), ...options });
+  return server;
+}
+
+async function open(url: string, options: ConstructorParameters<typeof WebSocket>[2] = {}): Promise<RawClient> {
+  const client = await RawClient.open(url, options);
+  clients.push(client);
+  return client;
+}
+
+const snapshots = (client: RawClient) => client.frames.filter((frame): frame is Extract<ServerFrame, { type: "snapshot" }> => frame.type === "snapshot");
+
+describe("sessions", () => {
+  it("starts a new epoch on reset: a client that resumes from before it gets a fresh snapshot, not a replay on the old transcript", async () => {
+    const { url } = await start();
+    const stayer = await open(url);
+    await stayer.request({ type: "attach", session: "s" });
+    await stayer.request({ type: "prompt", input: "first" });
+    await waitFor(() => stayer.hasEvent("agent_end"), "the first run");
+    const oldEpoch = snapshots(stayer)[0]?.epoch;
+    const lastSeqBefore = server?.session("s")?.lastSeq ?? 0;
+
+    await stayer.request({ type: "reset" });
+    await stayer.request({ type: "prompt", input: "second" });
+    await waitFor(() => stayer.eventTypes().filter((type) => type === "agent_end").length === 2, "the second run");
+    // The reset took a sequence number: the new run's events follow it.
+    const afterReset = snapshots(stayer)[1];
+    expect(afterReset).toMatchObject({ seq: lastSeqBefore + 1, state: { messages: [] } });
+    expect(afterReset?.epoch).not.toBe(oldEpoch);
+
+    // Offline during the reset, with a lastSeq the log could otherwise replay from.
+    const returning = await open(url);
+    const ack = await returning.request({ type: "attach", session: "s", lastSeq: lastSeqBefore, epoch: oldEpoch });
+    expect(ack).toMatchObject({ type: "ack", resume: "snapshot", epoch: afterReset?.epoch });
+    const fresh = await waitFor(() => snapshots(returning)[0], "the snapshot");
+    expect(fresh.state.messages).toEqual(server?.session("s")?.agent.messages);
+    expect(fresh.state.messages.map((message) => (message as { role: string }).role)).toEqual(["user", "assistant"]);
+
+    // An old client that sends no epoch is caught by the numbers: its lastSeq is before the reset.
+    const old = await open(url);
+    expect(await old.request({ type: "attach", session: "s", lastSeq: lastSeqBefore - 2 })).toMatchObject({ resume: "snapshot" });
+    // A client of the current epoch still replays.
+    const current = await open(url);
+    expect(await current.request({ type: "attach", session: "s", lastSeq: lastSeqBefore + 2, epoch: afterReset?.epoch })).toMatchObject({ resume: "replay" });
+  });
+
+  it("closes sockets that never attach and idle ones (4000), so their sessions can be evicted for new users", async () => {
+    const { url } = await start({ maxSessions: 2, attachTimeoutMs: 150, idleTimeoutMs: 300 });
+    const silent = await open(url);
+    const idleOne = await open(url);
+    const idleTwo = await open(url);
+    await idleOne.request({ type: "attach", session: "one" });
+    await idleTwo.request({ type: "attach", session: "two" });
+    const newcomer = await open(url);
+    const full = await newcomer.request({ type: "attach", session: "three" });
+    expect(full).toMatchObject({ type: "error", code: "session_limit" });
+    expect((full as { message: string }).message).toMatch(/holds 2 of at most 2 sessions: 2 with clients attached, 0 running without clients/);
+
+    await waitFor(() => silent.closeCode, "the silent socket to be closed", 3000);
+    expect([silent.closeCode, silent.closeReason]).toEqual([4000, "No attach in time"]);
+    await waitFor(() => idleOne.closeCode && idleTwo.closeCode, "the idle sockets to be closed", 3000);
+    expect([idleOne.closeCode, idleOne.closeReason]).toEqual([4000, "Idle"]);
+
+    // The refused newcomer never attached, so it was closed too; it comes back and gets in.
+    await waitFor(() => newcomer.closeCode, "the refused newcomer to be closed", 3000);
+    const back = await open(url);
+    expect(await back.request({ type: "attach", session: "three" })).toMatchObject({ type: "ack", session: "three" });
+    expect(server?.sessionIds()).toContain("three");
+  });
+
+  it("keeps a socket that has been quiet while its session runs", async () => {
+    const { url } = await start({ idleTimeoutMs: 100, createAgent: () => realtimeAgent(["A reply that streams for longer than the idle timeout, word by word by word."], 20) });
+    const watcher = await open(url);
+    await watcher.request({ type: "attach", session: "s" });
+    await watcher.request({ type: "prompt", input: "go" });
+    await waitFor(() => watcher.hasEvent("agent_end"), "agent_end", 10_000);
+    expect(watcher.closeCode).toBeUndefined();
+  });
+});
+
+describe("refusals a browser can explain", () => {
+  it("closes a browser's socket with 4401 or 4403 and a reason, and answers other clients with HTTP 401 or 403", async () => {
+    const { url } = await start({ auth: (token) => token === "s3cret", allowedOrigins: ["http://app.example"] });
+    const wrongToken = await open(`${url}?token=nope`, { origin: "http://app.example" });
+    await waitFor(() => wrongToken.closeCode, "the close");
+    expect([wrongToken.closeCode, wrongToken.closeReason]).toEqual([4401, "Unauthorized"]);
+    const foreign = await open(`${url}?token=s3cret`, { origin: "http://evil.example" });
+    await waitFor(() => foreign.closeCode, "the close");
+    expect([foreign.closeCode, foreign.closeReason]).toEqual([4403, "Origin not allowed"]);
+    expect(foreign.frames).toEqual([]);
+    const allowed = await open(`${url}?token=s3cret`, { origin: "http://app.example" });
+    expect(await allowed.request({ type: "attach", session: "s" })).toMatchObject({ type: "ack" });
+  });
+
+  it("takes the page's loopback names as one origin", async () => {
+    ui = await serveWebUi({ port: 0, heartbeatIntervalMs: 0, createAgent: () => realtimeAgent(["ok"]) });
+    const port = new URL(ui.url).port;
+    for (const origin of [`http://localhost:${port}`, `http://127.0.0.1:${port}`, `http://[::1]:${port}`]) {
+      const client = await open(`ws://127.0.0.1:${port}/ws`, { origin });
+      expect(await client.request({ type: "attach" })).toMatchObject({ type: "ack" });
+    }
+    const foreign = await open(`ws://127.0.0.1:${port}/ws`, { origin: `http://localhost:${Number(port) + 1}` });
+    await waitFor(() => foreign.closeCode, "the close");
+    expect(foreign.closeCode).toBe(4403);
+  });
+});
