@@ -34,5 +34,6 @@ export type {
   HookResult,
   QueueMode,
   ShouldStopAfterTurnContext,
+  ToolCallCancellation,
 } from "./types/loop-config.js";
 export type { AgentSnapshot, AgentState, PromptInput, TranscriptStore } from "./types/agent.js";

@@ -1,6 +1,6 @@
 import { asyncScheduler, filter, firstValueFrom, map, type Observable, ReplaySubject, Subject, Subscription } from "rxjs";
 import { errorText, InvalidStateError } from "../errors.js";
-import { isAssistantMessage } from "../types/messages.js";
+import { isAssistantMessage, isFailedMessage, toolCallsOf } from "../types/messages.js";
 import type {
   AgentContext,
   AgentEvent,
@@ -12,6 +12,7 @@ import type {
   PromptInput,
   QueuedMessages,
   QueueMode,
+  ToolCallCancellation,
   TranscriptStore,
 } from "../types.js";
 import { agentLoop, agentLoopContinue } from "./agent-loop.js";
@@ -22,7 +23,7 @@ import { QueueInput } from "./queue-input.js";
 import { toMessages } from "./prompt-input.js";
 import { missingToolResults } from "./repair-transcript.js";
 
-export interface AgentOptions extends Omit<AgentLoopConfig, "steering" | "followUp" | "signal"> {
+export interface AgentOptions extends Omit<AgentLoopConfig, "steering" | "followUp" | "signal" | "cancellations"> {
   systemPrompt?: string;
   tools?: AgentTool[];
   /** The transcript to start from. */
@@ -37,6 +38,13 @@ interface ActiveRun {
   controller: AbortController;
   subscription: Subscription;
   events: ReplaySubject<AgentEvent>;
+  /**
+   * `cancelToolCall`'s cancels. Replayed: a cancel made just after the assistant message ended,
+   * before its batch subscribed, must still reach it; a batch ignores ids not its own.
+   */
+  cancellations: ReplaySubject<ToolCallCancellation>;
+  /** The id of the last call that started (calls start in source order): the ones after it have not. */
+  lastStartedToolCall: string | undefined;
 }
 
 /**
@@ -189,6 +197,22 @@ export class Agent {
     this.activeRun?.controller.abort(new Error("Aborted by the user"));
   }
 
+  /**
+   * Cancels one tool call of the active run: its signal fires and its result is the error
+   * `Tool call was cancelled[: reason].` (or the tool's own result if it settles as its signal
+   * fires); a call not started yet never runs. The other calls and the run go on.
+   *
+   * Contract: throws an `InvalidStateError` unless `toolCallId` is a call of the current
+   * assistant message that has not finished (running, waiting, or not started yet).
+   */
+  cancelToolCall(toolCallId: string, reason?: string): void {
+    const run = this.activeRun;
+    if (!run || !this.isUnfinishedToolCall(run, toolCallId)) {
+      throw new InvalidStateError(`Cannot cancel tool call "${String(toolCallId)}": no unfinished tool call of the running agent has that id.`);
+    }
+    run.cancellations.next(reason === undefined ? { toolCallId } : { toolCallId, reason });
+  }
+
   /** Forgets the transcript, the queues and the totals; a running run is torn down first. */
   reset(): void {
     this.tearDownRun();
@@ -239,7 +263,8 @@ export class Agent {
   private startRun(createLoop: (config: AgentLoopConfig) => Observable<AgentEvent>): Observable<AgentEvent> {
     const controller = new AbortController();
     const events = new ReplaySubject<AgentEvent>();
-    const run: ActiveRun = { controller, events, subscription: new Subscription() };
+    const cancellations = new ReplaySubject<ToolCallCancellation>();
+    const run: ActiveRun = { controller, events, subscription: new Subscription(), cancellations, lastStartedToolCall: undefined };
     this.activeRun = run;
     const { messages: _messages, store: _store, onWarning: _onWarning, systemPrompt: _systemPrompt, tools: _tools, ...loopOptions } = this.options;
     const config: AgentLoopConfig = {
@@ -249,6 +274,7 @@ export class Agent {
       steeringMode: this.steeringMode,
       followUpMode: this.followUpMode,
       signal: controller.signal,
+      cancellations,
     };
     const subscription = createLoop(config).subscribe({
       next: (event) => {
@@ -261,7 +287,10 @@ export class Agent {
         this.patchState({ isStreaming: false });
         events.error(error);
       },
-      complete: () => events.complete(),
+      complete: () => {
+        cancellations.complete();
+        events.complete();
+      },
     });
     run.subscription.add(subscription);
     return events.asObservable();
@@ -275,6 +304,7 @@ export class Agent {
         this.warn(`The transcript store failed to append a message: ${errorText(error)}`);
       }
     }
+    if (event.type === "tool_execution_start") run.lastStartedToolCall = event.toolCallId;
     if (event.type === "agent_end" && this.activeRun === run) {
       // Idle before anyone hears agent_end, so a listener may prompt again at once.
       this.activeRun = undefined;
@@ -284,6 +314,19 @@ export class Agent {
     const state = reduceAgentState(this.stateValue.value, event);
     if (state !== this.stateValue.value) this.stateValue.next(state);
     this.eventStream.next(event);
+  }
+
+  /** Running or waiting (started, not ended), or a call of the current assistant message not started yet. */
+  private isUnfinishedToolCall(run: ActiveRun, toolCallId: string): boolean {
+    if (this.state.pendingToolCalls.includes(toolCallId)) return true;
+    const messages = this.state.messages;
+    let index = messages.length - 1;
+    while (index >= 0 && !isAssistantMessage(messages[index]!)) index--;
+    const assistant = messages[index];
+    if (assistant === undefined || !isAssistantMessage(assistant) || isFailedMessage(assistant) || assistant.stopReason === "length") return false;
+    const calls = toolCallsOf(assistant);
+    const started = run.lastStartedToolCall === undefined ? -1 : calls.findIndex((call) => call.id === run.lastStartedToolCall);
+    return calls.findIndex((call) => call.id === toolCallId) > started;
   }
 
   private context(): AgentContext {
