@@ -105,6 +105,10 @@ export class SessionHub {
           // The run's agent_end is emitted during abort(): the ack goes first, as for prompt.
           this.acknowledgeFirst(client, command.id, () => this.agent.abort(command.clearFollowUps ? { clearFollowUps: true } : {}));
           return;
+        case "cancel_tool":
+          // The cancelled call's tool_execution_end may be emitted during the cancel: the ack goes first.
+          this.acknowledgeFirst(client, command.id, () => this.agent.cancelToolCall(command.toolCallId, command.reason));
+          return;
         case "reset":
           this.agent.reset();
           this.startEpoch();
