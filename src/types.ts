@@ -35,5 +35,7 @@ export type {
   QueueMode,
   ShouldStopAfterTurnContext,
   ToolCallCancellation,
+  AgentLoopTurnUpdate,
+  PrepareNextTurnContext,
 } from "./types/loop-config.js";
 export type { AgentSnapshot, AgentState, PromptInput, TranscriptStore } from "./types/agent.js";

@@ -63,6 +63,7 @@ export function agentLoopContinue(context: AgentContext, config: AgentLoopConfig
  * 4. steering, or tool results that do not terminate: another turn     (`nextStep`)
  * 5. else follow-ups: another inner loop                               (`nextStep`)
  * 6. else `agent_end`, with the reason of whichever step ended the run  (`decide`, `agentEndEvent`)
+ * A next turn asks `prepareNextTurn` before its `turn_start` (`runTurn`, prepare-next-turn.ts).
  *
  * The mechanism: an expand over turns. Each turn hands `NextTurn` its `NextStep`; expand subscribes
  * to the next turn as the one before completes, and concatMap plays each turn's events in order:
@@ -90,6 +91,8 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
       scheduler: config.scheduler ?? asyncScheduler,
       context: { ...context, messages: [...context.messages] },
       firstNewMessage: context.messages.length,
+      carriedNewMessages: undefined,
+      lastTurn: undefined,
       steering: steering.queue,
       followUp: followUp.queue,
       ownsQueues: { steering: steering.source !== undefined, followUp: followUp.source !== undefined },

@@ -2,14 +2,25 @@ import type { Observable, SchedulerLike } from "rxjs";
 import { isModelMessage } from "../types/messages.js";
 import type { LazyAbortController } from "./lazy-abort-controller.js";
 import type { EndStep } from "./next-step.js";
-import type { AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, DrainableQueue, Message, QueuedMessages } from "../types.js";
+import type {
+  AgentContext,
+  AgentEvent,
+  AgentLoopConfig,
+  AgentMessage,
+  AssistantMessage,
+  DrainableQueue,
+  Message,
+  QueuedMessages,
+  ToolResultMessage,
+} from "../types.js";
 
 /**
  * The mutable bookkeeping of one subscription to a loop. Each subscription gets its own, so the
  * loop Observable stays cold and re-subscribable.
  */
 export interface RunState {
-  readonly config: AgentLoopConfig;
+  /** Replaced (not changed) when `prepareNextTurn` gives another model. */
+  config: AgentLoopConfig;
   readonly scheduler: SchedulerLike;
   /** The run's own copy of the transcript; the caller's array is never changed. */
   readonly context: AgentContext;
@@ -17,7 +28,14 @@ export interface RunState {
    * Where the run's own messages start in the transcript: `agent_end` reports every message from
    * there on. Why an index and not a second array: a long session would pay a slot per message.
    */
-  readonly firstNewMessage: number;
+  firstNewMessage: number;
+  /**
+   * The run's messages from before `prepareNextTurn` replaced the transcript, if it did:
+   * `agent_end` still reports them.
+   */
+  carriedNewMessages: AgentMessage[] | undefined;
+  /** The turn that ended last, for `prepareNextTurn` (kept only when it is configured). */
+  lastTurn: { message: AssistantMessage; toolResults: ToolResultMessage[] } | undefined;
   readonly steering: DrainableQueue;
   readonly followUp: DrainableQueue;
   /**
@@ -73,7 +91,8 @@ export function appendMessage(run: RunState, message: AgentMessage): void {
 
 /** Every message the run added so far, as a new array. */
 export function newMessages(run: RunState): AgentMessage[] {
-  return run.context.messages.slice(run.firstNewMessage);
+  const added = run.context.messages.slice(run.firstNewMessage);
+  return run.carriedNewMessages ? run.carriedNewMessages.concat(added) : added;
 }
 
 /**

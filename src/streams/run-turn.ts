@@ -1,4 +1,5 @@
 import { map, Observable, type Observer, race, type Subscriber, Subscription, take } from "rxjs";
+import { type HookError, RxAgentError } from "../errors.js";
 import { callHook } from "../operators/call-hook.js";
 import { executeToolCalls } from "../operators/execute-tool-calls.js";
 import { forwardingObserver } from "../operators/forwarding-observer.js";
@@ -8,14 +9,15 @@ import { isFailedMessage, toolCallsOf } from "../types/messages.js";
 import type { AgentEvent, AgentMessage, AssistantMessage } from "../types.js";
 import { drain, endBeforeHook, type HookAnswer, nextStep, type NextStep, type TurnOutcome, type TurnStart } from "./next-step.js";
 import { agentEndEvent, appendMessage, newMessages, type RunState } from "./run-state.js";
-import { failedAssistant, streamAssistant } from "./stream-assistant.js";
+import { prepareNextTurn } from "./prepare-next-turn.js";
+import { streamAssistant } from "./stream-assistant.js";
 
 /**
  * One turn: inject pending messages, call the model, run its tool calls, `turn_end`, and decide.
  *
  * The first turn emits the run's opening events first (`agent_start`, its `turn_start`, the
  * prompts), and it takes its pending messages from the steering queue, so steering typed before
- * the first call lands in it. A turn ends in one of two ways: with `agent_end`, or by handing
+ * the first call lands in it. A next turn asks `prepareNextTurn` first, when there is one. A turn ends in one of two ways: with `agent_end`, or by handing
  * `decision` a `next_turn` step (then completing it) just before it completes itself.
  *
  * Why one Observable with its steps in sequence rather than `concat` of deferred parts: a turn
@@ -26,49 +28,58 @@ export function runTurn(run: RunState, start: TurnStart, decision: Observer<Next
   return new Observable<AgentEvent>((subscriber) => {
     const turn: TurnSteps = { run, subscriber, decision, steps: new Subscription() };
     const { steps } = turn;
-    let injected: AgentMessage[];
-    let failure: string | undefined;
     if (start.type === "first_turn") {
       for (const event of start.opening) subscriber.next(event);
-      // Before draining: steering drained for a turn that will not run would be lost.
-      if (subscriber.closed) return steps;
-      const steering = drain(run.steering, run.config.steeringMode, "steering");
-      injected = Array.isArray(steering) ? steering : [];
-      if (!Array.isArray(steering)) failure = steering.errorMessage;
-    } else {
-      subscriber.next({ type: "turn_start" });
-      injected = start.pending;
     }
-    for (const message of injected) {
-      appendMessage(run, message);
-      announceTo(subscriber, message);
-    }
-    if (subscriber.closed) return steps;
-    if (failure !== undefined) {
-      // A queue that failed before the first call ends the run as data: a failed assistant message.
-      const message = failedAssistant(run, failure);
-      appendMessage(run, message);
-      announceTo(subscriber, message);
-      finishTurn(turn, message);
+    if (start.type === "first_turn" || !run.config.prepareNextTurn) {
+      beginTurn(turn, start);
       return steps;
     }
-    let assistant: AssistantMessage | undefined;
-    steps.add(
-      streamAssistant(run).subscribe(
-        forwardingObserver(subscriber, {
-          next: (event: AgentEvent) => {
-            if (event.type === "message_end") {
-              assistant = event.message as AssistantMessage;
-              appendMessage(run, assistant);
-            }
-            subscriber.next(event);
-          },
-          complete: () => finishTurn(turn, assistant!),
-        }),
-      ),
-    );
+    steps.add(prepareNextTurn(run).subscribe(forwardingObserver(subscriber, { next: (failure: HookError | undefined) => beginTurn(turn, start, failure) })));
     return steps;
   });
+}
+
+/**
+ * Injects the turn's pending messages (`turn_start` first, unless it is the first turn), then
+ * calls the model. `failure`: what the model call must end with instead (`prepareNextTurn`, or a
+ * steering queue that threw: the run then ends as data, with a failed assistant message).
+ */
+function beginTurn(turn: TurnSteps, start: TurnStart, failure?: RxAgentError): void {
+  const { run, subscriber, steps } = turn;
+  // Before draining: steering drained for a turn that will not run would be lost.
+  if (subscriber.closed) return;
+  const first = start.type === "first_turn";
+  let injected = first ? [] : start.pending;
+  // The first turn takes steering typed before the first call. Steering typed while
+  // prepareNextTurn ran (it may compact for a while) joins a next turn, as in the reference;
+  // only when none was pending, so one-at-a-time still injects one.
+  if (first || (injected.length === 0 && run.config.prepareNextTurn)) {
+    const steering = drain(run.steering, run.config.steeringMode, "steering");
+    if (Array.isArray(steering)) injected = steering;
+    else failure ??= new RxAgentError(steering.errorMessage!);
+  }
+  if (!first) subscriber.next({ type: "turn_start" });
+  for (const message of injected) {
+    appendMessage(run, message);
+    announceTo(subscriber, message);
+  }
+  if (subscriber.closed) return;
+  let assistant: AssistantMessage | undefined;
+  steps.add(
+    streamAssistant(run, failure).subscribe(
+      forwardingObserver(subscriber, {
+        next: (event: AgentEvent) => {
+          if (event.type === "message_end") {
+            assistant = event.message as AssistantMessage;
+            appendMessage(run, assistant);
+          }
+          subscriber.next(event);
+        },
+        complete: () => finishTurn(turn, assistant!),
+      }),
+    ),
+  );
 }
 
 /** What the steps of one turn share. */
@@ -129,7 +140,8 @@ function endTurn(turn: TurnSteps, outcome: TurnOutcome): void {
   subscriber.next({ type: "turn_end", message: outcome.message, toolResults: outcome.toolResults });
   if (subscriber.closed) return;
   run.turns += 1;
-  const { shouldStopAfterTurn } = run.config;
+  const { shouldStopAfterTurn, prepareNextTurn: prepares } = run.config;
+  if (prepares) run.lastTurn = { message: outcome.message, toolResults: outcome.toolResults };
   if (!shouldStopAfterTurn || endBeforeHook(run, outcome)) {
     decide(turn, nextStep(run, outcome));
     return;

@@ -1,5 +1,5 @@
 import { catchError, concatMap, defer, map, mergeMap, Observable, throwError } from "rxjs";
-import { HookError } from "../errors.js";
+import { HookError, type RxAgentError } from "../errors.js";
 import { describe } from "../model/check-model-message.js";
 import { callHook } from "../operators/call-hook.js";
 import { toMessageEvents } from "../operators/to-message-events.js";
@@ -12,12 +12,13 @@ import { currentModelMessages, type RunState } from "./run-state.js";
  * One model call: `transformContext`, `convertToLlm`, `model.stream`, mapped to the assistant
  * message's events.
  *
- * The last event is always the assistant's `message_end`, also when a hook throws, the model
+ * The last event is always the assistant's `message_end`, also when a hook throws (or `failure`
+ * is given: a hook before the turn or a queue failed), the model
  * fails, or the run is aborted (then no model call is made if it had not begun). The model gets
  * a signal of its own that fires if the call is torn down before the model sent `done` or `error`
  * (abort, unsubscribe, a broken stream).
  */
-export function streamAssistant(run: RunState): Observable<AgentEvent> {
+export function streamAssistant(run: RunState, failure?: RxAgentError): Observable<AgentEvent> {
   return new Observable<AgentEvent>((subscriber) => {
     const call = new LazyAbortController();
     // Why not "the message ended": on abort the message ends with the request still open.
@@ -30,9 +31,11 @@ export function streamAssistant(run: RunState): Observable<AgentEvent> {
     const modelEvents = (llmContext: LlmContext) => run.config.model.stream(llmContext, options);
     const hooked = run.config.transformContext !== undefined || run.config.convertToLlm !== undefined;
     // Without hooks the context is known at once: no hook machinery on the way to the model.
-    const model$ = hooked
-      ? llmContextFromHooks(run).pipe(mergeMap(modelEvents))
-      : defer(() => modelEvents(llmContextOf(run, currentModelMessages(run))));
+    const model$ = failure
+      ? throwError(() => failure)
+      : hooked
+        ? llmContextFromHooks(run).pipe(mergeMap(modelEvents))
+        : defer(() => modelEvents(llmContextOf(run, currentModelMessages(run))));
     const subscription = model$
       .pipe(
         toMessageEvents(
@@ -84,11 +87,6 @@ function llmContextOf(run: RunState, messages: readonly Message[]): LlmContext {
   if (run.context.systemPrompt !== undefined) llmContext.systemPrompt = run.context.systemPrompt;
   if (run.context.tools && run.context.tools.length > 0) llmContext.tools = run.context.tools;
   return llmContext;
-}
-
-/** An empty assistant message that failed with `errorMessage`, stamped with the scheduler's time. */
-export function failedAssistant(run: RunState, errorMessage: string): AssistantMessage {
-  return { ...emptyAssistant(run), errorMessage };
 }
 
 function emptyAssistant(run: RunState): AssistantMessage {

@@ -81,6 +81,21 @@ export interface ShouldStopAfterTurnContext {
   newMessages: AgentMessage[];
 }
 
+/** What `prepareNextTurn` sees: the turn just ended, as `shouldStopAfterTurn` sees it. */
+export type PrepareNextTurnContext = ShouldStopAfterTurnContext;
+
+/** What `prepareNextTurn` may replace for the next turn; omitted fields stay as they are. */
+export interface AgentLoopTurnUpdate {
+  /**
+   * The context the next model call uses from now on: its system prompt, tools and messages.
+   * Messages in another array than `context.messages` replace the run's transcript (e.g. after
+   * compaction); `agent_end` still reports every message the run added.
+   */
+  context?: AgentContext;
+  /** The model for the next turn and those after it. */
+  model?: Model;
+}
+
 export interface AgentLoopConfig {
   model: Model;
   /**
@@ -105,6 +120,17 @@ export interface AgentLoopConfig {
    * @example shouldStopAfterTurn: ({ newMessages }) => newMessages.length > 100
    */
   shouldStopAfterTurn?: (context: ShouldStopAfterTurnContext) => HookResult<boolean>;
+  /**
+   * Called before each next turn of the run (not the first), after `turn_end` and
+   * `shouldStopAfterTurn`, before that turn's `turn_start`; it may take time (e.g. compaction).
+   *
+   * Contract: return `{ context, model }` (either may be omitted) to change what the next turn
+   * and those after it use, or nothing to keep things as they are. A throw, or an answer that
+   * is not such an object, ends the run with an error assistant message
+   * (`prepareNextTurn failed: …`). Aborting while it is pending ends the run at once.
+   * @example prepareNextTurn: ({ context }) => ({ context: { ...context, messages: compact(context.messages) } })
+   */
+  prepareNextTurn?: (context: PrepareNextTurnContext) => HookResult<AgentLoopTurnUpdate | undefined>;
   /** Ends the run after this many turns. */
   maxTurns?: number;
   /**

@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { lastValueFrom, map, type Observable, of, tap, throwError, timer, toArray } from "rxjs";
+import { lastValueFrom, map, type Observable, of, tap, throwError, timer, toArray, VirtualTimeScheduler } from "rxjs";
 import { describe, expect, it } from "vitest";
 import { InvalidStateError } from "../../src/errors.js";
 import { agentLoop, agentLoopContinue } from "../../src/streams/agent-loop.js";
@@ -9,12 +9,13 @@ import { scriptedModel } from "../../src/testing/scripted-model.js";
 import { defineTool } from "../../src/tools/define-tool.js";
 import { textResult } from "../../src/tools/tool-results.js";
 import type { AgentEvent, AgentMessage, LlmContext, Model, ModelEvent } from "../../src/types.js";
+import { collect } from "../helpers/collect.js";
 import { marbles } from "../helpers/marbles.js";
+import { timeline } from "../helpers/timeline.js";
 import {
   announce,
   assistantMessage,
   expectOneResultPerToolCall,
-  lettered,
   streamedReply,
   text,
   toolCall,
@@ -32,11 +33,14 @@ const prompt = userMessage("Hello", 0);
 const opening: AgentEvent[] = [{ type: "agent_start" }, { type: "turn_start" }, ...announce(prompt)];
 const words = (...list: string[]) => ({ type: "text" as const, words: list });
 
-function collect(events$: Observable<AgentEvent>): AgentEvent[] {
-  const events: AgentEvent[] = [];
-  events$.subscribe({ next: (event) => events.push(event), error: (error) => events.push({ type: "agent_end", messages: [error] } as never) });
-  return events;
+/** `events` one every `step` frames from `start`: a model that streams with a delay. */
+function eachAt<T>(start: number, step: number, events: readonly T[]): Record<number, T[]> {
+  return Object.fromEntries(events.map((event, index) => [start + index * step, [event]]));
 }
+
+/** A reply's streamed events but its message_end, one every 10 frames from frame 10, as `scriptedModel` with delay 10 sends them. */
+const streamedEvery10 = (reply: { events: AgentEvent[] }) => eachAt(10, 10, reply.events.slice(0, -1));
+const messageEndOf = (reply: { events: AgentEvent[] }) => reply.events[reply.events.length - 1]!;
 
 function agentEndOf(events: AgentEvent[]): Extract<AgentEvent, { type: "agent_end" }> {
   const last = events[events.length - 1];
@@ -53,24 +57,21 @@ describe("agentLoop", () => {
       const p1 = assistantMessage([text("")]);
       const p2 = assistantMessage([text("Hi ")]);
       const p3 = assistantMessage([text("Hi there")]);
-      const values: Record<string, AgentEvent> = {
-        a: { type: "agent_start" },
-        b: { type: "turn_start" },
-        c: { type: "message_start", message: prompt },
-        d: { type: "message_end", message: prompt },
-        e: { type: "message_start", message: p0 },
-        f: { type: "message_update", message: p1, assistantMessageEvent: { type: "text_start", contentIndex: 0, partial: p1 } },
-        g: { type: "message_update", message: p2, assistantMessageEvent: { type: "text_delta", contentIndex: 0, delta: "Hi ", partial: p2 } },
-        h: { type: "message_update", message: p3, assistantMessageEvent: { type: "text_delta", contentIndex: 0, delta: "there", partial: p3 } },
-        i: { type: "message_update", message: p3, assistantMessageEvent: { type: "text_end", contentIndex: 0, content: "Hi there", partial: p3 } },
-        j: { type: "message_end", message: p3 },
-        k: { type: "turn_end", message: p3, toolResults: [] },
-        l: { type: "agent_end", messages: [prompt, p3], reason: "idle" },
-      };
       const context = { systemPrompt: "Be brief.", messages: [] };
       m.expect(agentLoop([prompt], context, { model, scheduler: m.scheduler })).toBeObservable(
-        "(abcd) 4ms e 9ms f 9ms g 9ms h 9ms i 9ms (jkl|)",
-        values,
+        ...timeline<AgentEvent>({
+          0: [{ type: "agent_start" }, { type: "turn_start" }, { type: "message_start", message: prompt }, { type: "message_end", message: prompt }],
+          10: [{ type: "message_start", message: p0 }],
+          20: [{ type: "message_update", message: p1, assistantMessageEvent: { type: "text_start", contentIndex: 0, partial: p1 } }],
+          30: [{ type: "message_update", message: p2, assistantMessageEvent: { type: "text_delta", contentIndex: 0, delta: "Hi ", partial: p2 } }],
+          40: [{ type: "message_update", message: p3, assistantMessageEvent: { type: "text_delta", contentIndex: 0, delta: "there", partial: p3 } }],
+          50: [{ type: "message_update", message: p3, assistantMessageEvent: { type: "text_end", contentIndex: 0, content: "Hi there", partial: p3 } }],
+          60: [
+            { type: "message_end", message: p3 },
+            { type: "turn_end", message: p3, toolResults: [] },
+            { type: "agent_end", messages: [prompt, p3], reason: "idle" },
+          ],
+        }),
       );
       m.flush();
       expect(model.calls).toStrictEqual([{ systemPrompt: "Be brief.", messages: [prompt] }]);
@@ -95,23 +96,25 @@ describe("agentLoop", () => {
       const second = streamedReply([words("Done")], { timestamp: 20 });
       const result = toolResultMessage(call, "waited", { timestamp: 20 });
       const executed = textResult("waited");
-      const events: AgentEvent[] = [
-        ...opening,
-        ...first.events,
-        { type: "tool_execution_start", toolCallId: "w1", toolName: "wait", args: {} },
-        { type: "tool_execution_end", toolCallId: "w1", toolName: "wait", result: executed, isError: false },
-        ...announce(result),
-        { type: "turn_end", message: first.message, toolResults: [result] },
-        { type: "turn_start" },
-        ...second.events,
-        { type: "turn_end", message: second.message, toolResults: [] },
-        { type: "agent_end", messages: [prompt, first.message, result, second.message], reason: "idle" },
-      ];
       const recorded: AgentEvent[] = [];
       const run$ = agentLoop([prompt], { messages: [], tools: [wait] }, { model, scheduler: m.scheduler }).pipe(
         tap((event) => recorded.push(event)),
       );
-      m.expect(run$).toBeObservable("(abcdefghij) 8ms (klmnopqrstuv|)", lettered(events));
+      // The model answers at once; the tool waits 20 frames.
+      m.expect(run$).toBeObservable(
+        ...timeline<AgentEvent>({
+          0: [...opening, ...first.events, { type: "tool_execution_start", toolCallId: "w1", toolName: "wait", args: {} }],
+          20: [
+            { type: "tool_execution_end", toolCallId: "w1", toolName: "wait", result: executed, isError: false },
+            ...announce(result),
+            { type: "turn_end", message: first.message, toolResults: [result] },
+            { type: "turn_start" },
+            ...second.events,
+            { type: "turn_end", message: second.message, toolResults: [] },
+            { type: "agent_end", messages: [prompt, first.message, result, second.message], reason: "idle" },
+          ],
+        }),
+      );
       m.flush();
       expect(model.calls.map((call) => call.messages)).toStrictEqual([[prompt], [prompt, first.message, result]]);
       expectOneResultPerToolCall(recorded);
@@ -126,19 +129,18 @@ describe("agentLoop", () => {
       const steering = m.hot<AgentMessage>("25ms s", { s: steer });
       const first = streamedReply([words("Hi")]);
       const second = streamedReply([words("Ok")], { timestamp: 50 });
-      const events: AgentEvent[] = [
-        ...opening,
-        ...first.events,
-        { type: "turn_end", message: first.message, toolResults: [] },
-        { type: "turn_start" },
-        ...announce(steer),
-        ...second.events,
-        { type: "turn_end", message: second.message, toolResults: [] },
-        { type: "agent_end", messages: [prompt, first.message, steer, second.message], reason: "idle" },
-      ];
       m.expect(agentLoop([prompt], { messages: [] }, { model, steering, scheduler: m.scheduler })).toBeObservable(
-        "(abcd) 4ms e 9ms f 9ms g 9ms h 9ms (ijklm) 3ms n 9ms o 9ms p 9ms q 9ms (rst|)",
-        lettered(events),
+        ...timeline<AgentEvent>({
+          0: opening,
+          ...streamedEvery10(first),
+          50: [messageEndOf(first), { type: "turn_end", message: first.message, toolResults: [] }, { type: "turn_start" }, ...announce(steer)],
+          ...eachAt(60, 10, second.events.slice(0, -1)),
+          100: [
+            messageEndOf(second),
+            { type: "turn_end", message: second.message, toolResults: [] },
+            { type: "agent_end", messages: [prompt, first.message, steer, second.message], reason: "idle" },
+          ],
+        }),
       );
       m.expect(steering).toHaveSubscriptions("^ 99ms !");
       m.flush();
@@ -154,16 +156,16 @@ describe("agentLoop", () => {
         const steering = steeringOf(steer);
         const model = scriptedModel(["Hi"], { scheduler: m.scheduler, delay: 10 });
         const reply = streamedReply([words("Hi")]);
-        const events: AgentEvent[] = [
-          ...opening,
-          ...announce(steer),
-          ...reply.events,
-          { type: "turn_end", message: reply.message, toolResults: [] },
-          { type: "agent_end", messages: [prompt, steer, reply.message], reason: "idle" },
-        ];
         m.expect(agentLoop([prompt], { messages: [] }, { model, steering, scheduler: m.scheduler })).toBeObservable(
-          "(abcdef) 2ms g 9ms h 9ms i 9ms j 9ms (klm|)",
-          lettered(events),
+          ...timeline<AgentEvent>({
+            0: [...opening, ...announce(steer)],
+            ...streamedEvery10(reply),
+            50: [
+              messageEndOf(reply),
+              { type: "turn_end", message: reply.message, toolResults: [] },
+              { type: "agent_end", messages: [prompt, steer, reply.message], reason: "idle" },
+            ],
+          }),
         );
         m.flush();
         expect(model.calls[0]!.messages).toStrictEqual([prompt, steer]);
@@ -185,19 +187,18 @@ describe("agentLoop", () => {
       const followUp = m.hot<AgentMessage>("5ms f", { f: follow });
       const first = streamedReply([words("Hi")]);
       const second = streamedReply([words("Ok")], { timestamp: 50 });
-      const events: AgentEvent[] = [
-        ...opening,
-        ...first.events,
-        { type: "turn_end", message: first.message, toolResults: [] },
-        { type: "turn_start" },
-        ...announce(follow),
-        ...second.events,
-        { type: "turn_end", message: second.message, toolResults: [] },
-        { type: "agent_end", messages: [prompt, first.message, follow, second.message], reason: "idle" },
-      ];
       m.expect(agentLoop([prompt], { messages: [] }, { model, followUp, scheduler: m.scheduler })).toBeObservable(
-        "(abcd) 4ms e 9ms f 9ms g 9ms h 9ms (ijklm) 3ms n 9ms o 9ms p 9ms q 9ms (rst|)",
-        lettered(events),
+        ...timeline<AgentEvent>({
+          0: opening,
+          ...streamedEvery10(first),
+          50: [messageEndOf(first), { type: "turn_end", message: first.message, toolResults: [] }, { type: "turn_start" }, ...announce(follow)],
+          ...eachAt(60, 10, second.events.slice(0, -1)),
+          100: [
+            messageEndOf(second),
+            { type: "turn_end", message: second.message, toolResults: [] },
+            { type: "agent_end", messages: [prompt, first.message, follow, second.message], reason: "idle" },
+          ],
+        }),
       );
       m.flush();
       expect(model.calls[1]!.messages).toStrictEqual([prompt, first.message, follow]);
@@ -255,12 +256,6 @@ describe("agentLoop", () => {
       const steer = userMessage("steer", 15);
       const follow = userMessage("follow", 35);
       const reply = streamedReply([words("Hi")]);
-      const events: AgentEvent[] = [
-        ...opening,
-        ...reply.events,
-        { type: "turn_end", message: reply.message, toolResults: [] },
-        { type: "agent_end", messages: [prompt, reply.message], queued: { steering: [steer], followUp: [follow] }, reason: "max_turns" },
-      ];
       m.expect(
         agentLoop([prompt], { messages: [] }, {
           model,
@@ -269,7 +264,17 @@ describe("agentLoop", () => {
           followUp: m.hot("35ms f", { f: follow }),
           scheduler: m.scheduler,
         }),
-      ).toBeObservable("(abcd) 4ms e 9ms f 9ms g 9ms h 9ms (ijk|)", lettered(events));
+      ).toBeObservable(
+        ...timeline<AgentEvent>({
+          0: opening,
+          ...streamedEvery10(reply),
+          50: [
+            messageEndOf(reply),
+            { type: "turn_end", message: reply.message, toolResults: [] },
+            { type: "agent_end", messages: [prompt, reply.message], queued: { steering: [steer], followUp: [follow] }, reason: "max_turns" },
+          ],
+        }),
+      );
     }),
   );
 
@@ -349,7 +354,8 @@ describe("agentLoop", () => {
         const follow = userMessage("later");
         const events = collect(agentLoop([prompt], { messages: [] }, { model, followUp: of(follow) }));
         const failed = { ...streamedReply([words("Part"), { type: "toolCall", call: toolCall("t1", "missing") }], { stopReason }).message, errorMessage: "rate limited" };
-        expect(events.slice(4)).toStrictEqual([
+        expect(events).toStrictEqual([
+          ...opening,
           ...streamedReply([words("Part"), { type: "toolCall", call: toolCall("t1", "missing") }], { stopReason }).events.slice(0, -1),
           { type: "message_end", message: failed },
           { type: "turn_end", message: failed, toolResults: [] },
@@ -365,7 +371,8 @@ describe("agentLoop", () => {
       const events = collect(agentLoop([prompt], { messages: [] }, { model }));
       const streamed = streamedReply([words("Hi")]);
       const failed = { ...streamed.message, stopReason: "error" as const, errorMessage: "Model stream failed: socket closed" };
-      expect(events.slice(4)).toStrictEqual([
+      expect(events).toStrictEqual([
+        ...opening,
         ...streamed.events.slice(0, -1),
         { type: "message_end", message: failed },
         { type: "turn_end", message: failed, toolResults: [] },
@@ -378,7 +385,8 @@ describe("agentLoop", () => {
       const events = collect(agentLoop([prompt], { messages: [] }, { model }));
       const streamed = streamedReply([words("Hi")]);
       const failed = { ...streamed.message, stopReason: "error" as const, errorMessage: "Model stream completed without a done or error event" };
-      expect(events.slice(4)).toStrictEqual([
+      expect(events).toStrictEqual([
+        ...opening,
         ...streamed.events.slice(0, -1),
         { type: "message_end", message: failed },
         { type: "turn_end", message: failed, toolResults: [] },
@@ -394,16 +402,6 @@ describe("agentLoop", () => {
         const steer = userMessage("again", 0);
         let calls = 0;
         const failed = assistantMessage([], { stopReason: "error", timestamp: 50, errorMessage: "convertToLlm failed: too long" });
-        const events: AgentEvent[] = [
-          ...opening,
-          ...reply.events,
-          { type: "turn_end", message: reply.message, toolResults: [] },
-          { type: "turn_start" },
-          ...announce(steer),
-          ...announce(failed),
-          { type: "turn_end", message: failed, toolResults: [] },
-          { type: "agent_end", messages: [prompt, reply.message, steer, failed], reason: "failed" },
-        ];
         m.expect(
           agentLoop([prompt], { messages: [] }, {
             model,
@@ -414,7 +412,22 @@ describe("agentLoop", () => {
             },
             scheduler: m.scheduler,
           }),
-        ).toBeObservable("(abcd) 4ms e 9ms f 9ms g 9ms h 9ms (ijklmnopq|)", lettered(events));
+        ).toBeObservable(
+          ...timeline<AgentEvent>({
+            0: opening,
+            ...streamedEvery10(reply),
+            // The second turn fails at once, at the frame the first ends.
+            50: [
+              messageEndOf(reply),
+              { type: "turn_end", message: reply.message, toolResults: [] },
+              { type: "turn_start" },
+              ...announce(steer),
+              ...announce(failed),
+              { type: "turn_end", message: failed, toolResults: [] },
+              { type: "agent_end", messages: [prompt, reply.message, steer, failed], reason: "failed" },
+            ],
+          }),
+        );
       }),
     );
   });
@@ -422,6 +435,24 @@ describe("agentLoop", () => {
   describe("stopping", () => {
     const echo = defineTool({ name: "echo", description: "Echoes", parameters: Type.Object({}), execute: () => textResult("echo") });
     const callsEcho = { content: [{ type: "toolCall" as const, name: "echo", arguments: {} }] };
+    // Its clock stays at 0, so every result is stamped 0.
+    const scheduler = new VirtualTimeScheduler();
+    /** Turn `n` (from 1) calling echo, up to its turn_end; the first turn opens with the run's opening. */
+    const echoTurn = (n: number) => {
+      const call = toolCall(`call_${n}_1`, "echo");
+      const reply = streamedReply([{ type: "toolCall", call }]);
+      const result = toolResultMessage(call, "echo");
+      const events: AgentEvent[] = [
+        ...(n === 1 ? opening : [{ type: "turn_start" } as const]),
+        ...reply.events,
+        { type: "tool_execution_start", toolCallId: call.id, toolName: "echo", args: {} },
+        { type: "tool_execution_end", toolCallId: call.id, toolName: "echo", result: textResult("echo"), isError: false },
+        ...announce(result),
+        { type: "turn_end", message: reply.message, toolResults: [result] },
+      ];
+      return { events, messages: [reply.message, result] };
+    };
+    const [turn1, turn2] = [echoTurn(1), echoTurn(2)];
 
     it("ends after the turn where shouldStopAfterTurn says so, even with tool results", () => {
       const model = scriptedModel([callsEcho, callsEcho, "never"]);
@@ -429,6 +460,7 @@ describe("agentLoop", () => {
       const events = collect(
         agentLoop([prompt], { messages: [], tools: [echo] }, {
           model,
+          scheduler,
           shouldStopAfterTurn: ({ newMessages, toolResults, message }) => {
             asked.push(newMessages.length);
             expect(toolResults.map((result) => result.toolCallId)).toStrictEqual([`call_${asked.length}_1`]);
@@ -439,23 +471,34 @@ describe("agentLoop", () => {
       );
       expect(asked).toStrictEqual([3, 5]);
       expect(model.calls).toHaveLength(2);
-      expect(events.map((event) => event.type).slice(-2)).toStrictEqual(["turn_end", "agent_end"]);
+      expect(events).toStrictEqual([
+        ...turn1.events,
+        ...turn2.events,
+        { type: "agent_end", messages: [prompt, ...turn1.messages, ...turn2.messages], reason: "stopped_by_hook" },
+      ]);
       expectOneResultPerToolCall(events);
     });
 
-    it("ends the run when shouldStopAfterTurn throws", () => {
+    it("ends the run as failed when shouldStopAfterTurn throws, saying so in agent_end", () => {
       const model = scriptedModel([callsEcho, callsEcho]);
-      const events = collect(agentLoop([prompt], { messages: [], tools: [echo] }, { model, shouldStopAfterTurn: () => { throw new Error("no"); } }));
+      const events = collect(agentLoop([prompt], { messages: [], tools: [echo] }, { model, scheduler, shouldStopAfterTurn: () => { throw new Error("no"); } }));
       expect(model.calls).toHaveLength(1);
+      expect(events).toStrictEqual([
+        ...turn1.events,
+        { type: "agent_end", messages: [prompt, ...turn1.messages], reason: "failed", errorMessage: "shouldStopAfterTurn failed: no" },
+      ]);
       expectOneResultPerToolCall(events);
     });
 
     it("ends after maxTurns turns", () => {
       const model = scriptedModel([callsEcho, callsEcho, callsEcho, "never"]);
-      const events = collect(agentLoop([prompt], { messages: [], tools: [echo] }, { model, maxTurns: 2 }));
+      const events = collect(agentLoop([prompt], { messages: [], tools: [echo] }, { model, scheduler, maxTurns: 2 }));
       expect(model.calls).toHaveLength(2);
-      expect(events.filter((event) => event.type === "turn_end")).toHaveLength(2);
-      expect(agentEndOf(events).messages).toHaveLength(5);
+      expect(events).toStrictEqual([
+        ...turn1.events,
+        ...turn2.events,
+        { type: "agent_end", messages: [prompt, ...turn1.messages, ...turn2.messages], reason: "max_turns" },
+      ]);
       expectOneResultPerToolCall(events);
     });
 
@@ -466,16 +509,6 @@ describe("agentLoop", () => {
         const follow = userMessage("next");
         const first = streamedReply([words("A")]);
         const second = streamedReply([words("B")], { timestamp: 20 });
-        const events: AgentEvent[] = [
-          ...opening,
-          ...first.events,
-          { type: "turn_end", message: first.message, toolResults: [] },
-          { type: "turn_start" },
-          ...announce(follow),
-          ...second.events,
-          { type: "turn_end", message: second.message, toolResults: [] },
-          { type: "agent_end", messages: [prompt, first.message, follow, second.message], reason: "stopped_by_hook" },
-        ];
         let asked = 0;
         m.expect(
           agentLoop([prompt], { messages: [] }, {
@@ -484,7 +517,14 @@ describe("agentLoop", () => {
             shouldStopAfterTurn: () => timer(20, m.scheduler).pipe(map(() => ++asked > 1)),
             scheduler: m.scheduler,
           }),
-        ).toBeObservable("(abcdefghij) 8ms (klmnopqrs) 9ms (t|)", lettered(events));
+        ).toBeObservable(
+          // The model answers at once; each turn waits 20 frames for the hook.
+          ...timeline<AgentEvent>({
+            0: [...opening, ...first.events, { type: "turn_end", message: first.message, toolResults: [] }],
+            20: [{ type: "turn_start" }, ...announce(follow), ...second.events, { type: "turn_end", message: second.message, toolResults: [] }],
+            40: [{ type: "agent_end", messages: [prompt, first.message, follow, second.message], reason: "stopped_by_hook" }],
+          }),
+        );
       }),
     );
   });
@@ -513,11 +553,12 @@ describe("agentLoop", () => {
       d: { type: "text_delta", contentIndex: 0, delta: "Hi", partial: p2 },
       x: { type: "done", reason: "stop", message: p2 },
     };
-    const streamedSoFar: AgentEvent[] = [
-      ...opening,
-      { type: "message_start", message: p0 },
-      { type: "message_update", message: p1, assistantMessageEvent: modelEvents.t! },
-    ];
+    /** What the cold stream below has produced by frame 20. */
+    const streamedSoFar: Record<number, AgentEvent[]> = {
+      0: opening,
+      10: [{ type: "message_start", message: p0 }],
+      20: [{ type: "message_update", message: p1, assistantMessageEvent: modelEvents.t! }],
+    };
 
     it(
       "ends with an aborted message, turn_end and agent_end at the frame the signal aborts, and cancels the model call",
@@ -527,15 +568,15 @@ describe("agentLoop", () => {
         const controller = new AbortController();
         m.scheduler.schedule(() => controller.abort(), 25);
         const aborted = { ...p1, stopReason: "aborted" as const, errorMessage: "Request was aborted" };
-        const events: AgentEvent[] = [
-          ...streamedSoFar,
-          { type: "message_end", message: aborted },
-          { type: "turn_end", message: aborted, toolResults: [] },
-          { type: "agent_end", messages: [prompt, aborted], reason: "aborted" },
-        ];
         m.expect(agentLoop([prompt], { messages: [] }, { model, signal: controller.signal, scheduler: m.scheduler })).toBeObservable(
-          "(abcd) 4ms e 9ms f 4ms (ghi|)",
-          lettered(events),
+          ...timeline<AgentEvent>({
+            ...streamedSoFar,
+            25: [
+              { type: "message_end", message: aborted },
+              { type: "turn_end", message: aborted, toolResults: [] },
+              { type: "agent_end", messages: [prompt, aborted], reason: "aborted" },
+            ],
+          }),
         );
         m.expect(stream).toHaveSubscriptions("^ 24ms !");
         m.flush();
@@ -552,15 +593,15 @@ describe("agentLoop", () => {
         const controller = new AbortController();
         controller.abort();
         const aborted = assistantMessage([], { stopReason: "aborted", errorMessage: "Request was aborted" });
-        const events: AgentEvent[] = [
-          ...opening,
-          ...announce(aborted),
-          { type: "turn_end", message: aborted, toolResults: [] },
-          { type: "agent_end", messages: [prompt, aborted], reason: "aborted" },
-        ];
         m.expect(agentLoop([prompt], { messages: [] }, { model, signal: controller.signal, scheduler: m.scheduler })).toBeObservable(
-          "(abcdefgh|)",
-          lettered(events),
+          ...timeline<AgentEvent>({
+            0: [
+              ...opening,
+              ...announce(aborted),
+              { type: "turn_end", message: aborted, toolResults: [] },
+              { type: "agent_end", messages: [prompt, aborted], reason: "aborted" },
+            ],
+          }),
         );
         m.expect(stream).toHaveSubscriptions([]);
         m.flush();
@@ -575,8 +616,7 @@ describe("agentLoop", () => {
         const { model, signals } = coldModel(stream);
         const steering = m.hot<AgentMessage>("50ms s", { s: userMessage("late") });
         m.expect(agentLoop([prompt], { messages: [] }, { model, steering, scheduler: m.scheduler }), "^ 24ms !").toBeObservable(
-          "(abcd) 4ms e 9ms f",
-          lettered(streamedSoFar),
+          ...timeline(streamedSoFar, "open"),
         );
         m.expect(stream).toHaveSubscriptions("^ 24ms !");
         m.expect(steering).toHaveSubscriptions("^ 24ms !");
@@ -662,8 +702,13 @@ describe("agentLoop", () => {
   it("drops a steering Observable that errors and goes on", () => {
     const model = scriptedModel(["Hi"]);
     const events = collect(agentLoop([prompt], { messages: [] }, { model, steering: throwError(() => new Error("socket")) }));
-    assertEventGrammar(events);
-    expect(agentEndOf(events).messages).toHaveLength(2);
+    const reply = streamedReply([words("Hi")]);
+    expect(events).toStrictEqual([
+      ...opening,
+      ...reply.events,
+      { type: "turn_end", message: reply.message, toolResults: [] },
+      { type: "agent_end", messages: [prompt, reply.message], reason: "idle" },
+    ]);
   });
 
   it("runs 3000 turns with a synchronous model and an instant tool without overflowing the stack", () => {

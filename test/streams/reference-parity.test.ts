@@ -359,3 +359,103 @@ describe("toolTimeoutMs and the call's timeout argument (virtual time)", () => {
     }),
   );
 });
+
+describe("prepareNextTurn", () => {
+  it("ported: \"should use prepareNextTurn snapshot before continuing\"", async () => {
+    let prepareCalls = 0;
+    let prepared = false;
+    const model = scriptedModel([{ content: [call("hello")] }, "done"]);
+    const config: AgentLoopConfig = {
+      model,
+      prepareNextTurn: async ({ context: currentContext }) => {
+        prepareCalls++;
+        if (prepared) return undefined;
+        prepared = true;
+        return { context: { systemPrompt: "second prompt", messages: currentContext.messages.slice(), tools: currentContext.tools! } };
+      },
+    };
+    await run(agentLoop([prompt], { systemPrompt: "first prompt", messages: [], tools: [echoTool()] }, config));
+    expect(model.calls).toHaveLength(2);
+    expect(prepareCalls).toBe(1);
+    expect(model.calls[1]!.systemPrompt).toBe("second prompt");
+  });
+
+  it("is called between turn_end and the next turn_start with the turn just ended, never before the first turn", () => {
+    const order: string[] = [];
+    const model = scriptedModel([{ content: [call("hello")] }, "done"]);
+    const seen: unknown[] = [];
+    const sync = defineTool({ name: "echo", description: "s", parameters: Type.Object({ value: Type.String() }), execute: () => ({ content: [text("ok")], details: {} }) }) as AgentTool;
+    agentLoop([prompt], { messages: [], tools: [sync] }, {
+      model,
+      prepareNextTurn: (turn) => {
+        order.push("prepareNextTurn");
+        seen.push([turn.message.content, turn.toolResults.map((result) => result.toolCallId), roles(turn.context.messages), roles(turn.newMessages)]);
+        return undefined;
+      },
+    }).subscribe((event) => {
+      if (event.type === "turn_start" || event.type === "turn_end") order.push(event.type);
+    });
+    expect(order).toStrictEqual(["turn_start", "turn_end", "prepareNextTurn", "turn_start", "turn_end"]);
+    expect(seen).toStrictEqual([[[call("hello")], ["tool-1"], ["user", "assistant", "toolResult"], ["user", "assistant", "toolResult"]]]);
+  });
+
+  it("may replace the model and the transcript; agent_end still reports every message the run added", () => {
+    const second = scriptedModel(["from the second model"], { id: "second" });
+    const first = scriptedModel([{ content: [{ type: "toolCall", id: "tool-1", name: "sync", arguments: {} }] }]);
+    const summary = userMessage("summary of what came before");
+    const sync = defineTool({ name: "sync", description: "s", parameters: Type.Object({}), execute: () => ({ content: [text("ok")], details: {} }) }) as AgentTool;
+    const old = userMessage("old");
+    const events: AgentEvent[] = [];
+    agentLoop([prompt], { messages: [old], tools: [sync] }, {
+      model: first,
+      prepareNextTurn: () => ({ model: second, context: { messages: [summary], tools: [sync] } }),
+    }).subscribe((event) => events.push(event));
+    assertEventGrammar(events);
+    expect(first.calls).toHaveLength(1);
+    expect(second.calls.map((context) => context.messages)).toStrictEqual([[summary]]);
+    expect(roles(messagesOf(events))).toStrictEqual(["user", "assistant", "toolResult", "assistant"]);
+    expect((messagesOf(events)[3] as { model: string }).model).toBe("second");
+  });
+
+  it("a throw, or an answer that is not an update, ends the run with an error message naming the hook", () => {
+    for (const [hook, why] of [
+      [
+        () => {
+          throw new Error("compaction failed");
+        },
+        "compaction failed",
+      ],
+      [() => "compact please", "it returned a string, not { context, model }"],
+      [() => ({ context: { messages: "none" } }), "its context has no messages array"],
+    ] as const) {
+      const model = scriptedModel([{ content: [call("hello")] }, "never"]);
+      const sync = defineTool({ name: "echo", description: "s", parameters: Type.Object({ value: Type.String() }), execute: () => ({ content: [text("ok")], details: {} }) }) as AgentTool;
+      const events: AgentEvent[] = [];
+      agentLoop([prompt], { messages: [], tools: [sync] }, { model, prepareNextTurn: hook as never }).subscribe((event) => events.push(event));
+      assertEventGrammar(events);
+      expect(model.calls).toHaveLength(1);
+      expect(messagesOf(events)[3]).toMatchObject({ role: "assistant", stopReason: "error", errorMessage: `prepareNextTurn failed: ${why}` });
+    }
+  });
+
+  it(
+    "an abort while it is pending ends the run at once with an aborted message",
+    marbles((m) => {
+      const model = scriptedModel([{ content: [call("hello")] }, "never"]);
+      const sync = defineTool({ name: "echo", description: "s", parameters: Type.Object({ value: Type.String() }), execute: () => ({ content: [text("ok")], details: {} }) }) as AgentTool;
+      const controller = new AbortController();
+      m.scheduler.schedule(() => controller.abort(), 5);
+      const events: AgentEvent[] = [];
+      let endedAt = -1;
+      agentLoop([prompt], { messages: [], tools: [sync] }, { model, scheduler: m.scheduler, signal: controller.signal, prepareNextTurn: () => NEVER }).subscribe((event) => {
+        events.push(event);
+        if (event.type === "agent_end") endedAt = m.scheduler.now();
+      });
+      m.flush();
+      assertEventGrammar(events);
+      expect(endedAt).toBe(5);
+      expect(model.calls).toHaveLength(1);
+      expect(messagesOf(events)[3]).toMatchObject({ role: "assistant", stopReason: "aborted" });
+    }),
+  );
+});

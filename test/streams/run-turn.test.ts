@@ -7,7 +7,8 @@ import { defineTool } from "../../src/tools/define-tool.js";
 import { errorResult, textResult } from "../../src/tools/tool-results.js";
 import type { AgentEvent, AgentLoopConfig, AgentMessage, AgentToolResult } from "../../src/types.js";
 import { marbles } from "../helpers/marbles.js";
-import { announce, expectOneResultPerToolCall, lettered, streamedReply, toolCall, toolResultMessage, userMessage } from "../testing/fixtures.js";
+import { announce, expectOneResultPerToolCall, streamedReply, toolCall, toolResultMessage, userMessage } from "../testing/fixtures.js";
+import { timeline } from "../helpers/timeline.js";
 
 const prompt = userMessage("Hello", 0);
 
@@ -38,15 +39,19 @@ function setup(m: Context, config: Partial<AgentLoopConfig> = {}) {
   const reply = streamedReply([{ type: "toolCall", call: calls.a }, { type: "toolCall", call: calls.b }]);
   const recorded: AgentEvent[] = [];
   const run$ = agentLoop([prompt], { messages: [], tools: [work] }, { model, scheduler: m.scheduler, ...config });
-  const opening: AgentEvent[] = [
-    { type: "agent_start" },
-    { type: "turn_start" },
-    ...announce(prompt),
-    ...reply.events,
-    { type: "tool_execution_start", toolCallId: "a", toolName: "work", args: {} },
-    { type: "tool_execution_start", toolCallId: "b", toolName: "work", args: {} },
-    { type: "tool_execution_end", toolCallId: "b", toolName: "work", result: results.b, isError: false },
-  ];
+  /** Until frame 30: the model answers at once, both calls start, b ends. */
+  const openingFrames: Record<number, AgentEvent[]> = {
+    0: [
+      { type: "agent_start" },
+      { type: "turn_start" },
+      ...announce(prompt),
+      ...reply.events,
+      { type: "tool_execution_start", toolCallId: "a", toolName: "work", args: {} },
+      { type: "tool_execution_start", toolCallId: "b", toolName: "work", args: {} },
+    ],
+    30: [{ type: "tool_execution_end", toolCallId: "b", toolName: "work", result: results.b, isError: false }],
+  };
+  const opening = [...openingFrames[0]!, ...openingFrames[30]!];
   const failedEnd = (id: "a" | "b", text: string): AgentEvent => ({
     type: "tool_execution_end",
     toolCallId: id,
@@ -54,7 +59,7 @@ function setup(m: Context, config: Partial<AgentLoopConfig> = {}) {
     result: errorResult(text),
     isError: true,
   });
-  return { colds, signals, model, calls, reply, recorded, run$, opening, failedEnd };
+  return { colds, signals, model, calls, reply, recorded, run$, opening, openingFrames, failedEnd };
 }
 
 describe("tool batches in the loop", () => {
@@ -62,7 +67,7 @@ describe("tool batches in the loop", () => {
     "steeringInterruptsTools: steering aborts the running call, then starts the next turn with the steering message",
     marbles((m) => {
       const steer = userMessage("Stop, do X instead", 40);
-      const { colds, signals, model, calls, reply, run$, opening, failedEnd } = setup(m, {
+      const { colds, signals, model, calls, reply, run$, opening, openingFrames, failedEnd } = setup(m, {
         steeringInterruptsTools: true,
         steering: m.hot<AgentMessage>("40ms s", { s: steer }),
       });
@@ -70,8 +75,8 @@ describe("tool batches in the loop", () => {
       const resultA = toolResultMessage(calls.a, skipped, { isError: true, timestamp: 40 });
       const resultB = toolResultMessage(calls.b, "B", { timestamp: 30 });
       const done = streamedReply([{ type: "text", words: ["Done"] }], { timestamp: 40 });
-      const events: AgentEvent[] = [
-        ...opening,
+      // At 40 the steering arrives: a is skipped, and the next turn runs at once.
+      const atSteering: AgentEvent[] = [
         failedEnd("a", skipped),
         ...announce(resultA),
         ...announce(resultB),
@@ -82,13 +87,13 @@ describe("tool batches in the loop", () => {
         { type: "turn_end", message: done.message, toolResults: [] },
         { type: "agent_end", messages: [prompt, reply.message, resultA, resultB, steer, done.message], reason: "idle" },
       ];
-      m.expect(run$).toBeObservable("(abcdefghijklmn) 14ms o 9ms (pqrstuvwxyzABCDE|)", lettered(events));
+      m.expect(run$).toBeObservable(...timeline({ ...openingFrames, 40: atSteering }));
       m.expect(colds.a).toHaveSubscriptions("^ 39ms !");
       m.expect(colds.b).toHaveSubscriptions("^ 29ms !");
       m.flush();
       expect(signals.a!.aborted).toBe(true);
       expect(model.calls[1]!.messages).toStrictEqual([prompt, reply.message, resultA, resultB, steer]);
-      expectOneResultPerToolCall(events);
+      expectOneResultPerToolCall([...opening, ...atSteering]);
     }),
   );
 
@@ -97,32 +102,31 @@ describe("tool batches in the loop", () => {
     marbles((m) => {
       const controller = new AbortController();
       m.scheduler.schedule(() => controller.abort(), 40);
-      const { colds, signals, model, calls, reply, run$, opening, failedEnd } = setup(m, { signal: controller.signal });
+      const { colds, signals, model, calls, reply, run$, opening, openingFrames, failedEnd } = setup(m, { signal: controller.signal });
       const aborted = "Tool execution was aborted.";
       const resultA = toolResultMessage(calls.a, aborted, { isError: true, timestamp: 40 });
       const resultB = toolResultMessage(calls.b, "B", { timestamp: 30 });
-      const events: AgentEvent[] = [
-        ...opening,
+      const atAbort: AgentEvent[] = [
         failedEnd("a", aborted),
         ...announce(resultA),
         ...announce(resultB),
         { type: "turn_end", message: reply.message, toolResults: [resultA, resultB] },
         { type: "agent_end", messages: [prompt, reply.message, resultA, resultB], reason: "aborted" },
       ];
-      m.expect(run$).toBeObservable("(abcdefghijklmn) 14ms o 9ms (pqrstuv|)", lettered(events));
+      m.expect(run$).toBeObservable(...timeline({ ...openingFrames, 40: atAbort }));
       m.expect(colds.a).toHaveSubscriptions("^ 39ms !");
       m.flush();
       expect(signals.a!.aborted).toBe(true);
       expect(model.calls).toHaveLength(1);
-      expectOneResultPerToolCall(events);
+      expectOneResultPerToolCall([...opening, ...atAbort]);
     }),
   );
 
   it(
     "unsubscribe mid-batch: every running call is torn down at that frame, nothing more is emitted",
     marbles((m) => {
-      const { colds, signals, run$, opening } = setup(m);
-      m.expect(run$, "^ 39ms !").toBeObservable("(abcdefghijklmn) 14ms o", lettered(opening));
+      const { colds, signals, run$, opening, openingFrames } = setup(m);
+      m.expect(run$, "^ 39ms !").toBeObservable(...timeline(openingFrames, "open"));
       m.expect(colds.a).toHaveSubscriptions("^ 39ms !");
       m.expect(colds.b).toHaveSubscriptions("^ 29ms !");
       m.flush();
@@ -136,12 +140,12 @@ describe("tool batches in the loop", () => {
     "without steeringInterruptsTools, steering pushed during the batch waits for it and opens the next turn",
     marbles((m) => {
       const steer = userMessage("Also", 40);
-      const { model, calls, reply, run$, opening } = setup(m, { steering: m.hot<AgentMessage>("40ms s", { s: steer }) });
+      const { model, calls, reply, run$, openingFrames } = setup(m, { steering: m.hot<AgentMessage>("40ms s", { s: steer }) });
       const resultA = toolResultMessage(calls.a, "A", { timestamp: 50 });
       const resultB = toolResultMessage(calls.b, "B", { timestamp: 30 });
       const done = streamedReply([{ type: "text", words: ["Done"] }], { timestamp: 50 });
-      const events: AgentEvent[] = [
-        ...opening,
+      // At 50 call a ends; the steering that came at 40 opens the next turn.
+      const atEndOfA: AgentEvent[] = [
         { type: "tool_execution_end", toolCallId: "a", toolName: "work", result: textResult("A"), isError: false },
         ...announce(resultA),
         ...announce(resultB),
@@ -152,7 +156,7 @@ describe("tool batches in the loop", () => {
         { type: "turn_end", message: done.message, toolResults: [] },
         { type: "agent_end", messages: [prompt, reply.message, resultA, resultB, steer, done.message], reason: "idle" },
       ];
-      m.expect(run$).toBeObservable("(abcdefghijklmn) 14ms o 19ms (pqrstuvwxyzABCDE|)", lettered(events));
+      m.expect(run$).toBeObservable(...timeline({ ...openingFrames, 50: atEndOfA }));
       m.flush();
       expect(model.calls[1]!.messages.at(-1)).toBe(steer);
     }),

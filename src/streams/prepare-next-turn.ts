@@ -1,0 +1,64 @@
+import { catchError, map, type Observable, of, race, take } from "rxjs";
+import { HookError } from "../errors.js";
+import { describe } from "../model/check-model-message.js";
+import { callHook } from "../operators/call-hook.js";
+import type { AgentLoopTurnUpdate } from "../types.js";
+import { newMessages, type RunState } from "./run-state.js";
+
+/**
+ * Asks `prepareNextTurn` before a next turn and applies its answer to the run.
+ *
+ * Emits once, then completes: `undefined` when the turn may start (the answer applied, or no
+ * answer, or the run aborted meanwhile: the turn then ends at once as aborted), or the
+ * `HookError` the turn's model call must end with (a throw, or an answer that is not an update).
+ */
+export function prepareNextTurn(run: RunState): Observable<HookError | undefined> {
+  const hook = run.config.prepareNextTurn!;
+  const lastTurn = run.lastTurn!;
+  return race(
+    callHook(hook, { message: lastTurn.message, toolResults: lastTurn.toolResults, context: run.context, newMessages: newMessages(run) }).pipe(
+      map((update) => {
+        const problem = applyTurnUpdate(run, update);
+        return problem === undefined ? undefined : new HookError("prepareNextTurn", problem);
+      }),
+      catchError((error: unknown) => of(new HookError("prepareNextTurn", error))),
+    ),
+    run.abort$.pipe(map(() => undefined)),
+  ).pipe(take(1));
+}
+
+/**
+ * Applies an update to the run: context fields that are given replace the run's, and a model
+ * replaces the config's. Returns why the update cannot be used, changing nothing then.
+ *
+ * Messages in another array replace the transcript: what the run added so far is carried for
+ * `agent_end`, and the default `convertToLlm`'s cache starts over.
+ */
+export function applyTurnUpdate(run: RunState, update: AgentLoopTurnUpdate | undefined): string | undefined {
+  if (update === undefined || update === null) return undefined;
+  if (typeof update !== "object" || Array.isArray(update)) return `it returned ${describe(update)}, not { context, model }`;
+  const { context, model } = update;
+  if (context !== undefined && (typeof context !== "object" || context === null || !Array.isArray(context.messages))) {
+    return "its context has no messages array";
+  }
+  if (model !== undefined && (typeof model !== "object" || model === null || typeof model.stream !== "function")) {
+    return "its model has no stream function";
+  }
+  if (context) {
+    const target = run.context;
+    if (context.systemPrompt === undefined) delete target.systemPrompt;
+    else target.systemPrompt = context.systemPrompt;
+    if (context.tools === undefined) delete target.tools;
+    else target.tools = context.tools;
+    if (context.messages !== target.messages) {
+      run.carriedNewMessages = newMessages(run);
+      // A copy: the run appends to its transcript, and the caller's array must not change.
+      target.messages = [...context.messages];
+      run.firstNewMessage = target.messages.length;
+      run.modelMessages = undefined;
+      run.modelMessagesSeen = 0;
+    }
+  }
+  if (model) run.config = { ...run.config, model };
+  return undefined;
+}
