@@ -103,6 +103,14 @@ async function main(argv: string[]): Promise<number> {
   throw new UsageError(`Unknown command "${command}".`);
 }
 
+function numberOption(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined || value === "") return fallback;
+  const number = Number(value);
+  if (!Number.isFinite(number) || number < 0) throw new UsageError(`${name} must be a number of at least 0, not "${value}".`);
+  return number;
+}
+
+/** The serve options for --token (or RXAGENT_TOKEN), --allow-origin and --insecure. */
 function serveSecurity(token: string | undefined, allowOrigins: string[] | undefined, insecure: boolean) {
   if (token === "") throw new UsageError("--token must not be empty.");
   return {
@@ -110,13 +118,6 @@ function serveSecurity(token: string | undefined, allowOrigins: string[] | undef
     ...(allowOrigins === undefined ? {} : { allowOrigins }),
     insecure,
   };
-}
-
-function numberOption(name: string, value: string | undefined, fallback: number): number {
-  if (value === undefined || value === "") return fallback;
-  const number = Number(value);
-  if (!Number.isFinite(number) || number < 0) throw new UsageError(`${name} must be a number of at least 0, not "${value}".`);
-  return number;
 }
 
 /** Exits once stdout has taken everything written to it (a pipe may still be draining). */

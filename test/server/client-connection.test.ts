@@ -121,6 +121,21 @@ describe("ClientConnection", () => {
     expect(socket.frames().map((frame) => frame.type)).toEqual(["error"]);
   });
 
+  it("writes nothing to a socket that has closed, also when earlier writes complete afterwards", () => {
+    const socket = new FakeSocket();
+    const connection = new ClientConnection(socket, () => "{}", { highWaterMark: 10 });
+    connection.sendEvent(logged(1, "agent_start", "{}"));
+    connection.sendEvent(logged(2, "turn_start", "{}"));
+    connection.sendFrame({ type: "ack", id: "a" });
+    expect(socket.sent).toHaveLength(1);
+    socket.readyState = 3;
+    socket.drainAll();
+    connection.sendEvent(logged(3, "turn_end", "{}"));
+    connection.sendFrame({ type: "error", code: "rate_limited", message: "slow down" });
+    expect(socket.sent).toHaveLength(1);
+    expect(connection.stats.queuedFrames).toBe(0);
+  });
+
   it("splits a frame over maxFrameBytes into fragments that join to the original", () => {
     const socket = new FakeSocket();
     const connection = new ClientConnection(socket, () => "{}", { maxFrameBytes: 1000 });

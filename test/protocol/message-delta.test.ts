@@ -1,0 +1,109 @@
+import { describe, expect, it } from "vitest";
+import { MessageDeltaDecoder, MessageDeltaEncoder, type UpdateFrame } from "../../src/protocol/message-delta.js";
+import { emptyUsage } from "../../src/types/messages.js";
+import type { AgentEvent, AssistantMessage, ModelEvent } from "../../src/types.js";
+
+const base: AssistantMessage = { role: "assistant", content: [], api: "a", provider: "p", model: "m", usage: emptyUsage(), stopReason: "stop", timestamp: 1 };
+
+/** Encodes `events` as the server does, sends each frame through JSON, and decodes it as a client does. */
+function roundTrip(events: AgentEvent[]): { frames: UpdateFrame[]; decoded: AgentEvent[] } {
+  const encoder = new MessageDeltaEncoder();
+  const decoder = new MessageDeltaDecoder();
+  const frames: UpdateFrame[] = [];
+  const decoded: AgentEvent[] = [];
+  events.forEach((event, index) => {
+    const update = encoder.encode(event);
+    if (update === undefined) {
+      const copy = JSON.parse(JSON.stringify(event)) as AgentEvent;
+      decoder.observe(copy);
+      decoded.push(copy);
+      return;
+    }
+    const frame = JSON.parse(JSON.stringify({ ...update, seq: index + 1 })) as UpdateFrame;
+    frames.push(frame);
+    decoded.push(decoder.decode(frame));
+  });
+  return { frames, decoded };
+}
+
+const update = (message: AssistantMessage, event: ModelEvent): AgentEvent => ({ type: "message_update", message, assistantMessageEvent: event });
+
+describe("message delta frames", () => {
+  it("send a text delta as the event alone, and rebuild message and partial", () => {
+    const started = { ...base, content: [{ type: "text" as const, text: "" }] };
+    const one = { ...base, content: [{ type: "text" as const, text: "Hel" }] };
+    const two = { ...base, content: [{ type: "text" as const, text: "Hello" }] };
+    const events: AgentEvent[] = [
+      { type: "message_start", message: base },
+      update(started, { type: "text_start", contentIndex: 0, partial: started }),
+      update(one, { type: "text_delta", contentIndex: 0, delta: "Hel", partial: one }),
+      update(two, { type: "text_delta", contentIndex: 0, delta: "lo", partial: two }),
+      update(two, { type: "text_end", contentIndex: 0, content: "Hello", partial: two }),
+      { type: "message_end", message: two },
+    ];
+    const { frames, decoded } = roundTrip(events);
+    expect(frames).toEqual([
+      { type: "update", seq: 2, event: { type: "text_start", contentIndex: 0 }, patch: [{ i: 0, b: { type: "text", text: "" } }] },
+      { type: "update", seq: 3, event: { type: "text_delta", contentIndex: 0, delta: "Hel" } },
+      { type: "update", seq: 4, event: { type: "text_delta", contentIndex: 0, delta: "lo" } },
+      { type: "update", seq: 5, event: { type: "text_end", contentIndex: 0 } },
+    ]);
+    expect(decoded).toEqual(events);
+  });
+
+  it("patches what the event does not say: re-parsed tool arguments, usage, a new field, a removed one", () => {
+    const call = { type: "toolCall" as const, id: "c1", name: "f", arguments: {} };
+    const started = { ...base, content: [call] };
+    const parsed = { ...base, content: [{ ...call, arguments: { city: "Par" } }], usage: { ...emptyUsage(), output: 3 }, responseId: "r1" };
+    const ended = { ...base, content: [{ ...call, arguments: { city: "Paris" } }] };
+    const events: AgentEvent[] = [
+      { type: "message_start", message: base },
+      update(started, { type: "toolcall_start", contentIndex: 0, partial: started }),
+      update(parsed as AssistantMessage, { type: "toolcall_delta", contentIndex: 0, delta: '{"city":"Par', partial: parsed as AssistantMessage }),
+      update(ended, { type: "toolcall_end", contentIndex: 0, toolCall: ended.content[0] as never, partial: ended }),
+    ];
+    const { frames, decoded } = roundTrip(events);
+    expect(frames[1]?.patch).toEqual([
+      { k: "usage", v: { ...emptyUsage(), output: 3 } },
+      { k: "responseId", v: "r1" },
+      { i: 0, k: "arguments", v: { city: "Par" } },
+    ]);
+    expect(frames[2]).toEqual({
+      type: "update",
+      seq: 4,
+      event: { type: "toolcall_end", contentIndex: 0 },
+      patch: [{ k: "usage", v: emptyUsage() }, { k: "responseId", d: 1 }, { i: 0, k: "arguments", v: { city: "Paris" } }],
+    });
+    expect(decoded).toEqual(events);
+  });
+
+  it("keeps its own copy when a provider mutates one partial in place (as pi-ai's do)", () => {
+    const partial: AssistantMessage = { ...base, content: [] };
+    const encoder = new MessageDeltaEncoder();
+    const decoder = new MessageDeltaDecoder();
+    const snapshots: unknown[] = [];
+    const decoded: AgentEvent[] = [];
+    const send = (event: AgentEvent) => {
+      snapshots.push(JSON.parse(JSON.stringify(event)));
+      const frame = encoder.encode(event);
+      if (frame) decoded.push(decoder.decode(JSON.parse(JSON.stringify({ ...frame, seq: 1 })) as UpdateFrame));
+      else decoder.observe(JSON.parse(JSON.stringify(event)) as AgentEvent);
+    };
+    send({ type: "message_start", message: partial });
+    partial.content.push({ type: "text", text: "" });
+    send(update(partial, { type: "text_start", contentIndex: 0, partial }));
+    for (const delta of ["a", "bc", "def"]) {
+      (partial.content[0] as { text: string }).text += delta;
+      partial.usage.output += 1;
+      send(update(partial, { type: "text_delta", contentIndex: 0, delta, partial }));
+    }
+    expect(decoded).toEqual(snapshots.slice(1));
+  });
+
+  it("rebuilds a merged frame from the whole message it carries", () => {
+    const message = { ...base, content: [{ type: "text" as const, text: "all of it" }] };
+    const decoder = new MessageDeltaDecoder();
+    const event = decoder.decode({ type: "update", seq: 9, first: 3, event: { type: "text_delta", contentIndex: 0, delta: "it" }, message });
+    expect(event).toEqual(update(message, { type: "text_delta", contentIndex: 0, delta: "it", partial: message }));
+  });
+});
