@@ -8,7 +8,7 @@ import { Agent } from "../../src/streams/agent.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";
 import { defineTool } from "../../src/tools/define-tool.js";
 import { textResult } from "../../src/tools/tool-results.js";
-import type { AgentEvent, ToolResultMessage } from "../../src/types.js";
+import type { AgentEvent, AgentToolResult, ToolResultMessage } from "../../src/types.js";
 import { waitFor } from "./helpers.js";
 
 let server: AgentServer | undefined;
@@ -27,13 +27,13 @@ function waitingAgent(): Agent {
     description: "Waits until cancelled",
     parameters: Type.Object({}),
     execute: (_id, _args, { signal }) =>
-      new Promise((resolve) => signal.addEventListener("abort", () => resolve(textResult("never used")))),
+      new Promise<AgentToolResult>((resolve) => signal.addEventListener("abort", () => resolve(textResult("never used")))),
   });
   const quick = defineTool({
     name: "quick",
     description: "Answers after 10 ms",
     parameters: Type.Object({}),
-    execute: () => new Promise((resolve) => setTimeout(() => resolve(textResult("quick done")), 10)),
+    execute: () => new Promise<AgentToolResult>((resolve) => setTimeout(() => resolve(textResult("quick done")), 10)),
   });
   const model = scriptedModel(
     [{ content: [{ type: "toolCall", id: "w1", name: "wait", arguments: {} }, { type: "toolCall", id: "q1", name: "quick", arguments: {} }] }, "All done."],
