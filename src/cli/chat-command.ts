@@ -55,6 +55,8 @@ export function runChat(options: ChatOptions): Promise<number> {
     let frame = 0;
     let inputEnded = false;
     let abortRequested = false;
+    // The run's tool calls in the order they started: `/cancel n` counts from 1 in this order.
+    let runToolCalls: string[] = [];
     let exitArmed = false;
     let finished = false;
     // A terminal already shows the typed prompt; a run started from queued messages does not.
@@ -71,6 +73,7 @@ export function runChat(options: ChatOptions): Promise<number> {
     }
 
     function onEvent(event: AgentEvent): void {
+      if (event.type === "tool_execution_start") runToolCalls.push(event.toolCallId);
       if (options.json) {
         options.output.write(`${JSON.stringify(event)}\n`);
         return;
@@ -85,6 +88,7 @@ export function runChat(options: ChatOptions): Promise<number> {
       echoPrompt = fromQueue || !reader.interactive;
       abortRequested = false;
       exitArmed = false;
+      runToolCalls = [];
       if (live) spinner ??= interval(80).subscribe(() => (frame += 1, updateStatus()));
       events.subscribe({
         next: onEvent,
@@ -135,6 +139,9 @@ export function runChat(options: ChatOptions): Promise<number> {
         case "help":
           notice(chatHelp, "plain");
           break;
+        case "cancel":
+          cancelToolCall(command.number);
+          break;
         case "reset":
           agent.reset();
           render = initialRenderState;
@@ -149,6 +156,20 @@ export function runChat(options: ChatOptions): Promise<number> {
         case "unknown":
           notice(`Unknown command ${command.command}. /help lists the commands.`, "warning");
           break;
+      }
+    }
+
+    function cancelToolCall(number: number | undefined): void {
+      const running = agent.state.pendingToolCalls;
+      const toolCallId = number === undefined ? running[running.length - 1] : runToolCalls[number - 1];
+      if (toolCallId === undefined) {
+        notice(number === undefined ? "No tool call is running." : `This run has no tool call #${number} (it has ${runToolCalls.length}).`, "warning");
+        return;
+      }
+      try {
+        agent.cancelToolCall(toolCallId, "cancelled in the chat");
+      } catch (error) {
+        notice(errorText(error), "warning");
       }
     }
 
