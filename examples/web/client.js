@@ -83,6 +83,7 @@ export class AgentConnection {
   steer(input) { return this.queue("steer", input); }
   followUp(input) { return this.queue("follow_up", input); }
   abort() { return this.command({ type: "abort" }); }
+  cancelTool(toolCallId, reason) { return this.command(reason === undefined ? { type: "cancel_tool", toolCallId } : { type: "cancel_tool", toolCallId, reason }); }
   reset() { return this.command({ type: "reset" }); }
 
   close() {

@@ -58,7 +58,7 @@ describe("rxagent chat (a real process on the demo model)", () => {
     const [run] = runsOf(events);
     assertEventGrammar(run ?? []);
     const ends = events.filter((event): event is Extract<AgentEvent, { type: "tool_execution_end" }> => event.type === "tool_execution_end");
-    expect(ends.map((event) => [event.toolName, event.isError, event.result.content])).toStrictEqual([
+    expect(ends.map((event) => [event.toolName, event.isError, (event.result as { content: unknown }).content])).toStrictEqual([
       ["calculator", true, [{ type: "text", text: "Tool call was cancelled: cancelled in the chat" }]],
     ]);
     expect(cli.stderr()).toContain("This run has no tool call #5 (it has 1).");
