@@ -66,7 +66,46 @@ class MessageEvents implements Observer<ModelEvent> {
     private readonly abortModel: (() => void) | undefined,
   ) {}
 
+  // Why each handler catches: its own code (the checks, `fallback`) runs inside rxjs's call of
+  // the handler, where a throw would go to the unhandled-error path and the run would never end
+  // (see forwardingObserver). Why not a forwardingObserver around this object: one more call per
+  // model event, at a call site shared by every inner subscription of the loop.
   next(event: ModelEvent): void {
+    try {
+      this.take(event);
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+
+  error(error: unknown): void {
+    try {
+      const text = error instanceof RxAgentError ? error.message : `Model stream failed: ${errorText(error)}`;
+      this.end(this.fallback(this.partial, "error", text));
+    } catch (thrown) {
+      this.fail(thrown);
+    }
+  }
+
+  complete(): void {
+    try {
+      this.end(this.fallback(this.partial, "error", "Model stream completed without a done or error event"));
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+
+  abort(): void {
+    if (this.ended) return;
+    try {
+      this.abortModel?.();
+      this.end(this.fallback(this.partial, "aborted", "Request was aborted"));
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+
+  private take(event: ModelEvent): void {
     if (this.ended) return;
     if (typeof event !== "object" || event === null) {
       this.end(this.fallback(this.partial, "error", `Model sent an event that is ${describe(event)}, not an object`));
@@ -94,21 +133,6 @@ class MessageEvents implements Observer<ModelEvent> {
     }
   }
 
-  error(error: unknown): void {
-    const text = error instanceof RxAgentError ? error.message : `Model stream failed: ${errorText(error)}`;
-    this.end(this.fallback(this.partial, "error", text));
-  }
-
-  complete(): void {
-    this.end(this.fallback(this.partial, "error", "Model stream completed without a done or error event"));
-  }
-
-  abort(): void {
-    if (this.ended) return;
-    this.abortModel?.();
-    this.end(this.fallback(this.partial, "aborted", "Request was aborted"));
-  }
-
   /** Ends with the model's final message, or with an error saying why it cannot be used. */
   private endWithModelMessage(message: AssistantMessage | undefined, eventType: "done" | "error"): void {
     const problem = problemOfModelMessage(message);
@@ -124,6 +148,12 @@ class MessageEvents implements Observer<ModelEvent> {
     if (this.started) return;
     this.started = true;
     this.subscriber.next({ type: "message_start", message });
+  }
+
+  /** The loop's own failure: the message cannot end as data, so the call errors. */
+  private fail(error: unknown): void {
+    this.ended = true;
+    this.subscriber.error(error);
   }
 
   private end(message: AssistantMessage): void {

@@ -1,6 +1,8 @@
 import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, writeSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { errorText } from "../errors.js";
 import type { AgentMessage, TranscriptStore } from "../types.js";
+import { safeJsonLine } from "./safe-json-line.js";
 
 export interface JsonlTranscriptStoreOptions {
   /** Also `fsync` after each message, for durability against power loss, not only crashes. */
@@ -14,10 +16,15 @@ export interface JsonlTranscriptStoreOptions {
  *
  * Why synchronous writes: a message must be on disk, in order, before the loop moves on, so a
  * process killed mid-run loses nothing that had ended. A torn last line (the process died
- * mid-write) is skipped with a warning and cut off before the next append.
+ * mid-write) is skipped with a warning and cut off before the next append; a complete last line
+ * that only lacks its newline is kept. `append` writes the whole line or throws (a full disk),
+ * leaving the file as it was. Values `JSON.stringify` refuses (a BigInt, a cycle) are stored in a
+ * safe form, with a warning, so no message goes missing.
  */
 export class JsonlTranscriptStore implements TranscriptStore {
   private descriptor: number | undefined;
+  /** The file's size: where a failed append cuts back to. */
+  private size = 0;
 
   constructor(
     readonly path: string,
@@ -45,12 +52,31 @@ export class JsonlTranscriptStore implements TranscriptStore {
 
   append(message: AgentMessage): void {
     const descriptor = this.open();
-    writeSync(descriptor, `${JSON.stringify(message)}\n`);
-    if (this.options.fsync) fsyncSync(descriptor);
+    const { line, repaired } = safeJsonLine(message);
+    if (repaired) this.warn(`${this.path}: a message held values JSON cannot store (a BigInt or a cycle); stored them in a safe form.`);
+    const bytes = Buffer.from(line, "utf8");
+    const before = this.size;
+    try {
+      // writeSync may write less than asked (a nearly full disk): go on until all is written.
+      let written = 0;
+      while (written < bytes.length) written += writeSync(descriptor, bytes, written, bytes.length - written);
+      if (this.options.fsync) fsyncSync(descriptor);
+    } catch (error) {
+      // Half a line would glue the next message onto it, and load() would drop both.
+      try {
+        ftruncateSync(descriptor, before);
+      } catch {
+        // The next open cuts what is left of the line as a torn tail.
+        this.close();
+      }
+      throw new Error(`${this.path}: could not append a message: ${errorText(error)}`, { cause: error });
+    }
+    this.size = before + bytes.length;
   }
 
   clear(): void {
     ftruncateSync(this.open(), 0);
+    this.size = 0;
   }
 
   close(): void {
@@ -63,13 +89,17 @@ export class JsonlTranscriptStore implements TranscriptStore {
   private open(): number {
     if (this.descriptor === undefined) {
       this.descriptor = openSync(this.path, "a+");
-      this.cutTornTail(this.descriptor);
+      this.endLastLine(this.descriptor);
+      this.size = fstatSync(this.descriptor).size;
     }
     return this.descriptor;
   }
 
-  /** Cuts a last line that has no newline, so the next message starts on a line of its own. */
-  private cutTornTail(descriptor: number): void {
+  /**
+   * Makes sure the next message starts on a line of its own: a last line without its newline is
+   * ended when it is a whole message (load() returned it), else cut off (torn mid-write).
+   */
+  private endLastLine(descriptor: number): void {
     const size = fstatSync(descriptor).size;
     if (size === 0) return;
     const chunk = Buffer.alloc(Math.min(size, 64 * 1024));
@@ -83,12 +113,23 @@ export class JsonlTranscriptStore implements TranscriptStore {
       if (end === size && chunk[length - 1] === 0x0a) return;
       const lastNewline = chunk.subarray(0, length).lastIndexOf(0x0a);
       if (lastNewline !== -1) {
-        ftruncateSync(descriptor, start + lastNewline + 1);
+        this.endOrCut(descriptor, start + lastNewline + 1, size);
         return;
       }
       end = start;
     }
-    ftruncateSync(descriptor, 0);
+    this.endOrCut(descriptor, 0, size);
+  }
+
+  private endOrCut(descriptor: number, lineStart: number, size: number): void {
+    const line = Buffer.alloc(size - lineStart);
+    readSync(descriptor, line, 0, line.length, lineStart);
+    try {
+      JSON.parse(line.toString("utf8"));
+      writeSync(descriptor, "\n");
+    } catch {
+      ftruncateSync(descriptor, lineStart);
+    }
   }
 
   private warn(message: string): void {

@@ -1,10 +1,10 @@
 import { emptyUsage, isAssistantMessage, isFailedMessage, roleOf } from "../types/messages.js";
 import type { AgentEvent, AgentMessage, AgentState, Usage } from "../types.js";
 
-/** The state of an agent that has not run. */
+/** The state of an agent that has not run, on its own copy of `messages` (it grows in place). */
 export function initialAgentState(messages: readonly AgentMessage[]): AgentState {
   return {
-    messages,
+    messages: [...messages],
     isStreaming: false,
     pendingToolCalls: [],
     queuedSteering: 0,
@@ -14,9 +14,14 @@ export function initialAgentState(messages: readonly AgentMessage[]): AgentState
 }
 
 /**
- * The state after one event. Returns the same object when the event changes nothing, and never
- * mutates: the transcript array is copied only when a message ends, so streaming deltas cost no
- * copy of the transcript.
+ * The state after one event. Returns the same object when the event changes nothing; otherwise a
+ * new state object.
+ *
+ * Contract: reduce each state once, in order (as `scan` does). The transcript is the one array
+ * that is not copied: a message that ends is appended to `state.messages` in place, and every
+ * state of the chain shares that array. Why: copying it per message made a long session slower
+ * every turn (10,000 turns: 0.3 ms per turn at first, 4.8 ms at the end); appending keeps the
+ * cost of a turn flat. To branch, start from `initialAgentState(state.messages)`, which copies.
  */
 export function reduceAgentState(state: AgentState, event: AgentEvent): AgentState {
   switch (event.type) {
@@ -30,7 +35,8 @@ export function reduceAgentState(state: AgentState, event: AgentEvent): AgentSta
     case "message_update":
       return isAssistantMessage(event.message) ? { ...state, streamingMessage: event.message } : state;
     case "message_end": {
-      const next: AgentState = { ...state, messages: [...state.messages, event.message] };
+      (state.messages as AgentMessage[]).push(event.message);
+      const next: AgentState = { ...state };
       next.usage = addUsage(state.usage, event.message);
       if (isAssistantMessage(event.message)) {
         delete next.streamingMessage;

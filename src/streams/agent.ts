@@ -73,7 +73,7 @@ export class Agent {
     this.options = options;
     this.steeringMode = options.steeringMode ?? "one-at-a-time";
     this.followUpMode = options.followUpMode ?? "one-at-a-time";
-    this.stateValue = new OnDemandValue(initialAgentState([...(options.messages ?? [])]));
+    this.stateValue = new OnDemandValue(initialAgentState(options.messages ?? []));
   }
 
   /** Push a message here (or call `steer`) to redirect the agent before its next model call. */

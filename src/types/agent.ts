@@ -7,9 +7,16 @@ import type { QueuedMessages } from "./events.js";
  */
 export type PromptInput = string | { text: string; images?: ImageContent[] } | AgentMessage | AgentMessage[];
 
-/** The state of an `Agent`, as `state$` replays it. Arrays are never mutated once emitted. */
+/**
+ * The state of an `Agent`, as `state$` replays it. `pendingToolCalls` is never mutated once
+ * emitted; `messages` is the exception (see there).
+ */
 export interface AgentState {
-  /** The transcript: every message that has ended. */
+  /**
+   * The transcript: every message that has ended. One array for the agent's life (until
+   * `reset`), appended in place as each message ends, so a long session costs the same per turn:
+   * read it, and copy it (`[...state.messages]`) to keep the transcript as it stands.
+   */
   messages: readonly AgentMessage[];
   /** True from a run's start until its `agent_end`. */
   isStreaming: boolean;

@@ -72,4 +72,43 @@ describe("JsonlTranscriptStore", () => {
     expect(reopened.messages).toStrictEqual(agent.messages);
     appendFileSync(path, "");
   });
+
+  it("keeps a complete last line that lacks its newline: load returns it, and the next append keeps it", async () => {
+    const path = temporaryFile();
+    writeFileSync(path, `${JSON.stringify(user("a"))}\n${JSON.stringify(user("b"))}`);
+    const warnings: string[] = [];
+    const store = new JsonlTranscriptStore(path, { onWarning: (message) => warnings.push(message) });
+    expect(await store.load()).toStrictEqual([user("a"), user("b")]);
+    store.append(user("c"));
+    store.close();
+    expect(readFileSync(path, "utf8")).toBe(`${JSON.stringify(user("a"))}\n${JSON.stringify(user("b"))}\n${JSON.stringify(user("c"))}\n`);
+    expect(await new JsonlTranscriptStore(path).load()).toStrictEqual([user("a"), user("b"), user("c")]);
+    expect(warnings).toStrictEqual([]);
+  });
+
+  it("stores details JSON refuses (a BigInt, a cycle) in a safe form with a warning, so no tool result goes missing", async () => {
+    const path = temporaryFile();
+    const cycle: Record<string, unknown> = { name: "node" };
+    cycle["self"] = cycle;
+    const shared = { n: 1 };
+    const result: AgentMessage = {
+      role: "toolResult",
+      toolCallId: "c1",
+      toolName: "count",
+      content: [{ type: "text", text: "counted" }],
+      details: { total: 12345678901234567890n, cycle, twice: [shared, shared] },
+      isError: false,
+      timestamp: 0,
+    };
+    const warnings: string[] = [];
+    const store = new JsonlTranscriptStore(path, { onWarning: (message) => warnings.push(message) });
+    store.append(user("count"));
+    store.append(result);
+    store.close();
+    expect(await new JsonlTranscriptStore(path).load()).toStrictEqual([
+      user("count"),
+      { ...result, details: { total: "12345678901234567890", cycle: { name: "node", self: "[Circular]" }, twice: [{ n: 1 }, { n: 1 }] } },
+    ]);
+    expect(warnings).toStrictEqual([`${path}: a message held values JSON cannot store (a BigInt or a cycle); stored them in a safe form.`]);
+  });
 });

@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { NEVER, type Observable, Subject, throwError, VirtualTimeScheduler } from "rxjs";
+import { EMPTY, NEVER, type Observable, Subject, throwError, VirtualTimeScheduler } from "rxjs";
 import { describe, expect, it } from "vitest";
 import { agentLoop } from "../../src/streams/agent-loop.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";
@@ -155,6 +155,20 @@ describe("a throw from the loop's own code inside an inner observer", () => {
       { type: "tool_execution_start", toolCallId: "e1", toolName: "echo", args: {} },
       { type: "tool_execution_end", toolCallId: "e1", toolName: "echo", result: textResult("echo"), isError: false },
     ]);
+    expect(run.failure).toStrictEqual({ error: new Error("clock broken") });
+  });
+
+  it("a throw inside the model call's observer (its fallback message) errors the run too", () => {
+    // A model that completes without a final event, and a clock that is broken: building the
+    // error message that stands for the missing one throws.
+    const clock = Object.assign(Object.create(scheduler) as VirtualTimeScheduler, {
+      now: () => {
+        throw new Error("clock broken");
+      },
+    });
+    const model = { ...scriptedModel([]), stream: () => EMPTY };
+    const run = record(agentLoop([prompt], { messages: [] }, { model, scheduler: clock }));
+    expect(run.values).toStrictEqual(opening);
     expect(run.failure).toStrictEqual({ error: new Error("clock broken") });
   });
 });
