@@ -1,8 +1,9 @@
 import { concatMap, from, mergeMap, NEVER, Observable, of, Subscription, type SchedulerLike } from "rxjs";
 import { errorText } from "../errors.js";
-import type { AgentContext, AgentEvent, AgentLoopConfig, AssistantMessage, DrainableQueue, ToolCall, ToolCallCancellation, ToolResultMessage } from "../types.js";
+import type { AgentContext, AgentEvent, AgentLoopConfig, AssistantMessage, DrainableQueue, ToolCall, ToolCallCancellation, ToolCallDecision, ToolResultMessage } from "../types.js";
 import type { Cancellation } from "../streams/lazy-abort-controller.js";
 import { errorResult } from "../tools/tool-results.js";
+import { awaitApproval, CallApprovals } from "./await-approval.js";
 import { CallCancellations } from "./call-cancellations.js";
 import { forwardingObserver } from "./forwarding-observer.js";
 import { mergeMapCapped } from "./merge-map-capped.js";
@@ -128,6 +129,10 @@ export function executeToolCalls(
     }
     const batch: ToolBatch = { assistantMessage, context, config, scheduler, cancellation: options.cancellation, interruption, cancellations };
     const runCall = (prepared: PreparedToolCall) => runToolCall(prepared, batch);
+    // Made only for a batch that may need a person's answer: the others pay nothing for approvals.
+    const approvals = context.tools?.some((tool) => tool.needsApproval)
+      ? new CallApprovals(config.approvals !== undefined, (toolCallId) => toolCalls.some((call) => call.id === toolCallId))
+      : undefined;
 
     const sequential =
       config.toolExecution === "sequential" ||
@@ -136,11 +141,19 @@ export function executeToolCalls(
       ? from(toolCalls).pipe(
           concatMap((toolCall, index) =>
             prepareToolCall(index, toolCall, batch).pipe(
-              concatMap((output) => (output instanceof PreparedToolCall ? runCall(output) : of(output))),
+              concatMap((output) => {
+                if (!(output instanceof PreparedToolCall)) return of(output);
+                return approvals ? awaitApproval(output, batch, approvals, passOn).pipe(concatMap(runCall)) : runCall(output);
+              }),
             ),
           ),
         )
-      : prepareToolCalls(toolCalls, batch, passOn).pipe(fanOut(runCall, config.maxConcurrency ?? Infinity, context));
+      : approvals
+        ? prepareToolCalls(toolCalls, batch, passOn).pipe(
+            mergeMap((prepared) => awaitApproval(prepared, batch, approvals, passOn)),
+            fanOut(runCall, config.maxConcurrency ?? Infinity, context),
+          )
+        : prepareToolCalls(toolCalls, batch, passOn).pipe(fanOut(runCall, config.maxConcurrency ?? Infinity, context));
     // The batch ends when both the ordered results and the processing have completed.
     let running = 2;
     const completeOne = () => {
@@ -162,6 +175,12 @@ export function executeToolCalls(
         error: () => undefined,
       });
       subscription.add(config.cancellations.subscribe(observer));
+    }
+    if (config.approvals && approvals) {
+      const batchApprovals = approvals;
+      // As with cancels: a source that fails only stops bringing answers (waits then end by timeout or abort).
+      const observer = forwardingObserver(subscriber, { next: (decision: ToolCallDecision) => batchApprovals.decide(decision), error: () => undefined });
+      subscription.add(config.approvals.subscribe(observer));
     }
     subscription.add(processed$.subscribe(forwardingObserver(subscriber, { next: passOn, complete: completeOne })));
     return subscription;

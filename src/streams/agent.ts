@@ -13,6 +13,7 @@ import type {
   QueuedMessages,
   QueueMode,
   ToolCallCancellation,
+  ToolCallDecision,
   TranscriptStore,
 } from "../types.js";
 import { agentLoop, agentLoopContinue } from "./agent-loop.js";
@@ -23,7 +24,7 @@ import { QueueInput } from "./queue-input.js";
 import { toMessages } from "./prompt-input.js";
 import { missingToolResults } from "./repair-transcript.js";
 
-export interface AgentOptions extends Omit<AgentLoopConfig, "steering" | "followUp" | "signal" | "cancellations"> {
+export interface AgentOptions extends Omit<AgentLoopConfig, "steering" | "followUp" | "signal" | "cancellations" | "approvals"> {
   systemPrompt?: string;
   tools?: AgentTool[];
   /** The transcript to start from. */
@@ -43,6 +44,8 @@ interface ActiveRun {
    * before its batch subscribed, must still reach it; a batch ignores ids not its own.
    */
   cancellations: ReplaySubject<ToolCallCancellation>;
+  /** `approve` / `deny`: only for calls in `state.pendingApprovals`, whose batch listens already. */
+  approvals: Subject<ToolCallDecision>;
   /** The id of the last call that started (calls start in source order): the ones after it have not. */
   lastStartedToolCall: string | undefined;
 }
@@ -213,6 +216,24 @@ export class Agent {
     run.cancellations.next(reason === undefined ? { toolCallId } : { toolCallId, reason });
   }
 
+  /**
+   * Lets a call that waits for approval (`state.pendingApprovals`) run.
+   *
+   * Contract: throws an `InvalidStateError` unless the call is waiting for approval now.
+   */
+  approve(toolCallId: string): void {
+    this.answer({ toolCallId, approved: true }, "approve");
+  }
+
+  /**
+   * Denies a call that waits for approval: its result is the error `Tool call was denied[: reason]`.
+   *
+   * Contract: throws an `InvalidStateError` unless the call is waiting for approval now.
+   */
+  deny(toolCallId: string, reason?: string): void {
+    this.answer(reason === undefined ? { toolCallId, approved: false } : { toolCallId, approved: false, reason }, "deny");
+  }
+
   /** Forgets the transcript, the queues and the totals; a running run is torn down first. */
   reset(): void {
     this.tearDownRun();
@@ -264,7 +285,8 @@ export class Agent {
     const controller = new AbortController();
     const events = new ReplaySubject<AgentEvent>();
     const cancellations = new ReplaySubject<ToolCallCancellation>();
-    const run: ActiveRun = { controller, events, subscription: new Subscription(), cancellations, lastStartedToolCall: undefined };
+    const approvals = new Subject<ToolCallDecision>();
+    const run: ActiveRun = { controller, events, subscription: new Subscription(), cancellations, approvals, lastStartedToolCall: undefined };
     this.activeRun = run;
     const { messages: _messages, store: _store, onWarning: _onWarning, systemPrompt: _systemPrompt, tools: _tools, ...loopOptions } = this.options;
     const config: AgentLoopConfig = {
@@ -275,6 +297,7 @@ export class Agent {
       followUpMode: this.followUpMode,
       signal: controller.signal,
       cancellations,
+      approvals,
     };
     const subscription = createLoop(config).subscribe({
       next: (event) => {
@@ -289,6 +312,7 @@ export class Agent {
       },
       complete: () => {
         cancellations.complete();
+        approvals.complete();
         events.complete();
       },
     });
@@ -318,7 +342,7 @@ export class Agent {
 
   /** Running or waiting (started, not ended), or a call of the current assistant message not started yet. */
   private isUnfinishedToolCall(run: ActiveRun, toolCallId: string): boolean {
-    if (this.state.pendingToolCalls.includes(toolCallId)) return true;
+    if (this.state.pendingToolCalls.includes(toolCallId) || this.isAwaitingApproval(toolCallId)) return true;
     const messages = this.state.messages;
     let index = messages.length - 1;
     while (index >= 0 && !isAssistantMessage(messages[index]!)) index--;
@@ -327,6 +351,18 @@ export class Agent {
     const calls = toolCallsOf(assistant);
     const started = run.lastStartedToolCall === undefined ? -1 : calls.findIndex((call) => call.id === run.lastStartedToolCall);
     return calls.findIndex((call) => call.id === toolCallId) > started;
+  }
+
+  private isAwaitingApproval(toolCallId: string): boolean {
+    return this.state.pendingApprovals.some((pending) => pending.toolCallId === toolCallId);
+  }
+
+  private answer(decision: ToolCallDecision, action: string): void {
+    const run = this.activeRun;
+    if (!run || !this.isAwaitingApproval(decision.toolCallId)) {
+      throw new InvalidStateError(`Cannot ${action} tool call "${String(decision.toolCallId)}": it is not waiting for approval.`);
+    }
+    run.approvals.next(decision);
   }
 
   private context(): AgentContext {

@@ -1,5 +1,5 @@
 import type { Static, TSchema } from "@sinclair/typebox";
-import type { AgentTool, ToolExecuteResult, ToolExecutionContext, ToolExecutionMode } from "../types.js";
+import type { AgentTool, ToolApprovalAnswer, ToolApprovalContext, ToolExecuteResult, ToolExecutionContext, ToolExecutionMode } from "../types.js";
 import { compileSchema } from "./validate-arguments.js";
 
 export interface ToolDefinition<TParameters extends TSchema, TDetails> {
@@ -18,6 +18,8 @@ export interface ToolDefinition<TParameters extends TSchema, TDetails> {
   executionMode?: ToolExecutionMode;
   concurrency?: number;
   timeoutMs?: number;
+  /** See `AgentTool.needsApproval`. */
+  needsApproval?: boolean | ((args: Static<TParameters>, context: ToolApprovalContext) => ToolApprovalAnswer);
 }
 
 /**

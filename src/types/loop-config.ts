@@ -39,6 +39,14 @@ export interface ToolCallCancellation {
   reason?: string;
 }
 
+/** A person's answer to a call waiting for approval (`AgentLoopConfig.approvals`). */
+export interface ToolCallDecision {
+  toolCallId: string;
+  approved: boolean;
+  /** With a denial: why; the call's error result says it. */
+  reason?: string;
+}
+
 export interface BeforeToolCallResult {
   /** Prevents the call; it gets an error result with `reason`. */
   block?: boolean;
@@ -207,6 +215,22 @@ export interface AgentLoopConfig {
    * @example cancellations: cancelSubject // cancelSubject.next({ toolCallId, reason: "too slow" })
    */
   cancellations?: Observable<ToolCallCancellation>;
+  /**
+   * Answers to calls waiting for approval (tools with `needsApproval`).
+   *
+   * Contract: a batch with such a tool subscribes once while it runs; an answer for a call that
+   * is not waiting yet is kept until it waits, one for an unknown or finished call is ignored.
+   * Abort, a cancel (`cancellations`) and `approvalTimeoutMs` end a wait too, as a denial. A
+   * source that errors only stops bringing answers.
+   * @example approvals: decisions // decisions.next({ toolCallId, approved: false, reason: "not on prod" })
+   */
+  approvals?: Observable<ToolCallDecision>;
+  /**
+   * How long a call may wait for approval, in milliseconds; then it is denied with
+   * `Tool call was denied: no answer within N ms`. Default: no limit.
+   * @example approvalTimeoutMs: 600_000
+   */
+  approvalTimeoutMs?: number;
   /** Aborting ends the run gracefully: `stopReason: "aborted"`, a result for every tool call. */
   signal?: AbortSignal;
   /** Source of time (timestamps, timeouts). Default: `asyncScheduler`. */
