@@ -109,6 +109,13 @@ export class SessionHub {
           // The cancelled call's tool_execution_end may be emitted during the cancel: the ack goes first.
           this.acknowledgeFirst(client, command.id, () => this.agent.cancelToolCall(command.toolCallId, command.reason));
           return;
+        case "approve":
+          // An approved call may start (and emit) at once: the ack goes first.
+          this.acknowledgeFirst(client, command.id, () => this.agent.approve(command.toolCallId));
+          return;
+        case "deny":
+          this.acknowledgeFirst(client, command.id, () => this.agent.deny(command.toolCallId, command.reason));
+          return;
         case "reset":
           this.agent.reset();
           this.startEpoch();

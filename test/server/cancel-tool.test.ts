@@ -68,4 +68,33 @@ describe("cancel_tool over the WebSocket bridge", () => {
     // Nothing wedged: the session takes another prompt.
     await expect(client.cancelTool("w1")).rejects.toMatchObject({ code: "invalid_state" });
   });
+
+  it("approve / deny: a client attaching late gets the waiting call in its snapshot; answers for calls not waiting are invalid_state", async () => {
+    const deploy = defineTool({
+      name: "deploy",
+      description: "Deploys",
+      parameters: Type.Object({}),
+      needsApproval: true,
+      execute: () => textResult("deployed"),
+    });
+    const model = scriptedModel([{ content: [{ type: "toolCall", id: "d1", name: "deploy", arguments: {} }] }, "ok"], { scheduler: asyncScheduler, delay: 2 });
+    server = await serveAgents({ port: 0, createAgent: () => new Agent({ model, tools: [deploy] }) });
+    const first = connectAgent(server.url, { session: "a", WebSocket });
+    clients.push(first);
+    await first.ready;
+    await first.prompt("go");
+    await waitFor(() => first.state.pendingApprovals.length === 1, "a pending approval");
+    const late = connectAgent(server.url, { session: "a", WebSocket });
+    clients.push(late);
+    await late.ready;
+    await waitFor(() => late.state.pendingApprovals.length === 1, "the late client's snapshot");
+    expect(late.state.pendingApprovals).toStrictEqual([{ toolCallId: "d1", toolName: "deploy", args: {}, since: expect.any(Number) }]);
+    await expect(late.approve("nope")).rejects.toMatchObject({ name: "RemoteCommandError", code: "invalid_state" });
+    await expect(late.deny("nope", "x")).rejects.toMatchObject({ code: "invalid_state" });
+    await late.approve("d1");
+    await waitFor(() => !first.state.isStreaming && first.state.messages.length === 4, "the run's end");
+    expect(first.state.pendingApprovals).toStrictEqual([]);
+    const result = first.state.messages[2] as ToolResultMessage;
+    expect([result.toolCallId, result.isError, result.content]).toStrictEqual(["d1", false, [{ type: "text", text: "deployed" }]]);
+  });
 });

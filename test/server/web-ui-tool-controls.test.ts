@@ -44,12 +44,37 @@ function toolAgent(): Agent {
   return new Agent({ model, tools: [slowSearch, quickRead] });
 }
 
+/** Deploys after a person approves; two calls in one batch. */
+const deploy = defineTool({
+  name: "deploy",
+  description: "Deploys to a target",
+  parameters: Type.Object({ target: Type.String() }),
+  needsApproval: true,
+  execute: (_id, { target }) => ({ content: [{ type: "text", text: `deployed to ${target}` }], details: {} }),
+});
+
+function approvalAgent(): Agent {
+  const model = scriptedModel(
+    [
+      {
+        content: [
+          { type: "toolCall", id: "deploy-staging", name: "deploy", arguments: { target: "staging" } },
+          { type: "toolCall", id: "deploy-prod", name: "deploy", arguments: { target: "prod" } },
+        ],
+      },
+      "Deployed where you allowed it.",
+    ],
+    { scheduler: asyncScheduler, delay: 10 },
+  );
+  return new Agent({ model, tools: [deploy] });
+}
+
 describe.skipIf(!existsSync(CHROMIUM))("browser UI tool controls (headless Chromium)", () => {
   let ui: WebUiServer;
   let browser: Browser;
 
   beforeAll(async () => {
-    ui = await serveWebUi({ port: 0, createAgent: () => toolAgent() });
+    ui = await serveWebUi({ port: 0, createAgent: (id) => (id.startsWith("approve") ? approvalAgent() : toolAgent()) });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking"] });
   });
 
@@ -86,5 +111,39 @@ describe.skipIf(!existsSync(CHROMIUM))("browser UI tool controls (headless Chrom
     ]);
     expect(pageErrors).toStrictEqual([]);
     await page.close();
+  });
+
+  it("shows calls waiting for approval on a second page that attached later; Approve runs one, Deny gives the other its error result", async () => {
+    const first = await browser.newPage();
+    const pageErrors: string[] = [];
+    first.on("pageerror", (error) => pageErrors.push(error.message));
+    await first.goto(`${ui.url}#session=approve-1`);
+    await first.locator('#connection[data-status="open"]').waitFor();
+    await first.fill("#input", "Deploy everywhere");
+    await first.press("#input", "Enter");
+    const staging = (page: typeof first) => page.locator(".tool-card", { has: page.locator('button[data-tool-call-id="deploy-staging"]') });
+    await staging(first).waitFor({ timeout: 10_000 });
+    expect(await first.locator('.tool-card[data-state="awaiting approval"]').count()).toBe(2);
+
+    // A second client, attached now, gets the waiting calls in its snapshot and can answer.
+    const second = await browser.newPage();
+    second.on("pageerror", (error) => pageErrors.push(error.message));
+    await second.goto(`${ui.url}#session=approve-1`);
+    await second.locator('#connection[data-status="open"]').waitFor();
+    await expect.poll(() => second.locator('.tool-card[data-state="awaiting approval"]').count()).toBe(2);
+    await second.locator('button.approve-tool[data-tool-call-id="deploy-staging"]').click();
+    await first.locator('button.deny-tool[data-tool-call-id="deploy-prod"]').click();
+
+    for (const page of [first, second]) {
+      await page.locator(".msg.assistant .text", { hasText: "Deployed where you allowed it." }).waitFor();
+      const cards = page.locator(".tool-card");
+      expect(await cards.evaluateAll((nodes) => nodes.map((node) => [node.getAttribute("data-state"), node.querySelector(".result")?.textContent]))).toStrictEqual([
+        ["done", "deployed to staging"],
+        ["denied", "Tool call was denied: denied in the page"],
+      ]);
+    }
+    expect(pageErrors).toStrictEqual([]);
+    await first.close();
+    await second.close();
   });
 });
