@@ -7,6 +7,7 @@ export * from "./types.js";
 export { agentLoop, agentLoopContinue } from "./streams/agent-loop.js";
 export { MessageQueue } from "./streams/message-queue.js";
 export { fromAbortSignal } from "./streams/from-abort-signal.js";
+export { DEFAULT_TOOL_TIMEOUT_MS } from "./operators/tool-timeout.js";
 
 // Tools
 export { defineTool } from "./tools/define-tool.js";
@@ -28,7 +29,7 @@ export { errorText, HookError, InvalidStateError, RxAgentError } from "./errors.
 export { Agent } from "./streams/agent.js";
 export type { AgentOptions } from "./streams/agent.js";
 export { initialAgentState, reduceAgentState } from "./streams/agent-state.js";
-export { missingToolResults, INTERRUPTED_TOOL_TEXT } from "./streams/repair-transcript.js";
+export { missingToolResults, INTERRUPTED_TOOL_TEXT, pairToolCalls } from "./streams/repair-transcript.js";
 export { toAsyncIterable, BufferOverflowError } from "./streams/to-async-iterable.js";
 export type { ToAsyncIterableOptions } from "./streams/to-async-iterable.js";
 

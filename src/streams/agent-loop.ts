@@ -18,6 +18,7 @@ import { MessageQueue, noMessages } from "./message-queue.js";
 import type { TurnStart } from "./next-step.js";
 import { NextTurn, type Turn } from "./next-turn.js";
 import { announce, appendMessage, type RunState } from "./run-state.js";
+import { pairToolCalls } from "./repair-transcript.js";
 import { runTurn } from "./run-turn.js";
 
 /**
@@ -86,11 +87,14 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
 
     const steering = queueFrom(config.steering);
     const followUp = queueFrom(config.followUp);
+    const scheduler = config.scheduler ?? asyncScheduler;
+    // Before any model call: a tool call without a result anywhere makes providers refuse it.
+    const messages = pairToolCalls(context.messages, scheduler.now(), prompts) ?? [...context.messages];
     const run: RunState = {
       config,
-      scheduler: config.scheduler ?? asyncScheduler,
-      context: { ...context, messages: [...context.messages] },
-      firstNewMessage: context.messages.length,
+      scheduler,
+      context: { ...context, messages },
+      firstNewMessage: messages.length,
       carriedNewMessages: undefined,
       lastTurn: undefined,
       steering: steering.queue,

@@ -69,6 +69,8 @@ export function reduceAgentState(state: AgentState, event: AgentEvent): AgentSta
     case "agent_end": {
       const next: AgentState = { ...state, isStreaming: false, pendingToolCalls: [], pendingApprovals: [] };
       delete next.streamingMessage;
+      // A run that failed outside any assistant message (a hook or a queue of the caller's).
+      if (event.errorMessage !== undefined) next.errorMessage = event.errorMessage;
       return next;
     }
     default:

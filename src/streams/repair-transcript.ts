@@ -1,5 +1,5 @@
 import { isAssistantMessage, isFailedMessage, roleOf, toolCallsOf } from "../types/messages.js";
-import type { AgentMessage, ToolResultMessage } from "../types.js";
+import type { AgentMessage, ToolCall, ToolResultMessage } from "../types.js";
 
 export const INTERRUPTED_TOOL_TEXT = "The tool call was interrupted before the tool finished.";
 
@@ -21,13 +21,62 @@ export function missingToolResults(messages: readonly AgentMessage[], timestamp:
   );
   return toolCallsOf(assistant)
     .filter((call) => !answered.has(call.id))
-    .map((call) => ({
-      role: "toolResult" as const,
-      toolCallId: call.id,
-      toolName: call.name,
-      content: [{ type: "text" as const, text: INTERRUPTED_TOOL_TEXT }],
-      details: {},
-      isError: true,
-      timestamp,
-    }));
+    .map((call) => interruptedResult(call, timestamp));
+}
+
+/**
+ * The transcript with every tool call anywhere in it paired with a result, or `undefined` when
+ * every call already has one (then nothing is copied).
+ *
+ * A missing result (a store that lost a line, a transcript edited by hand) gets an error result
+ * placed after the results its assistant message has, before the next user or assistant
+ * message: a model call with an unpaired call fails (OpenAI answers HTTP 400). The loop runs this
+ * once per run, over the transcript it starts from; its own turns pair every call. `following`:
+ * the messages the run adds first (its prompts), which may hold the results the last calls lack
+ * (`Agent.continue` repairs the end of a transcript that way).
+ */
+export function pairToolCalls(messages: readonly AgentMessage[], timestamp: number, following: readonly AgentMessage[] = []): AgentMessage[] | undefined {
+  let paired: AgentMessage[] | undefined;
+  for (let index = 0; index < messages.length; index++) {
+    const message = messages[index]!;
+    const calls = isAssistantMessage(message) && !isFailedMessage(message) ? toolCallsOf(message) : [];
+    if (calls.length === 0) {
+      paired?.push(message);
+      continue;
+    }
+    let end = index + 1;
+    while (end < messages.length && roleOf(messages[end]) !== "assistant" && roleOf(messages[end]) !== "user") end += 1;
+    const answered = new Set<string>();
+    for (let other = index + 1; other < end; other++) {
+      if (roleOf(messages[other]) === "toolResult") answered.add((messages[other] as ToolResultMessage).toolCallId);
+    }
+    if (end === messages.length) {
+      for (const next of following) {
+        if (roleOf(next) !== "toolResult") break;
+        answered.add((next as ToolResultMessage).toolCallId);
+      }
+    }
+    const missing = calls.filter((call) => !answered.has(call.id));
+    if (missing.length === 0) {
+      paired?.push(message);
+      continue;
+    }
+    paired ??= messages.slice(0, index);
+    for (let other = index; other < end; other++) paired.push(messages[other]!);
+    for (const call of missing) paired.push(interruptedResult(call, timestamp));
+    index = end - 1;
+  }
+  return paired;
+}
+
+function interruptedResult(call: ToolCall, timestamp: number): ToolResultMessage {
+  return {
+    role: "toolResult",
+    toolCallId: call.id,
+    toolName: call.name,
+    content: [{ type: "text", text: INTERRUPTED_TOOL_TEXT }],
+    details: {},
+    isError: true,
+    timestamp,
+  };
 }

@@ -140,8 +140,8 @@ function endTurn(turn: TurnSteps, outcome: TurnOutcome): void {
   subscriber.next({ type: "turn_end", message: outcome.message, toolResults: outcome.toolResults });
   if (subscriber.closed) return;
   run.turns += 1;
-  const { shouldStopAfterTurn, prepareNextTurn: prepares } = run.config;
-  if (prepares) run.lastTurn = { message: outcome.message, toolResults: outcome.toolResults };
+  const { shouldStopAfterTurn } = run.config;
+  if (run.config.prepareNextTurn) run.lastTurn = outcome;
   if (!shouldStopAfterTurn || endBeforeHook(run, outcome)) {
     decide(turn, nextStep(run, outcome));
     return;

@@ -26,7 +26,10 @@ export interface AgentState {
   pendingToolCalls: readonly string[];
   /** Calls waiting for `approve` / `deny`, oldest first. */
   pendingApprovals: readonly PendingApproval[];
-  /** Why the most recent run's last assistant message failed or was aborted, if it did. */
+  /**
+   * Why the most recent run's last assistant message failed or was aborted, if it did; or what
+   * else failed, from `agent_end.errorMessage` (a hook or a queue of the caller's).
+   */
   errorMessage?: string;
   queuedSteering: number;
   queuedFollowUp: number;

@@ -103,6 +103,17 @@ describe("a provider's bad events end the run as data", () => {
     ]);
   });
 
+  it("a final message without usage gets zero usage, so the Agent's totals stay numbers", async () => {
+    const { usage: _usage, ...withoutUsage } = assistantMessage([text("Hi")]);
+    const agent = new Agent({ model: modelSending({ type: "done", reason: "stop", message: withoutUsage }), scheduler });
+    const events: AgentEvent[] = [];
+    agent.prompt("go").subscribe((event) => events.push(event));
+    await agent.waitForIdle();
+    assertEventGrammar(events);
+    expect(agent.messages[1]).toStrictEqual(assistantMessage([text("Hi")]));
+    expect(agent.state.usage).toStrictEqual(emptyUsage());
+  });
+
   it("a null event: an error message, no TypeError", () => {
     const { events, errors } = collect(agentLoop([prompt], { messages: [] }, { model: modelSending(null), scheduler }));
     expect(errors).toStrictEqual([]);

@@ -159,14 +159,16 @@ describe("a throw from the loop's own code inside an inner observer", () => {
   });
 
   it("a throw inside the model call's observer (its fallback message) errors the run too", () => {
-    // A model that completes without a final event, and a clock that is broken: building the
-    // error message that stands for the missing one throws.
+    // A model that completes without a final event and breaks the clock as it is called:
+    // building the error message that stands for the missing one throws.
+    let broken = false;
     const clock = Object.assign(Object.create(scheduler) as VirtualTimeScheduler, {
       now: () => {
-        throw new Error("clock broken");
+        if (broken) throw new Error("clock broken");
+        return 0;
       },
     });
-    const model = { ...scriptedModel([]), stream: () => EMPTY };
+    const model = { ...scriptedModel([]), stream: () => ((broken = true), EMPTY) };
     const run = record(agentLoop([prompt], { messages: [] }, { model, scheduler: clock }));
     expect(run.values).toStrictEqual(opening);
     expect(run.failure).toStrictEqual({ error: new Error("clock broken") });

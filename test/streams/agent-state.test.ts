@@ -61,3 +61,18 @@ describe("reduceAgentState over a long session", () => {
     expect(agent.state.messages).toStrictEqual([]);
   });
 });
+
+describe("reduceAgentState at agent_end", () => {
+  it("keeps the failure agent_end reports when no assistant message tells it", () => {
+    const state = reduceAgentState(initialAgentState([]), { type: "agent_start" });
+    const ended = reduceAgentState(state, {
+      type: "agent_end",
+      messages: [],
+      reason: "failed",
+      errorMessage: "The steering queue failed: store down",
+    });
+    expect([ended.isStreaming, ended.errorMessage]).toStrictEqual([false, "The steering queue failed: store down"]);
+    const idle = reduceAgentState(state, { type: "agent_end", messages: [], reason: "idle" });
+    expect(idle.errorMessage).toBeUndefined();
+  });
+});
