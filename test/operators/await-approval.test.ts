@@ -198,4 +198,24 @@ describe("approvals (needsApproval, config.approvals)", () => {
       m.expect(batch$).toBeObservable("(abcdefgh) 0ms (ijk) 25ms (lmno|)", lettered(expected));
     }),
   );
+
+  it(
+    "a needsApproval that throws denies the call with an error result saying so",
+    marbles((m) => {
+      const { colds, batch$, events: e } = setup(m, "-", {}, {
+        needsApproval: () => {
+          throw new Error("policy service down");
+        },
+      });
+      const denied = 'needsApproval failed for tool "risky": policy service down';
+      const [ra, rb, rc] = [e.result("a", 0, denied), e.result("b", 10), e.result("c", 40)];
+      const expected: BatchOutput[] = [
+        e.start("a"), e.end("a", errorResult(denied), true), ...announce(ra), e.start("b"), e.start("c"),
+        e.end("b"), ...announce(rb),
+        e.end("c"), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false),
+      ];
+      m.expect(batch$).toBeObservable("(abcdef) 2ms (ghi) 25ms (jklm|)", lettered(expected));
+      m.expect(colds.a!).toHaveSubscriptions([]);
+    }),
+  );
 });
