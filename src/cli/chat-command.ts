@@ -2,7 +2,7 @@ import { interval, type Observable, type Subscription } from "rxjs";
 import { demoTools } from "../demo/demo-tools.js";
 import { errorText } from "../errors.js";
 import { Agent } from "../streams/agent.js";
-import type { AgentEvent } from "../types.js";
+import type { AgentEvent, AgentTool } from "../types.js";
 import type { Styled } from "./ansi.js";
 import { chatHelp, parseChatCommand } from "./chat-commands.js";
 import { InputReader } from "./input-reader.js";
@@ -25,11 +25,14 @@ export interface ChatOptions {
   errorOutput: NodeJS.WritableStream;
   /** Colour on: a terminal and no `NO_COLOR`. */
   color: boolean;
+  /** The agent's tools; default the demo's (calculator, clock, list_files, read_file). */
+  tools?: AgentTool[];
 }
 
 /**
  * `rxagent chat`: an interactive agent in the terminal. A line typed while idle starts a run;
- * while it runs, a line steers it, `/later` queues a follow-up, Ctrl-C aborts.
+ * while it runs, a line steers it, `/later` queues a follow-up, `/cancel` cancels a tool call,
+ * `y` / `n` answer a call waiting for approval, Ctrl-C aborts.
  *
  * Contract: resolves with the exit code once the person quits, or once input has ended and
  * the agent is idle with nothing queued.
@@ -45,7 +48,7 @@ export function runChat(options: ChatOptions): Promise<number> {
     });
     const agent = new Agent({
       model: options.choice.model,
-      tools: demoTools({ root: options.root, stepDelay: options.toolStepDelay }),
+      tools: options.tools ?? demoTools({ root: options.root, stepDelay: options.toolStepDelay }),
       systemPrompt: systemPrompt(options.root),
       onWarning: (message) => notice(message, "warning"),
     });
@@ -74,6 +77,10 @@ export function runChat(options: ChatOptions): Promise<number> {
 
     function onEvent(event: AgentEvent): void {
       if (event.type === "tool_execution_start") runToolCalls.push(event.toolCallId);
+      if (event.type === "tool_approval_start") {
+        const args = JSON.stringify(event.args);
+        notice(`? ${event.toolName} ${args === "{}" ? "" : `${args} `}needs your approval: type y to run it, n to deny it.`, "warning");
+      }
       if (options.json) {
         options.output.write(`${JSON.stringify(event)}\n`);
         return;
@@ -128,6 +135,13 @@ export function runChat(options: ChatOptions): Promise<number> {
         // (then the renderer prints it), so the line being streamed is not split.
         const quiet = command.kind === "empty" || (agent.isRunning && (command.kind === "message" || command.kind === "later"));
         screen.lineEntered(quiet ? undefined : [{ text: `› ${line.trim()}`, style: "bold" }]);
+      }
+      // A pending approval takes the next y or n, oldest first; anything else still steers.
+      const oldest = agent.state.pendingApprovals[0];
+      if (oldest && command.kind === "message" && /^(y|yes|n|no)$/i.test(command.text)) {
+        if (/^y/i.test(command.text)) agent.approve(oldest.toolCallId);
+        else agent.deny(oldest.toolCallId, "denied in the chat");
+        return;
       }
       switch (command.kind) {
         case "empty":

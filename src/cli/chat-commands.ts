@@ -16,6 +16,7 @@ export const chatHelp = [
   "it is injected before its next model call.",
   "  /later <text>  queue a follow-up, handled when the agent would stop",
   "  /cancel [n]    cancel the last running tool call, or the run's n-th (from 1, in start order)",
+  "  y / n          approve or deny the oldest tool call waiting for your approval",
   "  /reset         forget the conversation",
   "  /help          this help",
   "  /quit          exit (also Ctrl-D)",
