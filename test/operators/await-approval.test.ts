@@ -218,4 +218,20 @@ describe("approvals (needsApproval, config.approvals)", () => {
       m.expect(colds.a!).toHaveSubscriptions([]);
     }),
   );
+
+  it(
+    "in a sequential batch, the next call waits for the approved call to finish",
+    marbles((m) => {
+      const { batch$, events: e } = setup(m, "20ms y", { y: { toolCallId: "a", approved: true } }, { config: { toolExecution: "sequential" } });
+      const [ra, rb, rc] = [e.result("a", 50), e.result("b", 60), e.result("c", 100)];
+      const expected: BatchOutput[] = [
+        e.start("a"), e.waiting("a", 0),
+        e.approved("a"),
+        e.end("a"), ...announce(ra), e.start("b"),
+        e.end("b"), ...announce(rb), e.start("c"),
+        e.end("c"), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false),
+      ];
+      m.expect(batch$).toBeObservable("(ab) 16ms c 29ms (defg) 4ms (hijk) 34ms (lmno|)", lettered(expected));
+    }),
+  );
 });
