@@ -9,7 +9,7 @@ import { scriptedModel } from "../../src/testing/scripted-model.js";
 import { defineTool } from "../../src/tools/define-tool.js";
 import { textResult } from "../../src/tools/tool-results.js";
 import type { AgentEvent, AgentToolResult, ToolResultMessage } from "../../src/types.js";
-import { waitFor } from "./helpers.js";
+import { RawClient, waitFor } from "./helpers.js";
 
 let server: AgentServer | undefined;
 const clients: AgentClient[] = [];
@@ -96,5 +96,35 @@ describe("cancel_tool over the WebSocket bridge", () => {
     expect(first.state.pendingApprovals).toStrictEqual([]);
     const result = first.state.messages[2] as ToolResultMessage;
     expect([result.toolCallId, result.isError, result.content]).toStrictEqual(["d1", false, [{ type: "text", text: "deployed" }]]);
+  });
+
+  it("answers malformed cancel_tool, approve and deny frames with invalid_frame naming the field, and keeps the session", async () => {
+    server = await serveAgents({ port: 0, createAgent: () => waitingAgent() });
+    const raw = await RawClient.open(server.url);
+    try {
+      await raw.request({ type: "attach", session: "m" });
+      const replies = [];
+      for (const frame of [
+        { type: "cancel_tool" },
+        { type: "cancel_tool", toolCallId: "" },
+        { type: "approve", toolCallId: 5 },
+        { type: "deny", toolCallId: "x", reason: "r".repeat(1001) },
+        { type: "deny", toolCallId: "x", extra: true },
+      ]) {
+        const reply = await raw.request(frame);
+        replies.push(reply.type === "error" ? [reply.code, /\/(toolCallId|reason|extra)/.exec(reply.message)?.[1]] : [reply.type]);
+      }
+      expect(replies).toStrictEqual([
+        ["invalid_frame", "toolCallId"],
+        ["invalid_frame", "toolCallId"],
+        ["invalid_frame", "toolCallId"],
+        ["invalid_frame", "reason"],
+        ["invalid_frame", "extra"],
+      ]);
+      expect(await raw.request({ type: "cancel_tool", toolCallId: "w1" })).toMatchObject({ type: "error", code: "invalid_state" });
+      expect(await raw.request({ type: "prompt", input: "still works" })).toMatchObject({ type: "ack" });
+    } finally {
+      await raw.close();
+    }
   });
 });
