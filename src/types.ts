@@ -18,6 +18,8 @@ export type { LlmContext, Model, ModelEvent, ModelStreamOptions, ModelTool } fro
 export type {
   AgentTool,
   AgentToolResult,
+  ToolApprovalAnswer,
+  ToolApprovalContext,
   ToolExecuteResult,
   ToolExecutionContext,
   ToolExecutionMode,
@@ -34,8 +36,10 @@ export type {
   HookResult,
   QueueMode,
   ShouldStopAfterTurnContext,
+  ToolCallCancellation,
+  ToolCallDecision,
   AgentLoopTurnUpdate,
   PrepareNextTurnContext,
 } from "./types/loop-config.js";
-export type { AgentSnapshot, AgentState, PromptInput, TranscriptStore } from "./types/agent.js";
+export type { AgentSnapshot, AgentState, PendingApproval, PromptInput, TranscriptStore } from "./types/agent.js";
 export type { OutputOf, OutputSchema } from "./types/output.js";

@@ -120,14 +120,33 @@ function renderToolCard(call, resultMessage) {
   const run = connection.toolRuns.get(call.id);
   const result = resultMessage ?? run?.result;
   const isError = resultMessage?.isError ?? run?.isError ?? false;
-  const stopped = isError && STOPPED_TOOL_TEXTS.includes(textOf(result?.content).trim());
-  const state = result ? (stopped ? "aborted" : isError ? "error" : "done") : run ? "running" : "pending";
+  const resultText = textOf(result?.content).trim();
+  const stopped = isError && STOPPED_TOOL_TEXTS.includes(resultText);
+  const cancelled = isError && resultText.startsWith("Tool call was cancelled");
+  const awaiting = !result && (connection.state.pendingApprovals ?? []).some((pending) => pending.toolCallId === call.id);
+  const denied = isError && resultText.startsWith("Tool call was denied");
+  const state = result
+    ? cancelled ? "cancelled" : denied ? "denied" : stopped ? "aborted" : isError ? "error" : "done"
+    : awaiting ? "awaiting approval" : run && connection.state.pendingToolCalls.includes(call.id) ? "running" : run ? "waiting" : "pending";
+  // A call that started and has not finished can be cancelled; the others go on.
+  const cancel =
+    run && !result && connection.state.isStreaming
+      ? element("button", { type: "button", class: "cancel-tool", "data-tool-call-id": call.id, title: "Cancel this tool call" }, "cancel")
+      : undefined;
   const progress = run?.progress && !result ? element("pre", { class: "progress" }, textOf(run.progress.content ?? run.progress)) : undefined;
   return element(
     "div",
     { class: "tool-card", "data-tool": call.name, "data-state": state },
-    element("div", { class: "head" }, element("span", {}, `tool · ${call.name}`), element("span", { class: "status" }, state)),
+    element("div", { class: "head" }, element("span", {}, `tool · ${call.name}`), element("span", { class: "status" }, state), cancel),
     element("pre", { class: "args" }, JSON.stringify(call.arguments, null, 2)),
+    awaiting
+      ? element(
+          "div",
+          { class: "approval" },
+          element("button", { type: "button", class: "approve-tool", "data-tool-call-id": call.id }, "Approve"),
+          element("button", { type: "button", class: "deny-tool", "data-tool-call-id": call.id }, "Deny"),
+        )
+      : undefined,
     progress,
     result ? element("pre", { class: "result" }, textOf(result.content ?? result)) : undefined,
   );
@@ -172,4 +191,20 @@ input.addEventListener("keydown", (event) => {
 });
 laterButton.addEventListener("click", () => submit(true));
 abortButton.addEventListener("click", () => connection.abort().catch(() => scheduleRender()));
+// One listener for every card's cancel button: cards are re-rendered, the transcript stays.
+transcript.addEventListener("click", (event) => {
+  const button = event.target instanceof Element ? event.target.closest("button.cancel-tool, button.approve-tool, button.deny-tool") : null;
+  if (!button) return;
+  button.disabled = true;
+  const id = button.dataset.toolCallId;
+  const answer = button.classList.contains("approve-tool")
+    ? connection.approve(id)
+    : button.classList.contains("deny-tool")
+      ? connection.deny(id, "denied in the page")
+      : connection.cancelTool(id, "cancelled in the page");
+  answer.catch((error) => {
+    connection.lastError ??= { code: "not_sent", message: error.message };
+    scheduleRender();
+  });
+});
 render();

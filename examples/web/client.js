@@ -18,7 +18,7 @@ const FINAL_CLOSES = new Set([4401, 4403]);
 export function reduceState(state, event) {
   switch (event.type) {
     case "agent_start":
-      return { ...state, isStreaming: true, pendingToolCalls: [], streamingMessage: undefined, errorMessage: undefined };
+      return { ...state, isStreaming: true, pendingToolCalls: [], pendingApprovals: [], streamingMessage: undefined, errorMessage: undefined };
     case "message_start":
     case "message_update":
       return event.message.role === "assistant" ? { ...state, streamingMessage: event.message } : state;
@@ -36,8 +36,20 @@ export function reduceState(state, event) {
       return { ...state, pendingToolCalls: [...state.pendingToolCalls, event.toolCallId] };
     case "tool_execution_end":
       return { ...state, pendingToolCalls: state.pendingToolCalls.filter((id) => id !== event.toolCallId) };
+    case "tool_approval_start":
+      return {
+        ...state,
+        pendingToolCalls: state.pendingToolCalls.filter((id) => id !== event.toolCallId),
+        pendingApprovals: [...(state.pendingApprovals ?? []), { toolCallId: event.toolCallId, toolName: event.toolName, args: event.args, since: event.since }],
+      };
+    case "tool_approval_end":
+      return {
+        ...state,
+        pendingToolCalls: event.approved ? [...state.pendingToolCalls, event.toolCallId] : state.pendingToolCalls,
+        pendingApprovals: (state.pendingApprovals ?? []).filter((pending) => pending.toolCallId !== event.toolCallId),
+      };
     case "agent_end":
-      return { ...state, isStreaming: false, pendingToolCalls: [], streamingMessage: undefined };
+      return { ...state, isStreaming: false, pendingToolCalls: [], pendingApprovals: [], streamingMessage: undefined };
     default:
       return state;
   }
@@ -60,7 +72,7 @@ export class AgentConnection {
     this.session = options.session;
     this.onChange = options.onChange ?? (() => {});
     this.status = "connecting";
-    this.state = { messages: [], isStreaming: false, pendingToolCalls: [] };
+    this.state = { messages: [], isStreaming: false, pendingToolCalls: [], pendingApprovals: [] };
     /** Progress and results of tool calls seen live, by tool call id. */
     this.toolRuns = new Map();
     this.lastError = undefined;
@@ -83,6 +95,9 @@ export class AgentConnection {
   steer(input) { return this.queue("steer", input); }
   followUp(input) { return this.queue("follow_up", input); }
   abort() { return this.command({ type: "abort" }); }
+  approve(toolCallId) { return this.command({ type: "approve", toolCallId }); }
+  deny(toolCallId, reason) { return this.command(reason === undefined ? { type: "deny", toolCallId } : { type: "deny", toolCallId, reason }); }
+  cancelTool(toolCallId, reason) { return this.command(reason === undefined ? { type: "cancel_tool", toolCallId } : { type: "cancel_tool", toolCallId, reason }); }
   reset() { return this.command({ type: "reset" }); }
 
   close() {

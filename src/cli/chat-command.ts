@@ -31,7 +31,8 @@ export interface ChatOptions {
 
 /**
  * `rxagent chat`: an interactive agent in the terminal. A line typed while idle starts a run;
- * while it runs, a line steers it, `/later` queues a follow-up, Ctrl-C aborts.
+ * while it runs, a line steers it, `/later` queues a follow-up, `/cancel` cancels a tool call,
+ * `y` / `n` answer a call waiting for approval, Ctrl-C aborts.
  *
  * Contract: resolves with the exit code once the person quits, or once input has ended and
  * the agent is idle with nothing queued.
@@ -57,6 +58,8 @@ export function runChat(options: ChatOptions): Promise<number> {
     let frame = 0;
     let inputEnded = false;
     let abortRequested = false;
+    // The run's tool calls in the order they started: `/cancel n` counts from 1 in this order.
+    let runToolCalls: string[] = [];
     let exitArmed = false;
     let finished = false;
     // A terminal already shows the typed prompt; a run started from queued messages does not.
@@ -73,6 +76,11 @@ export function runChat(options: ChatOptions): Promise<number> {
     }
 
     function onEvent(event: AgentEvent): void {
+      if (event.type === "tool_execution_start") runToolCalls.push(event.toolCallId);
+      if (event.type === "tool_approval_start") {
+        const args = JSON.stringify(event.args);
+        notice(`? ${event.toolName} ${args === "{}" ? "" : `${args} `}needs your approval: type y to run it, n to deny it.`, "warning");
+      }
       if (options.json) {
         options.output.write(`${JSON.stringify(event)}\n`);
         return;
@@ -87,6 +95,7 @@ export function runChat(options: ChatOptions): Promise<number> {
       echoPrompt = fromQueue || !reader.interactive;
       abortRequested = false;
       exitArmed = false;
+      runToolCalls = [];
       if (live) spinner ??= interval(80).subscribe(() => (frame += 1, updateStatus()));
       events.subscribe({
         next: onEvent,
@@ -127,6 +136,13 @@ export function runChat(options: ChatOptions): Promise<number> {
         const quiet = command.kind === "empty" || (agent.isRunning && (command.kind === "message" || command.kind === "later"));
         screen.lineEntered(quiet ? undefined : [{ text: `› ${line.trim()}`, style: "bold" }]);
       }
+      // A pending approval takes the next y or n, oldest first; anything else still steers.
+      const oldest = agent.state.pendingApprovals[0];
+      if (oldest && command.kind === "message" && /^(y|yes|n|no)$/i.test(command.text)) {
+        if (/^y/i.test(command.text)) agent.approve(oldest.toolCallId);
+        else agent.deny(oldest.toolCallId, "denied in the chat");
+        return;
+      }
       switch (command.kind) {
         case "empty":
           break;
@@ -136,6 +152,9 @@ export function runChat(options: ChatOptions): Promise<number> {
           break;
         case "help":
           notice(chatHelp, "plain");
+          break;
+        case "cancel":
+          cancelToolCall(command.number);
           break;
         case "reset":
           agent.reset();
@@ -151,6 +170,20 @@ export function runChat(options: ChatOptions): Promise<number> {
         case "unknown":
           notice(`Unknown command ${command.command}. /help lists the commands.`, "warning");
           break;
+      }
+    }
+
+    function cancelToolCall(number: number | undefined): void {
+      const running = agent.state.pendingToolCalls;
+      const toolCallId = number === undefined ? running[running.length - 1] : runToolCalls[number - 1];
+      if (toolCallId === undefined) {
+        notice(number === undefined ? "No tool call is running." : `This run has no tool call #${number} (it has ${runToolCalls.length}).`, "warning");
+        return;
+      }
+      try {
+        agent.cancelToolCall(toolCallId, "cancelled in the chat");
+      } catch (error) {
+        notice(errorText(error), "warning");
       }
     }
 

@@ -6,6 +6,8 @@ export type ChatCommand =
   | { kind: "quit" }
   | { kind: "reset" }
   | { kind: "help" }
+  /** `number`: the run's n-th tool call (from 1, in the order they started); none: the last one still running. */
+  | { kind: "cancel"; number?: number }
   | { kind: "unknown"; command: string };
 
 /** The text `/help` prints. */
@@ -13,6 +15,8 @@ export const chatHelp = [
   "Type a message and press Enter. While the agent works, what you type steers it:",
   "it is injected before its next model call.",
   "  /later <text>  queue a follow-up, handled when the agent would stop",
+  "  /cancel [n]    cancel the last running tool call, or the run's n-th (from 1, in start order)",
+  "  y / n          approve or deny the oldest tool call waiting for your approval",
   "  /reset         forget the conversation",
   "  /help          this help",
   "  /quit          exit (also Ctrl-D)",
@@ -41,6 +45,11 @@ export function parseChatCommand(line: string): ChatCommand {
     case "reset":
     case "clear":
       return { kind: "reset" };
+    case "cancel":
+      if (argument === "") return { kind: "cancel" };
+      return /^[1-9]\d{0,5}$/.test(argument)
+        ? { kind: "cancel", number: Number(argument) }
+        : { kind: "unknown", command: "/cancel (it takes a tool call's number, or nothing for the last running one)" };
     case "help":
     case "?":
       return { kind: "help" };

@@ -71,6 +71,11 @@ export interface AgentClient {
   steer(input: WirePromptInput): Promise<void>;
   followUp(input: WirePromptInput): Promise<void>;
   abort(options?: { clearFollowUps?: boolean }): Promise<void>;
+  /** Cancels one tool call of the active run; rejects (`invalid_state`) unless it is unfinished. */
+  cancelTool(toolCallId: string, reason?: string): Promise<void>;
+  /** Answers a call in `state.pendingApprovals`; rejects (`invalid_state`) unless it waits. */
+  approve(toolCallId: string): Promise<void>;
+  deny(toolCallId: string, reason?: string): Promise<void>;
   continue(): Promise<void>;
   reset(): Promise<void>;
   /** Closes for good: no reconnect; pending commands are rejected. */
@@ -283,6 +288,9 @@ export function connectAgent(url: string, options: ConnectAgentOptions = {}): Ag
     steer: (input) => command({ type: "steer", input }),
     followUp: (input) => command({ type: "follow_up", input }),
     abort: (abortOptions = {}) => command({ type: "abort", ...abortOptions }),
+    cancelTool: (toolCallId, reason) => command(reason === undefined ? { type: "cancel_tool", toolCallId } : { type: "cancel_tool", toolCallId, reason }),
+    approve: (toolCallId) => command({ type: "approve", toolCallId }),
+    deny: (toolCallId, reason) => command(reason === undefined ? { type: "deny", toolCallId } : { type: "deny", toolCallId, reason }),
     continue: () => command({ type: "continue" }),
     reset: () => command({ type: "reset" }),
     close() {

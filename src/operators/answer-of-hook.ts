@@ -16,12 +16,13 @@ export interface HookOutcomes<Answer, Outcome> {
  * An answer given as a plain value, or a throw, comes back as the outcome itself, synchronously;
  * one given as a Promise or an Observable comes back as an Observable of one outcome, which the
  * batch's interruption (abort, steering) wins if it comes first, so nobody waits on a hook that a
- * person may never answer.
+ * person may never answer; so does `cancelled$` (the call's own cancel), when given.
  */
 export function answerOfHook<Answer, Outcome>(
   call: () => HookResult<Answer | undefined>,
   outcomes: HookOutcomes<Answer, Outcome>,
   interruption: BatchInterruption,
+  cancelled$?: Observable<string>,
 ): Outcome | Observable<Outcome> {
   let answer: HookResult<Answer | undefined>;
   try {
@@ -31,7 +32,7 @@ export function answerOfHook<Answer, Outcome>(
   }
   if (!isPendingHookResult(answer)) return outcomes.answered(answer);
   return race(
-    interruption.reason$.pipe(map((reason) => outcomes.interrupted(reason))),
+    (cancelled$ ? race(interruption.reason$, cancelled$) : interruption.reason$).pipe(map((reason) => outcomes.interrupted(reason))),
     fromHookResult(answer).pipe(
       map((value) => outcomes.answered(value)),
       catchError((error: unknown) => of(outcomes.failed(error))),

@@ -1,7 +1,10 @@
 import { concatMap, from, mergeMap, NEVER, Observable, of, Subscription, type SchedulerLike } from "rxjs";
 import { errorText } from "../errors.js";
-import type { AgentContext, AgentEvent, AgentLoopConfig, AssistantMessage, DrainableQueue, ToolCall, ToolResultMessage } from "../types.js";
+import type { AgentContext, AgentEvent, AgentLoopConfig, AssistantMessage, DrainableQueue, ToolCall, ToolCallCancellation, ToolCallDecision, ToolResultMessage } from "../types.js";
 import type { Cancellation } from "../streams/lazy-abort-controller.js";
+import { errorResult } from "../tools/tool-results.js";
+import { awaitApproval, CallApprovals } from "./await-approval.js";
+import { CallCancellations } from "./call-cancellations.js";
 import { forwardingObserver } from "./forwarding-observer.js";
 import { mergeMapCapped } from "./merge-map-capped.js";
 import { prepareToolCall, prepareToolCalls } from "./prepare-tool-call.js";
@@ -36,6 +39,11 @@ export interface ExecuteToolCallsOptions {
  * source order through `concatMap` over one slot per call, the result for call k as soon as
  * calls 0..k are done. Sequential mode (config, or any tool of the batch) runs each call to its
  * end before preparing the next. Every call gets exactly one result, also on abort.
+ *
+ * With `config.cancellations`, the batch subscribes to it once: a cancelled call that runs hears
+ * it through its signal (run-tool-call.ts); one announced but not running yet (waiting for
+ * `beforeToolCall` or a concurrency slot) gets its `tool_execution_end` at once and never runs;
+ * one not announced yet is settled as soon as it is, without running.
  */
 export function executeToolCalls(
   assistantMessage: AssistantMessage,
@@ -71,7 +79,6 @@ export function executeToolCalls(
       }
     }
 
-    const batch: ToolBatch = { assistantMessage, context, config, scheduler, cancellation: options.cancellation, interruption };
     const slots = toolCalls.map(() => new ResultSlot());
     const results: ToolResultMessage[] = [];
     const terminates: boolean[] = [];
@@ -90,14 +97,18 @@ export function executeToolCalls(
       results[finalized.index] = message;
       slots[finalized.index]!.fill(message);
     };
-    const runCall = (prepared: PreparedToolCall) => runToolCall(prepared, batch);
+    // How many calls have been announced (`tool_execution_start`): only those may be settled by a cancel.
+    let announced = 0;
     // Every event of the batch but the ordered results passes here; a finalized call becomes
     // its `tool_execution_end`, then fills its slot (so its result follows the end).
     const passOn = (output: AgentEvent | FinalizedToolCall) => {
       if (!(output instanceof FinalizedToolCall)) {
+        if (output.type === "tool_execution_start") announced += 1;
         subscriber.next(output);
         return;
       }
+      // A call cancelled while it waited was settled then; what its preparation says later is moot.
+      if (results[output.index] !== undefined) return;
       subscriber.next({
         type: "tool_execution_end",
         toolCallId: output.toolCall.id,
@@ -108,6 +119,21 @@ export function executeToolCalls(
       fill(output);
     };
 
+    let cancellations: CallCancellations | undefined;
+    if (config.cancellations) {
+      cancellations = new CallCancellations((toolCallId, message) => {
+        const index = toolCalls.findIndex((call) => call.id === toolCallId);
+        if (index < 0 || index >= announced || results[index] !== undefined) return;
+        passOn(new FinalizedToolCall(index, toolCalls[index]!, errorResult(message), true, true));
+      });
+    }
+    const batch: ToolBatch = { assistantMessage, context, config, scheduler, cancellation: options.cancellation, interruption, cancellations };
+    const runCall = (prepared: PreparedToolCall) => runToolCall(prepared, batch);
+    // Made only for a batch that may need a person's answer: the others pay nothing for approvals.
+    const approvals = context.tools?.some((tool) => tool.needsApproval)
+      ? new CallApprovals(config.approvals !== undefined, (toolCallId) => toolCalls.some((call) => call.id === toolCallId))
+      : undefined;
+
     const sequential =
       config.toolExecution === "sequential" ||
       toolCalls.some((call) => context.tools?.some((tool) => tool.name === call.name && tool.executionMode === "sequential"));
@@ -115,11 +141,19 @@ export function executeToolCalls(
       ? from(toolCalls).pipe(
           concatMap((toolCall, index) =>
             prepareToolCall(index, toolCall, batch).pipe(
-              concatMap((output) => (output instanceof PreparedToolCall ? runCall(output) : of(output))),
+              concatMap((output) => {
+                if (!(output instanceof PreparedToolCall)) return of(output);
+                return approvals ? awaitApproval(output, batch, approvals, passOn).pipe(concatMap(runCall)) : runCall(output);
+              }),
             ),
           ),
         )
-      : prepareToolCalls(toolCalls, batch, passOn).pipe(fanOut(runCall, config.maxConcurrency ?? Infinity, context));
+      : approvals
+        ? prepareToolCalls(toolCalls, batch, passOn).pipe(
+            mergeMap((prepared) => awaitApproval(prepared, batch, approvals, passOn)),
+            fanOut(runCall, config.maxConcurrency ?? Infinity, context),
+          )
+        : prepareToolCalls(toolCalls, batch, passOn).pipe(fanOut(runCall, config.maxConcurrency ?? Infinity, context));
     // The batch ends when both the ordered results and the processing have completed.
     let running = 2;
     const completeOne = () => {
@@ -133,6 +167,21 @@ export function executeToolCalls(
         .pipe(concatMap((slot) => slot))
         .subscribe(forwardingObserver(subscriber, { next: (event: AgentEvent) => subscriber.next(event), complete: completeOne })),
     );
+    if (config.cancellations && cancellations) {
+      const batchCancellations = cancellations;
+      // A source that fails only stops bringing cancels: the calls have nothing to do with it.
+      const observer = forwardingObserver(subscriber, {
+        next: (cancellation: ToolCallCancellation) => batchCancellations.cancel(cancellation),
+        error: () => undefined,
+      });
+      subscription.add(config.cancellations.subscribe(observer));
+    }
+    if (config.approvals && approvals) {
+      const batchApprovals = approvals;
+      // As with cancels: a source that fails only stops bringing answers (waits then end by timeout or abort).
+      const observer = forwardingObserver(subscriber, { next: (decision: ToolCallDecision) => batchApprovals.decide(decision), error: () => undefined });
+      subscription.add(config.approvals.subscribe(observer));
+    }
     subscription.add(processed$.subscribe(forwardingObserver(subscriber, { next: passOn, complete: completeOne })));
     return subscription;
   });

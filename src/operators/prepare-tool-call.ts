@@ -99,6 +99,8 @@ function readyToolCall(index: number, toolCall: ToolCall, batch: ToolBatch): Rea
   if (batch.cancellation.aborted) return failedCall(index, toolCall, ABORTED_TOOL_TEXT, true);
   const interruptedBefore = batch.interruption.reason;
   if (interruptedBefore !== undefined) return failedCall(index, toolCall, interruptedBefore, true);
+  const cancelled = batch.cancellations?.messageFor(toolCall.id);
+  if (cancelled !== undefined) return failedCall(index, toolCall, cancelled, true);
   const tool = batch.context.tools?.find((candidate) => candidate.name === toolCall.name);
   if (!tool) return failedCall(index, toolCall, `Tool ${toolCall.name} not found`);
   let rawArguments: unknown = toolCall.rawArguments ?? toolCall.arguments;
@@ -144,6 +146,7 @@ function validatedCall(
       interrupted: (reason) => failedCall(index, toolCall, reason, true),
     },
     batch.interruption,
+    batch.cancellations?.message$(toolCall.id),
   );
 }
 

@@ -6,6 +6,7 @@ import { afterToolCall } from "./after-tool-call.js";
 import { isPromiseLike } from "./from-hook-result.js";
 import { progressUntilLast } from "./progress-until-last.js";
 import { toolTimeoutMs, toolTimeoutText } from "./tool-timeout.js";
+import type { CallCancellations, CancellationListener } from "./call-cancellations.js";
 import { type BatchInterruption, FinalizedToolCall, type InterruptionListener, type PreparedToolCall, type ToolBatch } from "./tool-batch.js";
 
 /**
@@ -17,7 +18,10 @@ import { type BatchInterruption, FinalizedToolCall, type InterruptionListener, t
  *
  * The tool's signal fires on interruption (abort, steering), on timeout and on unsubscribe while
  * it still runs; the call is finalized at that moment with an error result, without waiting for
- * the tool to notice. A tool that returns a plain value is finalized synchronously.
+ * the tool to notice. A cancel of this call fires its signal too, and the tool's own result
+ * stands if it settles while the signal fires; otherwise the cancel's error result. A call
+ * cancelled before its start emits nothing (the batch settled it then). A tool that returns a
+ * plain value is finalized synchronously.
  */
 export function runToolCall(prepared: PreparedToolCall, batch: ToolBatch): Observable<AgentEvent | FinalizedToolCall> {
   const executed$ = executeTool(prepared, batch);
@@ -31,6 +35,10 @@ export function runToolCall(prepared: PreparedToolCall, batch: ToolBatch): Obser
 function executeTool(prepared: PreparedToolCall, batch: ToolBatch): Observable<AgentEvent | FinalizedToolCall> {
   const { toolCall, tool, args } = prepared;
   return new Observable<AgentEvent | FinalizedToolCall>((subscriber) => {
+    if (batch.cancellations?.messageFor(toolCall.id) !== undefined) {
+      subscriber.complete();
+      return undefined;
+    }
     const execution = new ToolExecution(prepared, subscriber);
     const interruptedBefore = batch.interruption.reason;
     if (interruptedBefore !== undefined) {
@@ -54,7 +62,7 @@ function executeTool(prepared: PreparedToolCall, batch: ToolBatch): Observable<A
     }
     // Listening only now: a tool that answered synchronously never needs it, and one that is
     // interrupted while it ran hears it at once (the interruption replays its reason).
-    execution.listenTo(batch.interruption);
+    execution.listenTo(batch.interruption, batch.cancellations);
     if (execution.settled) return execution.teardownLogic();
     // Armed only now, for the same reason: a plain synchronous tool costs no timer. The limit
     // counts from the call's start all the same, since no virtual time passed while it ran.
@@ -89,7 +97,7 @@ function executeTool(prepared: PreparedToolCall, batch: ToolBatch): Observable<A
  * measures this path: 3.5 µs per call against the reference's 8.9 µs (bench/README.md, run of
  * 2026-11-30 01:22); no figure was kept for the closures it replaced.
  */
-class ToolExecution implements ToolExecutionContext, InterruptionListener {
+class ToolExecution implements ToolExecutionContext, InterruptionListener, CancellationListener {
   settled = false;
   // Created only when the tool reads its signal: most tools never do, and an AbortController
   // is the costliest object of a call. A signal read after the call ended comes back aborted.
@@ -98,6 +106,7 @@ class ToolExecution implements ToolExecutionContext, InterruptionListener {
   private boundUpdate: ((partialResult: AgentToolResult) => void) | undefined;
   private teardowns: (Subscription | (() => void))[] | undefined;
   private interruption: BatchInterruption | undefined;
+  private cancellations: CallCancellations | undefined;
 
   constructor(
     private readonly prepared: PreparedToolCall,
@@ -168,17 +177,28 @@ class ToolExecution implements ToolExecutionContext, InterruptionListener {
     return this.settled && this.teardowns === undefined && this.interruption === undefined ? undefined : () => this.tearDown();
   }
 
-  listenTo(interruption: BatchInterruption): void {
+  listenTo(interruption: BatchInterruption, cancellations: CallCancellations | undefined): void {
     this.interruption = interruption;
     interruption.listen(this);
+    if (cancellations && !this.settled) {
+      this.cancellations = cancellations;
+      cancellations.listen(this.prepared.toolCall.id, this);
+    }
   }
 
   interrupted(reason: string): void {
     this.stop(reason, true);
   }
 
+  /** A cancel of this call: the tool hears its signal first, and may still settle on its own. */
+  cancelled(message: string): void {
+    this.abort(new Error(message));
+    this.settle(errorResult(message), true, true);
+  }
+
   tearDown(): void {
     this.interruption?.stopListening(this);
+    this.cancellations?.stopListening(this.prepared.toolCall.id, this);
     for (const teardown of this.teardowns ?? []) {
       if (typeof teardown === "function") teardown();
       else teardown.unsubscribe();

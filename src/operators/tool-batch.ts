@@ -9,6 +9,7 @@ import type {
   ToolResultMessage,
 } from "../types.js";
 import type { Cancellation } from "../streams/lazy-abort-controller.js";
+import type { CallCancellations } from "./call-cancellations.js";
 
 /** What every step of one assistant message's tool batch needs to know. */
 export interface ToolBatch {
@@ -23,6 +24,8 @@ export interface ToolBatch {
    * running then are aborted; calls not started yet are skipped.
    */
   readonly interruption: BatchInterruption;
+  /** Cancels of single calls, when the config has a `cancellations` source. */
+  readonly cancellations?: CallCancellations;
 }
 
 /**
@@ -92,7 +95,7 @@ export class PreparedToolCall {
   ) {}
 }
 
-/** A call with its final result; `interrupted` marks abort and steering skips. */
+/** A call with its final result; `interrupted` marks abort, steering skips and cancels (no `afterToolCall`). */
 export class FinalizedToolCall {
   constructor(
     readonly index: number,

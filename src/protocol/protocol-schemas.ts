@@ -50,6 +50,17 @@ export const PromptCommandSchema = command("prompt", { input: WirePromptInputSch
 export const SteerCommandSchema = command("steer", { input: WirePromptInputSchema });
 export const FollowUpCommandSchema = command("follow_up", { input: WirePromptInputSchema });
 export const AbortCommandSchema = command("abort", { clearFollowUps: Type.Optional(Type.Boolean()) });
+/** Cancels one tool call of the active run (`Agent.cancelToolCall`). */
+export const CancelToolCommandSchema = command("cancel_tool", {
+  toolCallId: Type.String({ minLength: 1, maxLength: 256 }),
+  reason: Type.Optional(Type.String({ maxLength: 1000 })),
+});
+/** Answers a call waiting for approval (`Agent.approve` / `Agent.deny`). */
+export const ApproveCommandSchema = command("approve", { toolCallId: Type.String({ minLength: 1, maxLength: 256 }) });
+export const DenyCommandSchema = command("deny", {
+  toolCallId: Type.String({ minLength: 1, maxLength: 256 }),
+  reason: Type.Optional(Type.String({ maxLength: 1000 })),
+});
 export const ContinueCommandSchema = command("continue", {});
 export const ResetCommandSchema = command("reset", {});
 
@@ -59,6 +70,9 @@ export const ClientCommandSchema = Type.Union([
   SteerCommandSchema,
   FollowUpCommandSchema,
   AbortCommandSchema,
+  CancelToolCommandSchema,
+  ApproveCommandSchema,
+  DenyCommandSchema,
   ContinueCommandSchema,
   ResetCommandSchema,
 ]);
@@ -69,7 +83,7 @@ export type ClientCommandType = ClientCommand["type"];
 /** A command without its `id`, as the client library's callers build it. */
 export type ClientCommandBody = ClientCommand extends infer C ? (C extends ClientCommand ? Omit<C, "id"> : never) : never;
 
-export const COMMAND_TYPES: readonly ClientCommandType[] = ["attach", "prompt", "steer", "follow_up", "abort", "continue", "reset"];
+export const COMMAND_TYPES: readonly ClientCommandType[] = ["attach", "prompt", "steer", "follow_up", "abort", "cancel_tool", "approve", "deny", "continue", "reset"];
 
 /** Why a command failed; `error` frames carry one. */
 export type ErrorCode =
@@ -137,7 +151,7 @@ export type ServerFrame = EventFrame | UpdateFrame | SnapshotFrame | AckFrame | 
 const commandCheck = TypeCompiler.Compile(ClientCommandSchema);
 /** Per-type checkers give errors about the command the client meant, not the whole union. */
 const checksByType = new Map<string, ReturnType<typeof TypeCompiler.Compile>>(
-  [AttachCommandSchema, PromptCommandSchema, SteerCommandSchema, FollowUpCommandSchema, AbortCommandSchema, ContinueCommandSchema, ResetCommandSchema].map(
+  [AttachCommandSchema, PromptCommandSchema, SteerCommandSchema, FollowUpCommandSchema, AbortCommandSchema, CancelToolCommandSchema, ApproveCommandSchema, DenyCommandSchema, ContinueCommandSchema, ResetCommandSchema].map(
     (schema) => [schema.properties.type.const, TypeCompiler.Compile(schema)],
   ),
 );

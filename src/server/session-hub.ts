@@ -105,6 +105,17 @@ export class SessionHub {
           // The run's agent_end is emitted during abort(): the ack goes first, as for prompt.
           this.acknowledgeFirst(client, command.id, () => this.agent.abort(command.clearFollowUps ? { clearFollowUps: true } : {}));
           return;
+        case "cancel_tool":
+          // The cancelled call's tool_execution_end may be emitted during the cancel: the ack goes first.
+          this.acknowledgeFirst(client, command.id, () => this.agent.cancelToolCall(command.toolCallId, command.reason));
+          return;
+        case "approve":
+          // An approved call may start (and emit) at once: the ack goes first.
+          this.acknowledgeFirst(client, command.id, () => this.agent.approve(command.toolCallId));
+          return;
+        case "deny":
+          this.acknowledgeFirst(client, command.id, () => this.agent.deny(command.toolCallId, command.reason));
+          return;
         case "reset":
           this.agent.reset();
           this.startEpoch();

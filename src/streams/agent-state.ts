@@ -7,6 +7,7 @@ export function initialAgentState(messages: readonly AgentMessage[]): AgentState
     messages: [...messages],
     isStreaming: false,
     pendingToolCalls: [],
+    pendingApprovals: [],
     queuedSteering: 0,
     queuedFollowUp: 0,
     usage: messages.reduce((total, message) => addUsage(total, message), emptyUsage()),
@@ -26,7 +27,7 @@ export function initialAgentState(messages: readonly AgentMessage[]): AgentState
 export function reduceAgentState(state: AgentState, event: AgentEvent): AgentState {
   switch (event.type) {
     case "agent_start": {
-      const next: AgentState = { ...state, isStreaming: true, pendingToolCalls: [] };
+      const next: AgentState = { ...state, isStreaming: true, pendingToolCalls: [], pendingApprovals: [] };
       delete next.errorMessage;
       delete next.streamingMessage;
       return next;
@@ -50,8 +51,23 @@ export function reduceAgentState(state: AgentState, event: AgentEvent): AgentSta
       return { ...state, pendingToolCalls: [...state.pendingToolCalls, event.toolCallId] };
     case "tool_execution_end":
       return { ...state, pendingToolCalls: state.pendingToolCalls.filter((id) => id !== event.toolCallId) };
+    // A call waiting for approval is not running: it leaves `pendingToolCalls` until approved.
+    case "tool_approval_start": {
+      const { toolCallId, toolName, args, since } = event;
+      return {
+        ...state,
+        pendingToolCalls: state.pendingToolCalls.filter((id) => id !== toolCallId),
+        pendingApprovals: [...state.pendingApprovals, { toolCallId, toolName, args, since }],
+      };
+    }
+    case "tool_approval_end":
+      return {
+        ...state,
+        pendingToolCalls: event.approved ? [...state.pendingToolCalls, event.toolCallId] : state.pendingToolCalls,
+        pendingApprovals: state.pendingApprovals.filter((pending) => pending.toolCallId !== event.toolCallId),
+      };
     case "agent_end": {
-      const next: AgentState = { ...state, isStreaming: false, pendingToolCalls: [] };
+      const next: AgentState = { ...state, isStreaming: false, pendingToolCalls: [], pendingApprovals: [] };
       delete next.streamingMessage;
       // A run that failed outside any assistant message (a hook or a queue of the caller's).
       if (event.errorMessage !== undefined) next.errorMessage = event.errorMessage;

@@ -1,6 +1,6 @@
 import { asyncScheduler, defer, filter, firstValueFrom, map, type Observable, ReplaySubject, Subject, Subscription, throwIfEmpty } from "rxjs";
 import { errorText, InvalidStateError } from "../errors.js";
-import { isAssistantMessage } from "../types/messages.js";
+import { isAssistantMessage, isFailedMessage, toolCallsOf } from "../types/messages.js";
 import type {
   AgentContext,
   AgentEvent,
@@ -14,6 +14,8 @@ import type {
   PromptInput,
   QueuedMessages,
   QueueMode,
+  ToolCallCancellation,
+  ToolCallDecision,
   TranscriptStore,
 } from "../types.js";
 import { agentLoop, agentLoopContinue } from "./agent-loop.js";
@@ -25,7 +27,7 @@ import { QueueInput } from "./queue-input.js";
 import { toMessages } from "./prompt-input.js";
 import { missingToolResults } from "./repair-transcript.js";
 
-export interface AgentOptions<TOutputSchema extends OutputSchema = OutputSchema> extends Omit<AgentLoopConfig, "steering" | "followUp" | "signal" | "output"> {
+export interface AgentOptions<TOutputSchema extends OutputSchema = OutputSchema> extends Omit<AgentLoopConfig, "steering" | "followUp" | "signal" | "output" | "cancellations" | "approvals"> {
   /** A structured final answer for every run, in `agent_end.output` (see `AgentLoopConfig.output`). */
   output?: TOutputSchema;
   systemPrompt?: string;
@@ -42,6 +44,15 @@ interface ActiveRun<TOutput> {
   controller: AbortController;
   subscription: Subscription;
   events: ReplaySubject<AgentEvent<unknown, TOutput>>;
+  /**
+   * `cancelToolCall`'s cancels. Replayed: a cancel made just after the assistant message ended,
+   * before its batch subscribed, must still reach it; a batch ignores ids not its own.
+   */
+  cancellations: ReplaySubject<ToolCallCancellation>;
+  /** `approve` / `deny`: only for calls in `state.pendingApprovals`, whose batch listens already. */
+  approvals: Subject<ToolCallDecision>;
+  /** The id of the last call that started (calls start in source order): the ones after it have not. */
+  lastStartedToolCall: string | undefined;
 }
 
 /**
@@ -221,6 +232,40 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     this.activeRun?.controller.abort(new Error("Aborted by the user"));
   }
 
+  /**
+   * Cancels one tool call of the active run: its signal fires and its result is the error
+   * `Tool call was cancelled[: reason].` (or the tool's own result if it settles as its signal
+   * fires); a call not started yet never runs. The other calls and the run go on.
+   *
+   * Contract: throws an `InvalidStateError` unless `toolCallId` is a call of the current
+   * assistant message that has not finished (running, waiting, or not started yet).
+   */
+  cancelToolCall(toolCallId: string, reason?: string): void {
+    const run = this.activeRun;
+    if (!run || !this.isUnfinishedToolCall(run, toolCallId)) {
+      throw new InvalidStateError(`Cannot cancel tool call "${String(toolCallId)}": no unfinished tool call of the running agent has that id.`);
+    }
+    run.cancellations.next(reason === undefined ? { toolCallId } : { toolCallId, reason });
+  }
+
+  /**
+   * Lets a call that waits for approval (`state.pendingApprovals`) run.
+   *
+   * Contract: throws an `InvalidStateError` unless the call is waiting for approval now.
+   */
+  approve(toolCallId: string): void {
+    this.answer({ toolCallId, approved: true }, "approve");
+  }
+
+  /**
+   * Denies a call that waits for approval: its result is the error `Tool call was denied[: reason]`.
+   *
+   * Contract: throws an `InvalidStateError` unless the call is waiting for approval now.
+   */
+  deny(toolCallId: string, reason?: string): void {
+    this.answer(reason === undefined ? { toolCallId, approved: false } : { toolCallId, approved: false, reason }, "deny");
+  }
+
   /** Forgets the transcript, the queues and the totals; a running run is torn down first. */
   reset(): void {
     this.tearDownRun();
@@ -271,7 +316,9 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
   private startRun(createLoop: (config: AgentLoopConfig) => Observable<AgentEvent>): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
     const controller = new AbortController();
     const events = new ReplaySubject<AgentEvent<unknown, OutputOf<TOutputSchema>>>();
-    const run: ActiveRun<OutputOf<TOutputSchema>> = { controller, events, subscription: new Subscription() };
+    const cancellations = new ReplaySubject<ToolCallCancellation>();
+    const approvals = new Subject<ToolCallDecision>();
+    const run: ActiveRun<OutputOf<TOutputSchema>> = { controller, events, subscription: new Subscription(), cancellations, approvals, lastStartedToolCall: undefined };
     this.activeRun = run;
     const { messages: _messages, store: _store, onWarning: _onWarning, systemPrompt: _systemPrompt, tools: _tools, ...loopOptions } = this.options;
     const config: AgentLoopConfig = {
@@ -281,6 +328,8 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
       steeringMode: this.steeringMode,
       followUpMode: this.followUpMode,
       signal: controller.signal,
+      cancellations,
+      approvals,
     };
     const subscription = createLoop(config).subscribe({
       next: (loopEvent) => {
@@ -295,7 +344,11 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
         this.patchState({ isStreaming: false });
         events.error(error);
       },
-      complete: () => events.complete(),
+      complete: () => {
+        cancellations.complete();
+        approvals.complete();
+        events.complete();
+      },
     });
     run.subscription.add(subscription);
     return events.asObservable();
@@ -309,6 +362,7 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
         this.warn(`The transcript store failed to append a message: ${errorText(error)}`);
       }
     }
+    if (event.type === "tool_execution_start") run.lastStartedToolCall = event.toolCallId;
     if (event.type === "agent_end" && this.activeRun === run) {
       // Idle before anyone hears agent_end, so a listener may prompt again at once.
       this.activeRun = undefined;
@@ -318,6 +372,31 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     const state = reduceAgentState(this.stateValue.value, event);
     if (state !== this.stateValue.value) this.stateValue.next(state);
     this.eventStream.next(event);
+  }
+
+  /** Running or waiting (started, not ended), or a call of the current assistant message not started yet. */
+  private isUnfinishedToolCall(run: ActiveRun<OutputOf<TOutputSchema>>, toolCallId: string): boolean {
+    if (this.state.pendingToolCalls.includes(toolCallId) || this.isAwaitingApproval(toolCallId)) return true;
+    const messages = this.state.messages;
+    let index = messages.length - 1;
+    while (index >= 0 && !isAssistantMessage(messages[index]!)) index--;
+    const assistant = messages[index];
+    if (assistant === undefined || !isAssistantMessage(assistant) || isFailedMessage(assistant) || assistant.stopReason === "length") return false;
+    const calls = toolCallsOf(assistant);
+    const started = run.lastStartedToolCall === undefined ? -1 : calls.findIndex((call) => call.id === run.lastStartedToolCall);
+    return calls.findIndex((call) => call.id === toolCallId) > started;
+  }
+
+  private isAwaitingApproval(toolCallId: string): boolean {
+    return this.state.pendingApprovals.some((pending) => pending.toolCallId === toolCallId);
+  }
+
+  private answer(decision: ToolCallDecision, action: string): void {
+    const run = this.activeRun;
+    if (!run || !this.isAwaitingApproval(decision.toolCallId)) {
+      throw new InvalidStateError(`Cannot ${action} tool call "${String(decision.toolCallId)}": it is not waiting for approval.`);
+    }
+    run.approvals.next(decision);
   }
 
   private context(): AgentContext {

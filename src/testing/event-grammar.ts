@@ -100,6 +100,10 @@ export function checkEventGrammar(events: readonly AgentEvent[], options: EventG
       case "tool_execution_end":
         if (!runningTools.delete(event.toolCallId)) problem(index, `end for tool ${event.toolCallId} that is not running`);
         break;
+      case "tool_approval_start":
+      case "tool_approval_end":
+        if (!runningTools.has(event.toolCallId)) problem(index, `${event.type} for tool ${event.toolCallId} that has not started or has ended`);
+        break;
       case "agent_end":
         if (inTurn) problem(index, "agent_end inside an open turn");
         agentEnded = true;

@@ -1,4 +1,4 @@
-import type { AgentTool, ToolExecuteResult, ToolExecutionContext, ToolExecutionMode } from "../types.js";
+import type { AgentTool, ToolApprovalAnswer, ToolApprovalContext, ToolExecuteResult, ToolExecutionContext, ToolExecutionMode } from "../types.js";
 import type { ArgumentsOf, ToolParameters } from "./tool-schema.js";
 import { compileSchema, unusableSchemaText } from "./validate-arguments.js";
 
@@ -22,6 +22,8 @@ export interface ToolDefinition<TParameters extends ToolParameters, TDetails> {
   executionMode?: ToolExecutionMode;
   concurrency?: number;
   timeoutMs?: number;
+  /** See `AgentTool.needsApproval`. */
+  needsApproval?: boolean | ((args: ArgumentsOf<TParameters>, context: ToolApprovalContext) => ToolApprovalAnswer);
 }
 
 /**

@@ -24,6 +24,8 @@ export interface AgentState {
   streamingMessage?: AssistantMessage;
   /** Ids of the tool calls running now. */
   pendingToolCalls: readonly string[];
+  /** Calls waiting for `approve` / `deny`, oldest first. */
+  pendingApprovals: readonly PendingApproval[];
   /**
    * Why the most recent run's last assistant message failed or was aborted, if it did; or what
    * else failed, from `agent_end.errorMessage` (a hook or a queue of the caller's).
@@ -33,6 +35,15 @@ export interface AgentState {
   queuedFollowUp: number;
   /** Token and cost totals of every assistant message in the transcript, and of tools that reported `usage`. */
   usage: Usage;
+}
+
+/** A call waiting for approval, as `AgentState.pendingApprovals` shows it. */
+export interface PendingApproval {
+  toolCallId: string;
+  toolName: string;
+  args: unknown;
+  /** When it started waiting, by the agent's scheduler. */
+  since: number;
 }
 
 /** An agent as plain JSON, for apps with their own storage. */

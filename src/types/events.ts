@@ -72,7 +72,15 @@ export type AgentEvent<TDetails = unknown, TOutput = unknown> =
       toolName: string;
       result: AgentToolResult<TDetails>;
       isError: boolean;
-    };
+    }
+  /**
+   * A call whose tool `needsApproval` waits for `approve` / `deny` (between its
+   * `tool_execution_start` and its run); `since` is the scheduler's time. An addition to
+   * pi-agent-core's events: UIs written for the reference ignore it.
+   */
+  | { type: "tool_approval_start"; toolCallId: string; toolName: string; args: unknown; since: number }
+  /** The call's approval ended: approved (it runs now), or denied / timed out / aborted / cancelled, with why. */
+  | { type: "tool_approval_end"; toolCallId: string; toolName: string; approved: boolean; reason?: string };
 
 /** The `type` names of `AgentEvent`. */
 export type AgentEventType = AgentEvent["type"];

@@ -33,6 +33,21 @@ export interface DrainableQueue {
   readonly arrivals: Observable<AgentMessage>;
 }
 
+/** A request to cancel one tool call of the run (`AgentLoopConfig.cancellations`). */
+export interface ToolCallCancellation {
+  toolCallId: string;
+  /** Why; the call's error result says it. */
+  reason?: string;
+}
+
+/** A person's answer to a call waiting for approval (`AgentLoopConfig.approvals`). */
+export interface ToolCallDecision {
+  toolCallId: string;
+  approved: boolean;
+  /** With a denial: why; the call's error result says it. */
+  reason?: string;
+}
+
 export interface BeforeToolCallResult {
   /** Prevents the call; it gets an error result with `reason`. */
   block?: boolean;
@@ -206,6 +221,35 @@ export interface AgentLoopConfig {
    * @example toolTimeoutMs: 30_000
    */
   toolTimeoutMs?: number;
+  /**
+   * Cancels single tool calls while the others of the batch and the turn go on.
+   *
+   * Contract: each batch subscribes once while it runs (so emit on a hot source, or replay:
+   * a cancel emitted while no batch listens is lost); an id that is not a call of the batch,
+   * or a call already finished, is ignored. A running call's signal fires and it gets the
+   * error result `Tool call was cancelled[: reason].`, unless it settles with its own result
+   * while its signal fires; a call not started yet (waiting for `beforeToolCall` or for a
+   * concurrency slot) gets that result at once and never runs. A source that errors only
+   * stops bringing cancels.
+   * @example cancellations: cancelSubject // cancelSubject.next({ toolCallId, reason: "too slow" })
+   */
+  cancellations?: Observable<ToolCallCancellation>;
+  /**
+   * Answers to calls waiting for approval (tools with `needsApproval`).
+   *
+   * Contract: a batch with such a tool subscribes once while it runs; an answer for a call that
+   * is not waiting yet is kept until it waits, one for an unknown or finished call is ignored.
+   * Abort, a cancel (`cancellations`) and `approvalTimeoutMs` end a wait too, as a denial. A
+   * source that errors only stops bringing answers.
+   * @example approvals: decisions // decisions.next({ toolCallId, approved: false, reason: "not on prod" })
+   */
+  approvals?: Observable<ToolCallDecision>;
+  /**
+   * How long a call may wait for approval, in milliseconds; then it is denied with
+   * `Tool call was denied: no answer within N ms`. Default: no limit.
+   * @example approvalTimeoutMs: 600_000
+   */
+  approvalTimeoutMs?: number;
   /** Aborting ends the run gracefully: `stopReason: "aborted"`, a result for every tool call. */
   signal?: AbortSignal;
   /** Source of time (timestamps, timeouts). Default: `asyncScheduler`. */

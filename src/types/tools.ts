@@ -19,6 +19,19 @@ export interface AgentToolResult<TDetails = unknown> {
   usage?: Usage;
 }
 
+/** What a `needsApproval` function may answer: a value, a Promise or an Observable (its first value). */
+export type ToolApprovalAnswer = boolean | PromiseLike<boolean> | Observable<boolean>;
+
+/** What a `needsApproval` function gets besides the arguments. */
+export interface ToolApprovalContext {
+  toolCallId: string;
+  signal: AbortSignal;
+}
+
+interface ApprovalCheck<TArguments> {
+  check(args: TArguments, context: ToolApprovalContext): ToolApprovalAnswer;
+}
+
 /** What `execute` gets besides the arguments. */
 export interface ToolExecutionContext<TDetails = unknown> {
   /** Fires on abort, timeout, unsubscribe, or when steering interrupts tools. */
@@ -73,4 +86,16 @@ export interface AgentTool<TParameters extends ToolParameters = ToolParameters, 
   concurrency?: number;
   /** Calls running longer are aborted and get an error result saying they timed out. */
   timeoutMs?: number;
+  /**
+   * A call waits for a person's decision before it runs (`Agent.approve` / `deny`, or the loop's
+   * `approvals`); the other calls of the batch go on meanwhile.
+   *
+   * Contract: `true`, or a function of the validated arguments that answers (a value, a Promise
+   * or an Observable); a function that throws or fails denies the call with an error result
+   * saying so. A denial is the call's error result `Tool call was denied[: reason]`.
+   * @example needsApproval: (args) => args.path.startsWith("/etc")
+   */
+  // Declared as a method's type, bivariant in its parameters like `execute`, so a tool with a
+  // specific schema is still an `AgentTool`.
+  needsApproval?: boolean | ApprovalCheck<ArgumentsOf<TParameters>>["check"];
 }

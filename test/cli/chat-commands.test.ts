@@ -14,6 +14,10 @@ describe("parseChatCommand", () => {
     ["/help", { kind: "help" }],
     ["//etc is a folder", { kind: "message", text: "/etc is a folder" }],
     ["/frobnicate", { kind: "unknown", command: "/frobnicate" }],
+    ["/cancel", { kind: "cancel" }],
+    ["/cancel 2", { kind: "cancel", number: 2 }],
+    ["/cancel 0", { kind: "unknown", command: "/cancel (it takes a tool call's number, or nothing for the last running one)" }],
+    ["/cancel two", { kind: "unknown", command: "/cancel (it takes a tool call's number, or nothing for the last running one)" }],
   ])("%j", (line, command) => {
     expect(parseChatCommand(line)).toStrictEqual(command);
   });

@@ -46,6 +46,25 @@ describe("rxagent chat (a real process on the demo model)", () => {
     expect(textOf(answer)).toMatch(/^Here is what I found:\n- 12\*7 = 84\.\n- It is \d\d:\d\d:\d\d on /);
   });
 
+  it("/cancel cancels the running tool call: its result says so, and the run goes on to a reply", async () => {
+    // Each calculator step takes 6 x 100 ms: time enough to cancel it.
+    const cli = startCli(["chat", "--json", "--delay", "100"]);
+    cli.child.stdin.write("what is (1+2)*(3+4)\n");
+    await cli.waitFor((stdout) => stdout.includes('"tool_execution_start"'));
+    cli.child.stdin.write("/cancel 5\n");
+    cli.child.stdin.end("/cancel\n");
+    expect(await cli.exited).toBe(0);
+    const events = cli.events();
+    const [run] = runsOf(events);
+    assertEventGrammar(run ?? []);
+    const ends = events.filter((event): event is Extract<AgentEvent, { type: "tool_execution_end" }> => event.type === "tool_execution_end");
+    expect(ends.map((event) => [event.toolName, event.isError, (event.result as { content: unknown }).content])).toStrictEqual([
+      ["calculator", true, [{ type: "text", text: "Tool call was cancelled: cancelled in the chat" }]],
+    ]);
+    expect(cli.stderr()).toContain("This run has no tool call #5 (it has 1).");
+    expect(events.at(-1)).toMatchObject({ type: "agent_end" });
+  });
+
   it("injects a line typed mid-run as steering before the next model call, and the reply reacts", async () => {
     const cli = startCli(["chat", "--json", "--delay", "5"]);
     cli.child.stdin.write("what is (1+2)*(3+4)\n");
