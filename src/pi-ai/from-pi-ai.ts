@@ -7,7 +7,7 @@ import {
 } from "@mariozechner/pi-ai";
 import { Observable } from "rxjs";
 import { errorText } from "../errors.js";
-import { emptyUsage } from "../types/messages.js";
+import { emptyAssistantMessage } from "../types/messages.js";
 import type { AssistantMessage } from "../types/messages.js";
 import type { LlmContext, Model, ModelEvent, ModelStreamOptions } from "../types/model.js";
 import { toPiAiContext } from "./pi-ai-context.js";
@@ -91,15 +91,16 @@ export function fromPiAi<TApi extends Api>(model: PiAiModel<TApi>, options: PiAi
             last = event.partial;
             emit(event);
           }
-          finish(failure(last ?? emptyMessage(target), "pi-ai's stream ended without a done or error event", controller.signal));
+          // The edge of the library, like pi-ai's own messages: wall-clock time.
+          finish(failure(last ?? emptyAssistantMessage(target, Date.now()), "pi-ai's stream ended without a done or error event", controller.signal));
         };
         try {
           pump(stream(target, toPiAiContext(context), { ...streamOptions, signal: controller.signal })).catch((error: unknown) => {
-            if (!subscriber.closed) finish(failure(emptyMessage(target), errorText(error), controller.signal));
+            if (!subscriber.closed) finish(failure(emptyAssistantMessage(target, Date.now()), errorText(error), controller.signal));
           });
         } catch (error) {
           // A provider that throws instead of streaming (e.g. no API key) still fails as data.
-          finish(failure(emptyMessage(target), errorText(error), controller.signal));
+          finish(failure(emptyAssistantMessage(target, Date.now()), errorText(error), controller.signal));
         }
         return () => {
           signal.removeEventListener("abort", abort);
@@ -112,18 +113,4 @@ export function fromPiAi<TApi extends Api>(model: PiAiModel<TApi>, options: PiAi
 function failure(partial: AssistantMessage, errorMessage: string, signal: AbortSignal): ModelEvent {
   const reason = signal.aborted ? "aborted" : "error";
   return { type: "error", reason, error: { ...partial, content: [...partial.content], stopReason: reason, errorMessage } };
-}
-
-function emptyMessage(model: PiAiModel<Api>): AssistantMessage {
-  return {
-    role: "assistant",
-    content: [],
-    api: model.api,
-    provider: model.provider,
-    model: model.id,
-    usage: emptyUsage(),
-    stopReason: "error",
-    // The edge of the library, like pi-ai's own messages: wall-clock time.
-    timestamp: Date.now(),
-  };
 }

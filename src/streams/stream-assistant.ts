@@ -4,8 +4,8 @@ import { describe } from "../model/check-model-message.js";
 import { callHook } from "../operators/call-hook.js";
 import { toMessageEvents } from "../operators/to-message-events.js";
 import { modelToolsOf } from "../tools/model-tools.js";
-import { emptyUsage, isModelMessage } from "../types/messages.js";
-import type { AgentEvent, AssistantMessage, LlmContext, Message, ModelStreamOptions } from "../types.js";
+import { emptyAssistantMessage, isModelMessage } from "../types/messages.js";
+import type { AgentEvent, LlmContext, Message, ModelStreamOptions } from "../types.js";
 import { LazyAbortController } from "./lazy-abort-controller.js";
 import { currentModelMessages, type RunState } from "./run-state.js";
 
@@ -41,7 +41,7 @@ export function streamAssistant(run: RunState, failure?: RxAgentError): Observab
       .pipe(
         toMessageEvents(
           run.abort$,
-          (partial, stopReason, errorMessage) => ({ ...(partial ?? emptyAssistant(run)), stopReason, errorMessage }),
+          (partial, stopReason, errorMessage) => ({ ...(partial ?? emptyAssistantMessage(run.config.model, run.scheduler.now())), stopReason, errorMessage }),
           () => (modelFinished = true),
           () => call.abort(run.config.signal?.reason ?? new Error("Request was aborted")),
         ),
@@ -88,18 +88,4 @@ function llmContextOf(run: RunState, messages: readonly Message[]): LlmContext {
   if (run.context.systemPrompt !== undefined) llmContext.systemPrompt = run.context.systemPrompt;
   if (run.context.tools && run.context.tools.length > 0) llmContext.tools = modelToolsOf(run.context.tools);
   return llmContext;
-}
-
-function emptyAssistant(run: RunState): AssistantMessage {
-  const { model } = run.config;
-  return {
-    role: "assistant",
-    content: [],
-    api: model.api,
-    provider: model.provider,
-    model: model.id,
-    usage: emptyUsage(),
-    stopReason: "error",
-    timestamp: run.scheduler.now(),
-  };
 }

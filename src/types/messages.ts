@@ -129,6 +129,11 @@ export function emptyUsage(): Usage {
   };
 }
 
+/** An assistant message with nothing in it yet, for a model call that failed before its first event. */
+export function emptyAssistantMessage(model: { api: string; provider: string; id: string }, timestamp: number): AssistantMessage {
+  return { role: "assistant", content: [], api: model.api, provider: model.provider, model: model.id, usage: emptyUsage(), stopReason: "error", timestamp };
+}
+
 /** A message's role; custom messages may have any, or none. */
 export function roleOf(message: AgentMessage | undefined): unknown {
   return (message as { role?: unknown } | undefined)?.role;
