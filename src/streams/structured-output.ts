@@ -104,9 +104,17 @@ class OutputAttempts {
   /** `agent_end` with the output or why there is none (and what is still queued in our own queue). */
   end(event: Extract<AgentEvent, { type: "agent_end" }>, ownQueue: MessageQueue | undefined): AgentEvent {
     const ended: Extract<AgentEvent, { type: "agent_end" }> = { ...event };
-    if (this.output) ended.output = this.output.value;
-    else if (this.misses > this.retries) ended.outputError = `No valid final answer after ${this.misses} attempts; the last: ${this.problem}`;
-    else ended.outputError = `The run ended before a valid final answer${this.problem ? ` (the last attempt: ${this.problem})` : ""}.`;
+    // The wrapper's own shouldStopAfterTurn ended the run: say why in the words a user logs.
+    const stoppedHere = event.reason === "stopped_by_hook";
+    if (this.output) {
+      ended.output = this.output.value;
+      if (stoppedHere) ended.reason = "terminated";
+    } else if (this.misses > this.retries) {
+      ended.outputError = `No valid final answer after ${this.misses} attempts; the last: ${this.problem}`;
+      if (stoppedHere) ended.reason = "failed";
+    } else {
+      ended.outputError = `The run ended before a valid final answer${this.problem ? ` (the last attempt: ${this.problem})` : ""}.`;
+    }
     if (ownQueue && ownQueue.size > 0) ended.queued = { steering: event.queued?.steering ?? [], followUp: [...ownQueue.peek()] };
     return ended;
   }

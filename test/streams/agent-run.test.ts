@@ -20,7 +20,7 @@ describe("Agent.run", () => {
     agent.events$.subscribe((event) => events.push(event));
     const first = await agent.run("Hello");
     expect(summary(first)).toStrictEqual(["user:Hello", "assistant:Hi there"]);
-    expect(events.at(-1)).toStrictEqual({ type: "agent_end", messages: first });
+    expect(events.at(-1)).toStrictEqual({ type: "agent_end", messages: first, reason: "idle" });
     const second = await agent.run({ text: "Leaving" });
     expect(summary(second)).toStrictEqual(["user:Leaving", "assistant:Bye"]);
     expect(summary(agent.messages)).toStrictEqual([...summary(first), ...summary(second)]);

@@ -56,7 +56,7 @@ describe("agentLoop with output (a structured final answer)", () => {
       const events: AgentEvent[] = [
         ...opening,
         ...turn.events,
-        { type: "agent_end", messages: [prompt, turn.message, result], output: { city: "Paris", temperature: 21 } },
+        { type: "agent_end", messages: [prompt, turn.message, result], output: { city: "Paris", temperature: 21 }, reason: "terminated" },
       ];
       const run$: Observable<AgentEvent> = agentLoop([prompt], { messages: [] }, { model, output: Weather, scheduler: m.scheduler });
       m.expect(run$).toBeObservable(`(${Object.keys(lettered(events)).join("")}|)`, lettered(events));
@@ -86,7 +86,7 @@ describe("agentLoop with output (a structured final answer)", () => {
         ...first.events,
         { type: "turn_start" },
         ...second.events,
-        { type: "agent_end", messages: [prompt, first.message, badResult, second.message, goodResult], output: { city: "Paris", temperature: 21 } },
+        { type: "agent_end", messages: [prompt, first.message, badResult, second.message, goodResult], output: { city: "Paris", temperature: 21 }, reason: "terminated" },
       ];
       const run$: Observable<AgentEvent> = agentLoop([prompt], { messages: [] }, { model, output: Weather, scheduler: m.scheduler });
       m.expect(run$).toBeObservable(`(${Object.keys(lettered(events)).join("")}|)`, lettered(events));
@@ -115,7 +115,7 @@ describe("agentLoop with output (a structured final answer)", () => {
         { type: "tool_execution_end", toolCallId: "a2", toolName: "final_answer", result: received, isError: false },
         ...announce(goodResult),
         { type: "turn_end", message: second.message, toolResults: [goodResult] },
-        { type: "agent_end", messages: [prompt, textReply.message, reminder, second.message, goodResult], output: { city: "Paris", temperature: 21 } },
+        { type: "agent_end", messages: [prompt, textReply.message, reminder, second.message, goodResult], output: { city: "Paris", temperature: 21 }, reason: "terminated" },
       ];
       const run$: Observable<AgentEvent> = agentLoop([prompt], { messages: [] }, { model, output: Weather, scheduler: m.scheduler });
       // The text reply streams an event every 10 frames up to its end at 80, where the reminder
@@ -135,7 +135,7 @@ describe("agentLoop with output (a structured final answer)", () => {
     const events = await lastValueFrom(agentLoop([prompt], { messages: [] }, { model, output: Weather, outputRetries: 1 }).pipe(toArray()));
     expectOneResultPerToolCall(events);
     const end = events[events.length - 1] as Extract<AgentEvent, { type: "agent_end" }>;
-    expect([end.output, end.outputError, model.calls.length]).toStrictEqual([undefined, `No valid final answer after 2 attempts; the last: ${invalidText}`, 2]);
+    expect([end.output, end.outputError, end.reason, model.calls.length]).toStrictEqual([undefined, `No valid final answer after 2 attempts; the last: ${invalidText}`, "failed", 2]);
     expect(end.messages.map((message) => (message as { role: string }).role)).toStrictEqual(["user", "assistant", "user", "assistant", "toolResult"]);
   });
 
@@ -153,8 +153,9 @@ describe("agentLoop with output (a structured final answer)", () => {
     const events = await lastValueFrom(agentLoop([prompt], { messages: [], tools: [lookup] }, { model, output: Weather }).pipe(toArray()));
     expectOneResultPerToolCall(events);
     const end = events[events.length - 1] as Extract<AgentEvent, { type: "agent_end" }>;
-    expect([end.output, model.calls.length, model.calls[0]!.tools!.map((tool) => tool.name)]).toStrictEqual([
+    expect([end.output, end.reason, model.calls.length, model.calls[0]!.tools!.map((tool) => tool.name)]).toStrictEqual([
       { city: "Paris", temperature: 21 },
+      "terminated",
       1,
       ["lookup", "final_answer"],
     ]);
