@@ -1,3 +1,4 @@
+import { compileSchema } from "../tools/validate-arguments.js";
 import type { AgentLoopConfig } from "../types.js";
 import type { PreparedToolCall } from "./tool-batch.js";
 
@@ -38,9 +39,13 @@ export function toolTimeoutText(prepared: PreparedToolCall, timeoutMs: number): 
   );
 }
 
-/** The call's `timeout` argument in milliseconds, when its tool declares one and it is usable. */
+/**
+ * The call's `timeout` argument in milliseconds, when its tool declares one and it is usable.
+ * Read from the JSON Schema the model is sent (compiled once per schema), so every schema kind
+ * counts: a zod or valibot schema has no `properties` of its own.
+ */
 function requestedTimeoutMs(prepared: PreparedToolCall): number | undefined {
-  const properties = (prepared.tool.parameters as { properties?: Record<string, unknown> }).properties;
+  const properties = (compileSchema(prepared.tool.parameters).modelSchema as { properties?: Record<string, unknown> }).properties;
   if (properties?.["timeout"] === undefined) return undefined;
   const seconds = (prepared.args as { timeout?: unknown } | undefined)?.timeout;
   if (typeof seconds !== "number" || !Number.isFinite(seconds) || seconds < 0) return undefined;

@@ -9,11 +9,13 @@ import { type TObject, Type } from "@sinclair/typebox";
 import { lastValueFrom, map, NEVER, type Observable, type SchedulerLike, timer, toArray } from "rxjs";
 import type { TestScheduler } from "rxjs/testing";
 import { describe, expect, it, vi } from "vitest";
+import { z } from "zod";
 import { Agent } from "../../src/streams/agent.js";
 import { agentLoop } from "../../src/streams/agent-loop.js";
 import { assertEventGrammar } from "../../src/testing/event-grammar.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";
 import { defineTool } from "../../src/tools/define-tool.js";
+import type { ToolParameters } from "../../src/tools/tool-schema.js";
 import type { AgentEvent, AgentLoopConfig, AgentMessage, AgentTool, ToolResultMessage, Usage } from "../../src/types.js";
 
 import { marbles } from "../helpers/marbles.js";
@@ -230,7 +232,7 @@ describe("length-truncated messages", () => {
 });
 
 describe("toolTimeoutMs and the call's timeout argument (virtual time)", () => {
-  const slow = (ms: number, parameters: TObject = Type.Object({ value: Type.String(), timeout: Type.Optional(Type.Number()) }), extra: { timeoutMs?: number } = {}) => (scheduler: SchedulerLike, finished: string[]) =>
+  const slow = (ms: number, parameters: TObject | ToolParameters = Type.Object({ value: Type.String(), timeout: Type.Optional(Type.Number()) }), extra: { timeoutMs?: number } = {}) => (scheduler: SchedulerLike, finished: string[]) =>
     defineTool({
       name: "echo",
       description: "Echo tool",
@@ -300,6 +302,16 @@ describe("toolTimeoutMs and the call's timeout argument (virtual time)", () => {
       const timedOut = runOnce(m, tool, { value: "slow" }, { toolTimeoutMs: 100 });
       expect(timedOut.event).toMatchObject({ isError: true, result: { content: [text(timedOutText(0.1))] } });
       expect(finished).toStrictEqual(["long", "unlimited"]);
+    }),
+  );
+
+  it(
+    "a timeout argument counts for a tool with a Standard Schema (zod) that declares one, as for TypeBox",
+    marbles((m) => {
+      const finished: string[] = [];
+      const tool = slow(500, z.object({ value: z.string(), timeout: z.number().optional() }))(m.scheduler, finished);
+      expect(runOnce(m, tool, { value: "long", timeout: 2 }, { toolTimeoutMs: 100 }).event).toMatchObject({ isError: false });
+      expect(finished).toStrictEqual(["long"]);
     }),
   );
 
