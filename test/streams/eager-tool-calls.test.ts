@@ -1,6 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { map, timer, type SchedulerLike } from "rxjs";
 import type { TestScheduler } from "rxjs/testing";
+import type { Context } from "rxjs-marbles";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/streams/agent.js";
 import { agentLoop } from "../../src/streams/agent-loop.js";
@@ -80,6 +81,38 @@ function describeEvent(event: AgentEvent): string {
     default:
       return event.type;
   }
+}
+
+/**
+ * A model whose first reply is `start` at 10, a `toolcall_end` carrying `early` at 20 and `done`
+ * with `final` as the only call at 30; its second reply is "ok" at 10.
+ */
+function oneCallModel(m: Context, early: ToolCall, final: ToolCall): Model {
+  const base: AssistantMessage = {
+    role: "assistant",
+    content: [],
+    api: "custom",
+    provider: "custom",
+    model: "custom",
+    usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+    stopReason: "toolUse",
+    timestamp: 0,
+  };
+  let calls = 0;
+  return {
+    id: "custom",
+    provider: "custom",
+    api: "custom",
+    stream: () => {
+      calls += 1;
+      if (calls > 1) return m.cold<ModelEvent>("10ms (d|)", { d: { type: "done", reason: "stop", message: { ...base, stopReason: "stop", content: [{ type: "text", text: "ok" }] } } });
+      return m.cold<ModelEvent>("10ms s 9ms e 9ms (d|)", {
+        s: { type: "start", partial: base },
+        e: { type: "toolcall_end", contentIndex: 0, toolCall: early, partial: { ...base, content: [final] } },
+        d: { type: "done", reason: "toolUse", message: { ...base, content: [final] } },
+      });
+    },
+  };
 }
 
 /** The events of a turn whose model call streams `start … done` and the opening before it. */
@@ -420,32 +453,7 @@ describe("eager tool execution", () => {
     marbles((m) => {
       const early: ToolCall = { type: "toolCall", id: "a", name: "slow", arguments: { ms: 500 } };
       const final: ToolCall = { type: "toolCall", id: "a", name: "slow", arguments: { ms: 5 } };
-      const base: AssistantMessage = {
-        role: "assistant",
-        content: [],
-        api: "custom",
-        provider: "custom",
-        model: "custom",
-        usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
-        stopReason: "toolUse",
-        timestamp: 0,
-      };
-      let calls = 0;
-      const model: Model = {
-        id: "custom",
-        provider: "custom",
-        api: "custom",
-        stream: () => {
-          calls += 1;
-          if (calls > 1) return m.cold<ModelEvent>("10ms (d|)", { d: { type: "done", reason: "stop", message: { ...base, stopReason: "stop", content: [{ type: "text", text: "ok" }] } } });
-          return m.cold<ModelEvent>("10ms s 9ms e 9ms (d|)", {
-            s: { type: "start", partial: base },
-            e: { type: "toolcall_end", contentIndex: 0, toolCall: early, partial: { ...base, content: [early] } },
-            d: { type: "done", reason: "toolUse", message: { ...base, content: [final] } },
-          });
-        },
-      };
-      const log = run(m, [], { eagerTools: true }, (log) => [slowTool(m.scheduler, log)], model);
+      const log = run(m, [], { eagerTools: true }, (log) => [slowTool(m.scheduler, log)], oneCallModel(m, early, final));
       m.flush();
       expect(log.entries.slice(4, 12)).toStrictEqual([
         "10 message_start assistant",
@@ -456,6 +464,25 @@ describe("eager tool execution", () => {
         "30 execute a",
         "35 tool_execution_end a ok: slept 5",
         "35 message_start toolResult a",
+      ]);
+      assertEventGrammar(log.events);
+    }),
+  );
+
+  it(
+    "a malformed call in a toolcall_end event starts nothing early: the final message's call runs at message_end",
+    marbles((m) => {
+      const final: ToolCall = { type: "toolCall", id: "a", name: "slow", arguments: { ms: 5 } };
+      const log = run(m, [], { eagerTools: true }, (log) => [slowTool(m.scheduler, log)], oneCallModel(m, null as unknown as ToolCall, final));
+      m.flush();
+      expect(log.entries.slice(4, 11)).toStrictEqual([
+        "10 message_start assistant",
+        "30 message_end assistant toolUse",
+        "30 tool_execution_start a",
+        "30 execute a",
+        "35 tool_execution_end a ok: slept 5",
+        "35 message_start toolResult a",
+        "35 message_end toolResult a",
       ]);
       assertEventGrammar(log.events);
     }),
