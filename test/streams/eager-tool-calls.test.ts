@@ -415,6 +415,56 @@ describe("eager tool execution", () => {
   );
 
   it(
+    "a tool that needs approval does not start early: it and the calls after it wait for message_end, then for the answer",
+    marbles((m) => {
+      const approvals = m.hot<{ toolCallId: string; approved: boolean }>("200ms y", { y: { toolCallId: "p", approved: true } });
+      const log = run(m, [{ content: [call("a", 5), call("p", 5, "guarded"), call("c", 5)] }, "done"], { eagerTools: true, approvals }, (log) => [
+        slowTool(m.scheduler, log),
+        slowTool(m.scheduler, log, { needsApproval: true }, "guarded"),
+      ]);
+      m.flush();
+      // done at 110: a ran 40..45; p waits for the answer at 200 while c runs at once.
+      expect(log.entries.filter((entry) => /execute|tool_/.test(entry))).toStrictEqual([
+        "40 execute a",
+        "110 tool_execution_start a",
+        "110 tool_execution_end a ok: slept 5",
+        "110 tool_execution_start p",
+        "110 tool_approval_start",
+        "110 tool_execution_start c",
+        "110 execute c",
+        "115 tool_execution_end c ok: slept 5",
+        "200 tool_approval_end",
+        "200 execute p",
+        "205 tool_execution_end p ok: slept 5",
+      ]);
+      assertEventGrammar(log.events);
+    }),
+  );
+
+  it(
+    "steering that interrupts tools reaches a call started early, as it would one started at message_end",
+    marbles((m) => {
+      const steering = m.hot("60ms s", { s: userMessage("stop that", 60) });
+      const log = run(m, [{ content: [call("a", 500), words] }, "done"], { eagerTools: true, steeringInterruptsTools: true, steering }, (log) => [slowTool(m.scheduler, log)]);
+      m.flush();
+      expect(log.entries.slice(4, 14)).toStrictEqual([
+        "10 message_start assistant",
+        "40 execute a",
+        "60 signal a: Skipped due to queued user message.",
+        "130 message_end assistant toolUse",
+        "130 tool_execution_start a",
+        "130 tool_execution_end a error: Skipped due to queued user message.",
+        "130 message_start toolResult a",
+        "130 message_end toolResult a",
+        "130 turn_end",
+        "130 turn_start",
+      ]);
+      expect(log.entries[14]).toBe("130 message_start user");
+      assertEventGrammar(log.events);
+    }),
+  );
+
+  it(
     "toolTimeoutMs counts from the early start",
     marbles((m) => {
       const log = run(m, [{ content: [call("a", 500), words] }, "done"], { eagerTools: true, toolTimeoutMs: 50 }, (log) => [slowTool(m.scheduler, log)]);
