@@ -67,25 +67,25 @@ function beginTurn(turn: TurnSteps, start: TurnStart, failure?: RxAgentError): v
   }
   if (subscriber.closed) return;
   let assistant: AssistantMessage | undefined;
+  const passOn = (event: AgentEvent) => {
+    if (event.type === "message_end") {
+      assistant = event.message as AssistantMessage;
+      appendMessage(run, assistant);
+    }
+    subscriber.next(event);
+  };
   const eager = EagerToolCalls.forTurn(run);
   if (eager) steps.add(eager);
-  steps.add(
-    streamAssistant(run, failure).subscribe(
-      forwardingObserver(subscriber, {
-        next: (event: AgentEvent) => {
-          if (event.type === "message_end") {
-            assistant = event.message as AssistantMessage;
-            appendMessage(run, assistant);
-          }
-          subscriber.next(event);
-          if (eager && event.type === "message_update" && event.assistantMessageEvent.type === "toolcall_end") {
-            eager.arrive(event.assistantMessageEvent.toolCall, event.message);
-          }
-        },
-        complete: () => finishTurn(turn, assistant!, eager),
-      }),
-    ),
-  );
+  // Why two handlers: a turn without eager tools (W1, per model event) pays no check for them.
+  const next = eager
+    ? (event: AgentEvent) => {
+        passOn(event);
+        if (event.type === "message_update" && event.assistantMessageEvent.type === "toolcall_end") {
+          eager.arrive(event.assistantMessageEvent.toolCall, event.message);
+        }
+      }
+    : passOn;
+  steps.add(streamAssistant(run, failure).subscribe(forwardingObserver(subscriber, { next, complete: () => finishTurn(turn, assistant!, eager) })));
 }
 
 /** What the steps of one turn share. */
