@@ -326,6 +326,23 @@ describe("eager tool execution", () => {
   );
 
   it(
+    "unsubscribing while the message streams tears the early calls down: their signals fire",
+    marbles((m) => {
+      const log: Log = { entries: [], events: [] };
+      const loop$ = agentLoop([userMessage("go")], { messages: [], tools: [slowTool(m.scheduler, log)] }, {
+        model: scriptedModel([{ content: [call("a", 500), words] }], { scheduler: m.scheduler, delay: DELAY }),
+        scheduler: m.scheduler,
+        eagerTools: true,
+      });
+      const subscription = loop$.subscribe((event) => log.events.push(event));
+      m.scheduler.schedule(() => subscription.unsubscribe(), 65);
+      m.flush();
+      expect(log.entries).toStrictEqual(["40 execute a", "65 signal a: Tool call was cancelled"]);
+      assertEventGrammar(log.events, { complete: false });
+    }),
+  );
+
+  it(
     "a message cut by the token limit: the early call's signal fires and every call gets the token-limit result, as without eager",
     marbles((m) => {
       const log = run(m, [{ content: [call("a", 500), call("b", 500)], stopReason: "length" }, "done"], { eagerTools: true }, (log) => [slowTool(m.scheduler, log)]);
