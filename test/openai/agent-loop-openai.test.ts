@@ -105,7 +105,7 @@ describe("agentLoop on the OpenAI provider (two turns over real HTTP)", () => {
       run.pipe(
         tap((event) => {
           if (event.type === "message_update" && event.assistantMessageEvent.type.startsWith("toolcall_") && event.assistantMessageEvent.type !== "toolcall_delta") {
-            log.push(`${event.assistantMessageEvent.type} ${event.assistantMessageEvent.contentIndex}`);
+            log.push(`${event.assistantMessageEvent.type} ${(event.assistantMessageEvent as { contentIndex: number }).contentIndex}`);
           }
           if (event.type === "message_end" && event.message.role === "assistant") log.push("message_end");
         }),
