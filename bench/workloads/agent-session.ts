@@ -8,17 +8,18 @@ import { instantTool } from "./tools.js";
 
 /**
  * W4 through the agent class: one `Agent` (the reference's `Agent`; the floor keeps a transcript)
- * given P prompts one after the other, each a 2-turn conversation (10 deltas + 1 tool call, then
- * 3 deltas), so 2P turns in all; time per turn over the first and the last W turns. With the
+ * given P prompts one after the other, each a 5-turn conversation (4 turns of 10 deltas + 1 tool
+ * call, then 3 deltas), so 5P turns in all; time per turn over the first and the last tenth. With the
  * default conversion and with `convertMessageToLlm` (a shallow copy of each message). What a
  * prompt costs beyond the loop (the agent's state, a new run over the whole transcript) shows
  * here and not in the loop-level rows.
  */
 export async function agentSessionRows(options: BenchOptions): Promise<Pick<WorkloadResult, "rows" | "targets" | "eventCounts">> {
-  const prompts = options.quick ? 200 : 5000;
-  const turns = prompts * 2;
+  const prompts = options.quick ? 40 : 2000;
+  const turnsPerPrompt = 5;
+  const turns = prompts * turnsPerPrompt;
   const window = turns / 10;
-  const replies = buildConversation(1, { deltas: 10, toolCalls: 1 });
+  const replies = buildConversation(turnsPerPrompt - 1, { deltas: 10, toolCalls: 1 });
   const rows: ResultRow[] = [];
   const targets: TargetCheck[] = [];
   const eventCounts: WorkloadResult["eventCounts"] = {};
@@ -30,7 +31,9 @@ export async function agentSessionRows(options: BenchOptions): Promise<Pick<Work
     const scenario: Scenario = { replies, tool: instantTool, ...(conversion ? { conversion } : {}) };
     const implementations = options.implementations.filter((implementation) => supportsConversion(implementation.name, conversion));
     options.log(`W4 agent session: ${prompts} prompts (${turns} turns), ${label}`);
-    const [warmup, reps] = options.quick ? [0, 1] : [0, 3];
+    // One rep: the run is its own warm-up (the first tenth), and its cost grows with the square
+    // of the turns while an agent's run copies the transcript (see bench/README.md).
+    const [warmup, reps] = [0, 1];
     const { samples, counts } = await interleaved(`W4 agent ${label}`, implementations, warmup, reps, (implementation) =>
       timeTurns(implementation, window, turns, (onEvent) => {
         const { sink, counts: runCounts } = countingSink();
@@ -44,7 +47,7 @@ export async function agentSessionRows(options: BenchOptions): Promise<Pick<Work
         );
       }),
     );
-    const caseName = `Agent, ${prompts} prompts x 2 turns, ${label}`;
+    const caseName = `Agent, ${prompts} prompts x ${turnsPerPrompt} turns, ${label}`;
     eventCounts[caseName] = counts;
     const perTurn: ResultRow["values"] = {};
     const firstWindow: ResultRow["values"] = {};

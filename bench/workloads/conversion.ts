@@ -28,7 +28,7 @@ export async function conversionRows(options: BenchOptions, turns: number, windo
     const scenario: Scenario = { replies, tool: instantTool, conversion };
     const implementations = options.implementations.filter((implementation) => supportsConversion(implementation.name, conversion));
     options.log(`W4 long session ${turns} turns, ${label}`);
-    const [warmup, reps] = options.quick ? [0, 1] : [1, 5];
+    const [warmup, reps] = options.quick ? [0, 1] : [1, 3];
     const { samples, counts } = await interleaved(`W4 ${label}`, implementations, warmup, reps, (implementation) =>
       timeTurns(implementation, window, turns, (onEvent) => timeRun(implementation, scenario, onEvent)),
     );
