@@ -41,8 +41,8 @@ export async function chatty(options: BenchOptions): Promise<WorkloadResult> {
     const countedRatios = pairRatios(counted);
     if (countedRatios.ratio) ratios.set(deltas, countedRatios.ratio);
     rows.push({ workload: "W1 chatty", case: label, metric: "per event, GC counted", unit: "ns", values: countedValues, ...countedRatios, note: "rep time without its GC pauses, plus the mean GC pauses per rep" });
+    rows.push(gcShareRow({ workload: "W1 chatty", case: label }, samples));
     if (position === 0) {
-      rows.push(gcShareRow({ workload: "W1 chatty", case: label }, samples));
       if (options.cold) {
         const cold = await coldRow(options, "W1 K=10k", { workload: "W1 chatty", case: label, metric: "per event, cold", unit: "ns" }, 1e6 / events);
         rows.push(cold);
