@@ -15,7 +15,7 @@ import type { Implementation, ImplementationName, Scenario } from "./implementat
 import { reference } from "./implementations/reference.js";
 import { loadRxagent } from "./implementations/rxagent.js";
 import { scaleSummary, summarize } from "./stats.js";
-import { type BenchOptions, gcCountedSamples, pairRatios, type ResultRow, type TimedRun, timeRun } from "./workloads/harness.js";
+import { type BenchOptions, collectYoungGarbage, pairRatios, type ResultRow, type TimedRun, timeRun } from "./workloads/harness.js";
 import { buildConversation } from "./workloads/replies.js";
 import { instantTool } from "./workloads/tools.js";
 
@@ -66,6 +66,11 @@ async function main([coldCase, name, from, reps]: string[]): Promise<void> {
   const implementation = await implementations[name as ImplementationName]();
   const runs: TimedRun[] = [];
   for (let rep = 0; rep < Number(reps); rep++) runs.push(await timeRun(implementation, scenario));
+  // GC counted: the garbage the reps left is collected on the last rep's clock (the process ran
+  // nothing else, so every collection inside the reps was theirs already).
+  const start = performance.now();
+  collectYoungGarbage();
+  runs[runs.length - 1]!.ms += performance.now() - start;
   process.stdout.write(JSON.stringify(runs));
 }
 
@@ -87,7 +92,7 @@ export async function coldRow(
   options.log(`${coldCase}: cold, ${processes} fresh processes per implementation x ${reps} reps`);
   const names = options.implementations.map((implementation) => implementation.name);
   const runs = await coldRuns(coldCase, names, options.rxagentFrom ?? "build", processes, reps);
-  const flat = gcCountedSamples(new Map([...runs].map(([name, perProcess]) => [name, perProcess.flat()])));
+  const flat = new Map([...runs].map(([name, perProcess]) => [name, perProcess.flat()]));
   const values: ResultRow["values"] = {};
   for (const [name, list] of flat) values[name] = scaleSummary(summarize(list.map((run) => run.ms)), scale);
   return { ...row, values, ...pairRatios(flat), note: `first ${reps} reps of ${processes} fresh processes each, no warm-up, GC counted` };

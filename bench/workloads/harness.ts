@@ -123,22 +123,45 @@ export async function gcMillisecondsBetween(start: number, end: number): Promise
   return total;
 }
 
+/** Collects the young generation now (see `gcCountedBlocks`). */
+export function collectYoungGarbage(): void {
+  const gc = (globalThis as { gc?: (options: { type: "minor"; execution: "sync" }) => void }).gc;
+  if (!gc) throw new Error("Run with --expose-gc (npm run bench does).");
+  gc({ type: "minor", execution: "sync" });
+}
+
 /**
- * Reps with garbage collection counted: each rep's time without its GC pauses, plus the mean GC
- * pause time per rep of that implementation.
+ * Per-rep cost with garbage collection counted: `rounds` rounds of one block per implementation
+ * (the order alternating), each block `reps` runs back to back, started from an empty young
+ * generation and ended, inside the timing, by a scavenge of what the block left. A sample is one
+ * block: its time (and CPU time, and GC pauses) over `reps`.
  *
- * Why: nothing collects garbage between reps, so a collection falls in whichever rep fills the
- * young generation, with a chance in proportion to what that rep allocates. The expected GC
- * cost of a rep is then the mean of its pauses, but a median of rep times leaves out the few
- * reps that collected (most reps of a cheap loop collect nothing), which is how a per-rep median
- * hides GC. A mean of whole rep times would count GC but also every hiccup of a shared machine;
- * the median of the rest plus the mean of the pauses counts GC and stays steady. Forcing a
- * scavenge after each rep instead charges every rep a collection's fixed cost (0.1 to 1.5 ms
- * measured here, as much as a whole W1 rep) whatever it allocated.
+ * Why blocks and not the interleaved reps: between interleaved reps nothing collects garbage, so
+ * a collection falls in whichever rep fills the young generation, mostly the rep of the
+ * implementation that allocates most, and its cost (which follows what is alive then, not what
+ * was allocated) lands on that rep; a median of reps then also leaves out the few reps that
+ * collected. Within a block every collection is the block's own. Why not a scavenge after every
+ * rep: it charges each rep a collection's fixed cost (0.1 to 1.5 ms measured here, as much as a
+ * W1 rep) whatever it allocated; a block pays it once over `reps` runs.
  */
-export function withGcCounted<T extends TimedRun>(runs: readonly T[]): T[] {
-  const meanGc = runs.reduce((total, run) => total + run.gcMs, 0) / runs.length;
-  return runs.map((run) => ({ ...run, ms: run.ms - run.gcMs + meanGc }));
+export async function gcCountedBlocks(
+  label: string,
+  implementations: readonly Implementation[],
+  rounds: number,
+  reps: number,
+  scenario: Scenario,
+): Promise<Map<ImplementationName, TimedRun[]>> {
+  const { samples } = await interleaved(label, implementations, 0, rounds, async (implementation) => {
+    const { sink, counts } = countingSink();
+    collectYoungGarbage();
+    const block = await timed(async () => {
+      for (let rep = 0; rep < reps; rep++) await implementation.run(scenario, sink);
+      collectYoungGarbage();
+    }, counts);
+    for (const type in counts) counts[type]! /= reps;
+    return { ...block, ms: block.ms / reps, cpuMs: block.cpuMs / reps, gcMs: block.gcMs / reps };
+  });
+  return samples;
 }
 
 export interface TimedRun {
@@ -229,12 +252,7 @@ export function gcShareRow(row: Pick<ResultRow, "workload" | "case">, samples: M
     const share = (100 * runs.reduce((total, run) => total + run.gcMs, 0)) / runs.reduce((total, run) => total + run.ms, 0);
     values[name] = { median: share, min: share, max: share, n: 1 };
   }
-  return { ...row, metric: "GC pauses, share of all reps' time", unit: "%", values, note: "PerformanceObserver gc entries inside the timed reps" };
-}
-
-/** `samples` with GC counted (`withGcCounted`), implementation by implementation. */
-export function gcCountedSamples<T extends TimedRun>(samples: Map<ImplementationName, T[]>): Map<ImplementationName, T[]> {
-  return new Map([...samples].map(([name, runs]) => [name, withGcCounted(runs)]));
+  return { ...row, metric: "GC pauses, share of the time (GC counted)", unit: "%", values, note: "PerformanceObserver gc entries inside the GC-counted blocks" };
 }
 
 /** rxagent / floor from the medians of a row's values (for rows not timed rep by rep). */

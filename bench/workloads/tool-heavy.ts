@@ -1,6 +1,6 @@
 import { coldRow } from "../cold.js";
 import { scaleSummary, summarize } from "../stats.js";
-import { type BenchOptions, gcCountedSamples, gcShareRow, interleaved, pairRatios, type ResultRow, type TargetCheck, timeRun, type WorkloadResult } from "./harness.js";
+import { type BenchOptions, gcCountedBlocks, gcShareRow, interleaved, pairRatios, type ResultRow, type TargetCheck, timeRun, type WorkloadResult } from "./harness.js";
 import { buildConversation } from "./replies.js";
 import { instantTool, resolvedTool, signalReadingTool } from "./tools.js";
 
@@ -29,7 +29,7 @@ export async function toolHeavy(options: BenchOptions): Promise<WorkloadResult> 
     );
     eventCounts[label] = counts;
     const paired = pairRatios(samples);
-    const counted = gcCountedSamples(samples);
+    const counted = await gcCountedBlocks(`W2 ${label} GC counted`, options.implementations, options.quick ? 1 : 5, options.quick ? 2 : 10, { replies, tool });
     const countedRatios = pairRatios(counted);
     const ratio = countedRatios.ratio;
     const perCallCounted: ResultRow["values"] = {};
@@ -44,8 +44,8 @@ export async function toolHeavy(options: BenchOptions): Promise<WorkloadResult> 
     const caseName = `${turns}x${callsPerTurn}, ${label}`;
     rows.push({ workload: "W2 tool-heavy", case: caseName, metric: "per tool call", unit: "µs", values: perCall, ...paired });
     rows.push({ workload: "W2 tool-heavy", case: caseName, metric: "per turn", unit: "µs", values: perTurn, ...paired });
-    rows.push({ workload: "W2 tool-heavy", case: caseName, metric: "per tool call, GC counted", unit: "µs", values: perCallCounted, ...countedRatios, note: "rep time without its GC pauses, plus the mean GC pauses per rep" });
-    rows.push(gcShareRow({ workload: "W2 tool-heavy", case: caseName }, samples));
+    rows.push({ workload: "W2 tool-heavy", case: caseName, metric: "per tool call, GC counted", unit: "µs", values: perCallCounted, ...countedRatios, note: "blocks of back-to-back runs, each ending with a scavenge of its garbage" });
+    rows.push(gcShareRow({ workload: "W2 tool-heavy", case: caseName }, counted));
     if (ratio) {
       targets.push({
         workload: "W2",
@@ -94,7 +94,7 @@ async function signalCost(options: BenchOptions, replies: ReturnType<typeof buil
   for (const [name, runs] of samples) values[name] = summarize(runs.map((run) => run.differenceNs));
   const row: ResultRow = {
     workload: "W2 tool-heavy",
-    case: `200x8, tools that read signal.aborted vs tools that do not`,
+    case: `${toolCalls / 8}x8, tools that read signal.aborted vs tools that do not`,
     metric: "extra per tool call",
     unit: "ns",
     values,
