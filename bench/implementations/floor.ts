@@ -67,7 +67,10 @@ async function floorRun(scenario: Scenario, emit: AgentSink, messages: AgentMess
 /** What the model would be sent: the whole transcript converted, or only what is new since the last call. */
 function modelContext(conversion: NonNullable<Scenario["conversion"]>, messages: readonly AgentMessage[], state: ConversionState): readonly Message[] {
   if (conversion.mode === "whole") return convertWhole(conversion, messages);
-  for (; state.seen < messages.length; state.seen++) state.converted.push(...convertWhole(conversion, [messages[state.seen]!]));
+  for (; state.seen < messages.length; state.seen++) {
+    const message = messages[state.seen]!;
+    if (message.role === "user" || message.role === "assistant" || message.role === "toolResult") state.converted.push(conversion.convert(message));
+  }
   return state.converted;
 }
 
