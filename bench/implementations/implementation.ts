@@ -40,6 +40,10 @@ export interface Scenario {
   readonly modelDelayMs?: number;
   /** A user conversion instead of the default (keep model messages as they are). */
   readonly conversion?: MessageConversion;
+  /** When set, a reply's tool calls are streamed this far apart on real timers (`streamedPieces`). */
+  readonly toolCallGapMs?: number;
+  /** rxagent only: start each call at its `toolcall_end` (`eagerTools`); the others ignore it. */
+  readonly eagerTools?: boolean;
 }
 
 /** The one event field the bench looks at; both loops' `AgentEvent`s have it. */

@@ -3,7 +3,9 @@ import type { AgentMessage, AgentTool, AgentLoopConfig, StreamFn } from "@marioz
 import { createAssistantMessageEventStream } from "@mariozechner/pi-ai";
 import type { AssistantMessageEvent, Message, Model } from "@mariozechner/pi-ai";
 import { Type } from "typebox";
+import type { ModelEvent } from "../../src/index.js";
 import { BENCH_TOOL_NAME } from "../workloads/replies.js";
+import { playPieces } from "../workloads/streamed.js";
 import { benchPrompt, convertWhole, type Implementation, type Scenario, type ToolBody } from "./implementation.js";
 
 /**
@@ -89,7 +91,7 @@ function context(body: ToolBody) {
 
 function replayStream(scenario: Scenario): StreamFn {
   let call = 0;
-  const { replies, modelDelayMs } = scenario;
+  const { replies, modelDelayMs, toolCallGapMs } = scenario;
   return () => {
     // Modulo: an agent session answers every prompt with the replies from the first on.
     const reply = replies[call++ % replies.length] as readonly AssistantMessageEvent[] | undefined;
@@ -98,7 +100,8 @@ function replayStream(scenario: Scenario): StreamFn {
     const push = () => {
       for (let index = 0; index < reply.length; index++) stream.push(reply[index]!);
     };
-    if (modelDelayMs === undefined) push();
+    if (toolCallGapMs !== undefined) playPieces(reply as readonly ModelEvent[], toolCallGapMs, (event) => stream.push(event as AssistantMessageEvent), () => undefined);
+    else if (modelDelayMs === undefined) push();
     else setTimeout(push, modelDelayMs);
     return stream;
   };

@@ -4,6 +4,7 @@ import { lastValueFrom, Observable } from "rxjs";
 import type { AgentLoopConfig, AgentTool, Model, ModelEvent } from "../../src/index.js";
 import { buildRxagent, builtRxagent } from "../build-rxagent.js";
 import { BENCH_TOOL_NAME } from "../workloads/replies.js";
+import { playPieces } from "../workloads/streamed.js";
 import { benchPrompt, convertWhole, type EventSink, type Implementation, type Scenario, type ToolBody } from "./implementation.js";
 
 type Rxagent = typeof import("../../src/index.js");
@@ -37,6 +38,7 @@ function createRxagent({ Agent, agentLoop, defineTool }: Rxagent): Implementatio
         model: replayModel(scenario),
         ...(scenario.maxConcurrency === undefined ? {} : { maxConcurrency: scenario.maxConcurrency }),
         ...conversionOptions(scenario),
+        ...(scenario.eagerTools ? { eagerTools: true } : {}),
       };
       return new Promise<void>((resolve, reject) => {
         agentLoop([benchPrompt()], { systemPrompt: "Bench.", messages: [], tools: [benchTool(scenario.tool)] }, config).subscribe({
@@ -75,7 +77,7 @@ function conversionOptions({ conversion }: Scenario): Pick<AgentLoopConfig, "con
 
 function replayModel(scenario: Scenario): Model {
   let call = 0;
-  const { replies, modelDelayMs } = scenario;
+  const { replies, modelDelayMs, toolCallGapMs } = scenario;
   return {
     id: "bench",
     provider: "bench",
@@ -92,6 +94,9 @@ function replayModel(scenario: Scenario): Model {
           for (let index = 0; index < reply.length && !subscriber.closed; index++) subscriber.next(reply[index]!);
           subscriber.complete();
         };
+        if (toolCallGapMs !== undefined) {
+          return playPieces(reply, toolCallGapMs, (event) => subscriber.next(event), () => subscriber.complete());
+        }
         if (modelDelayMs === undefined) {
           emit();
           return undefined;
