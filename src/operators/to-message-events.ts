@@ -1,4 +1,4 @@
-import { NEVER, Observable, type Observer, type OperatorFunction, type Subscriber } from "rxjs";
+import { NEVER, Observable, type Observer, type OperatorFunction, type Subscriber, Subscription } from "rxjs";
 import { errorText, RxAgentError } from "../errors.js";
 import { describe, isUsablePartial, problemOfModelMessage, settledModelMessage } from "../model/check-model-message.js";
 import type { AgentEvent, AssistantMessage, ModelEvent, StopReason } from "../types.js";
@@ -41,20 +41,20 @@ export function toMessageEvents(
       if (call.ended) {
         return abortSubscription;
       }
-      const sourceSubscription = source.subscribe(call);
-      return () => {
-        abortSubscription?.unsubscribe();
-        sourceSubscription.unsubscribe();
-      };
+      // The call is its own subscription to the source (see MessageEvents); the abort's ends with it.
+      if (abortSubscription) call.add(abortSubscription);
+      return source.subscribe(call);
     });
 }
 
 /**
  * One model call's messages events: the observer of the model's events. Why a class: a call is
  * made every turn and lives as long as the model streams, and one object with its methods on the
- * prototype replaces a handful of closures and their context.
+ * prototype replaces a handful of closures and their context. Why a `Subscription` too: rxjs
+ * takes it as the subscriber itself instead of wrapping it in two more objects, which are two
+ * calls per model event (see forwardingObserver).
  */
-class MessageEvents implements Observer<ModelEvent> {
+class MessageEvents extends Subscription implements Observer<ModelEvent> {
   started = false;
   ended = false;
   private partial: AssistantMessage | undefined;
@@ -64,7 +64,9 @@ class MessageEvents implements Observer<ModelEvent> {
     private readonly fallback: FallbackMessage,
     private readonly onModelEnd: (() => void) | undefined,
     private readonly abortModel: (() => void) | undefined,
-  ) {}
+  ) {
+    super();
+  }
 
   // Why each handler catches: its own code (the checks, `fallback`) runs inside rxjs's call of
   // the handler, where a throw would go to the unhandled-error path and the run would never end
