@@ -43,7 +43,8 @@ class ForwardingObserver<T> extends Subscription implements Observer<T> {
   }
 
   next(value: T): void {
-    if (this.stopped || this.destination.closed || !this.handlers.next) return;
+    // `closed`: unsubscribed from outside, as a SafeSubscriber would be, it hears nothing more.
+    if (this.stopped || this.closed || this.destination.closed || !this.handlers.next) return;
     try {
       this.handlers.next(value);
     } catch (error) {
@@ -52,7 +53,7 @@ class ForwardingObserver<T> extends Subscription implements Observer<T> {
   }
 
   error(error: unknown): void {
-    if (this.stopped) return;
+    if (this.stopped || this.closed) return;
     this.stopped = true;
     if (!this.destination.closed) {
       if (!this.handlers.error) this.destination.error(error);
@@ -68,7 +69,7 @@ class ForwardingObserver<T> extends Subscription implements Observer<T> {
   }
 
   complete(): void {
-    if (this.stopped) return;
+    if (this.stopped || this.closed) return;
     this.stopped = true;
     if (!this.destination.closed && this.handlers.complete) {
       try {

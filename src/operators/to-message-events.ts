@@ -80,6 +80,7 @@ class MessageEvents extends Subscription implements Observer<ModelEvent> {
   }
 
   error(error: unknown): void {
+    if (this.ended || this.closed) return;
     try {
       const text = error instanceof RxAgentError ? error.message : `Model stream failed: ${errorText(error)}`;
       this.end(this.hooks.fallback(this.partial, "error", text));
@@ -89,6 +90,7 @@ class MessageEvents extends Subscription implements Observer<ModelEvent> {
   }
 
   complete(): void {
+    if (this.ended || this.closed) return;
     try {
       this.end(this.hooks.fallback(this.partial, "error", "Model stream completed without a done or error event"));
     } catch (error) {
@@ -107,7 +109,7 @@ class MessageEvents extends Subscription implements Observer<ModelEvent> {
   }
 
   private take(event: ModelEvent): void {
-    if (this.ended) return;
+    if (this.ended || this.closed) return;
     if (typeof event !== "object" || event === null) {
       this.end(this.hooks.fallback(this.partial, "error", `Model sent an event that is ${describe(event)}, not an object`));
       return;
