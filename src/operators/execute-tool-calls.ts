@@ -10,6 +10,7 @@ import { mergeMapCapped } from "./merge-map-capped.js";
 import { prepareToolCall, prepareToolCalls } from "./prepare-tool-call.js";
 import { ResultSlot } from "./result-slot.js";
 import { runToolCall } from "./run-tool-call.js";
+import { ToolDeadlines } from "./tool-deadlines.js";
 import {
   ABORTED_TOOL_TEXT,
   BatchInterruption,
@@ -134,7 +135,8 @@ export function executeToolCalls(
         passOn(new FinalizedToolCall(index, toolCalls[index]!, errorResult(message), true, true));
       });
     }
-    const batch: ToolBatch = { assistantMessage, context, config, scheduler, cancellation: options.cancellation, interruption, cancellations };
+    const deadlines = new ToolDeadlines(scheduler);
+    const batch: ToolBatch = { assistantMessage, context, config, scheduler, cancellation: options.cancellation, interruption, deadlines, cancellations };
     const runCall = (prepared: PreparedToolCall) => runToolCall(prepared, batch);
     // Made only for a batch that may need a person's answer: the others pay nothing for approvals.
     const approvals = context.tools?.some((tool) => tool.needsApproval)

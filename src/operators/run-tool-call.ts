@@ -5,6 +5,7 @@ import type { AgentEvent, AgentToolResult, ToolExecutionContext } from "../types
 import { afterToolCall } from "./after-tool-call.js";
 import { isPromiseLike } from "./from-hook-result.js";
 import { progressUntilLast } from "./progress-until-last.js";
+import type { DeadlineListener, ToolDeadlines } from "./tool-deadlines.js";
 import { toolTimeoutMs, toolTimeoutText } from "./tool-timeout.js";
 import type { CallCancellations, CancellationListener } from "./call-cancellations.js";
 import { type BatchInterruption, FinalizedToolCall, type InterruptionListener, type PreparedToolCall, type ToolBatch } from "./tool-batch.js";
@@ -67,9 +68,7 @@ function executeTool(prepared: PreparedToolCall, batch: ToolBatch): Observable<A
     // Armed only now, for the same reason: a plain synchronous tool costs no timer. The limit
     // counts from the call's start all the same, since no virtual time passed while it ran.
     const timeoutMs = toolTimeoutMs(prepared, batch.config);
-    if (timeoutMs !== undefined) {
-      execution.addTeardown(batch.scheduler.schedule(() => execution.stop(toolTimeoutText(prepared, timeoutMs)), timeoutMs));
-    }
+    if (timeoutMs !== undefined) execution.limitTo(timeoutMs, batch.deadlines);
     if (isObservable(output)) {
       // Typed by ToolExecuteResult; the last value is checked by finishWithValue like any result.
       execution.addTeardown(subscribeToOutput(output as Observable<AgentToolResult>, batch, execution));
@@ -97,7 +96,7 @@ function executeTool(prepared: PreparedToolCall, batch: ToolBatch): Observable<A
  * measures this path: 3.5 µs per call against the reference's 8.9 µs (bench/README.md, run of
  * 2026-11-30 01:22); no figure was kept for the closures it replaced.
  */
-class ToolExecution implements ToolExecutionContext, InterruptionListener, CancellationListener {
+class ToolExecution implements ToolExecutionContext, InterruptionListener, CancellationListener, DeadlineListener {
   settled = false;
   // Created only when the tool reads its signal: most tools never do, and an AbortController
   // is the costliest object of a call. A signal read after the call ended comes back aborted.
@@ -107,6 +106,8 @@ class ToolExecution implements ToolExecutionContext, InterruptionListener, Cance
   private teardowns: (Subscription | (() => void))[] | undefined;
   private interruption: BatchInterruption | undefined;
   private cancellations: CallCancellations | undefined;
+  private deadlines: ToolDeadlines | undefined;
+  private timeoutMs = 0;
 
   constructor(
     private readonly prepared: PreparedToolCall,
@@ -174,7 +175,20 @@ class ToolExecution implements ToolExecutionContext, InterruptionListener, Cance
 
   /** What the call's subscription must do when it ends: nothing for a call settled with nothing to release. */
   teardownLogic(): (() => void) | undefined {
-    return this.settled && this.teardowns === undefined && this.interruption === undefined ? undefined : () => this.tearDown();
+    return this.settled && this.teardowns === undefined && this.interruption === undefined && this.deadlines === undefined
+      ? undefined
+      : () => this.tearDown();
+  }
+
+  /** Stops the call with a timeout error once `timeoutMs` have passed (the batch's one timer, tool-deadlines.ts). */
+  limitTo(timeoutMs: number, deadlines: ToolDeadlines): void {
+    this.timeoutMs = timeoutMs;
+    this.deadlines = deadlines;
+    deadlines.add(this, timeoutMs);
+  }
+
+  timedOut(): void {
+    this.stop(toolTimeoutText(this.prepared, this.timeoutMs));
   }
 
   listenTo(interruption: BatchInterruption, cancellations: CallCancellations | undefined): void {
@@ -199,6 +213,7 @@ class ToolExecution implements ToolExecutionContext, InterruptionListener, Cance
   tearDown(): void {
     this.interruption?.stopListening(this);
     this.cancellations?.stopListening(this.prepared.toolCall.id, this);
+    this.deadlines?.remove(this);
     for (const teardown of this.teardowns ?? []) {
       if (typeof teardown === "function") teardown();
       else teardown.unsubscribe();

@@ -1,70 +1,71 @@
-import { NEVER, Observable, type Observer, type OperatorFunction, type Subscriber } from "rxjs";
+import { NEVER, type Observable, type Observer, type Subscribable, type Subscriber, Subscription } from "rxjs";
 import { errorText, RxAgentError } from "../errors.js";
 import { describe, isUsablePartial, problemOfModelMessage, settledModelMessage } from "../model/check-model-message.js";
 import type { AgentEvent, AssistantMessage, ModelEvent, StopReason } from "../types.js";
 
-/** Builds the final message the loop uses when the model did not deliver one. */
-export type FallbackMessage = (
-  partial: AssistantMessage | undefined,
-  stopReason: Extract<StopReason, "error" | "aborted">,
-  errorMessage: string,
-) => AssistantMessage;
+/** What one model call tells the loop, and what it builds the messages the model did not deliver from. */
+export interface ModelCallHooks {
+  /** Builds the final message the loop uses when the model did not deliver one. */
+  fallback(partial: AssistantMessage | undefined, stopReason: Extract<StopReason, "error" | "aborted">, errorMessage: string): AssistantMessage;
+  /** The model itself delivered its final event. */
+  modelEnded(): void;
+  /** Fires the model's signal (abort). */
+  abortModel(): void;
+}
 
 /**
  * Maps one model call's events to the assistant message's `message_start`, `message_update`s
- * and `message_end`, then completes.
+ * and `message_end` on `subscriber`, then completes it; returns the subscription to the model.
  *
  * Emits `message_end` exactly once, whatever the model does: on `done`/`error` it carries the
  * model's final message (tool calls with a repeated id renamed, see `settledModelMessage`); when
  * the model Observable errors, completes without a final event, sends something that is not an
  * event or a final event without a usable message, it carries an error message built by
- * `fallback`. An event without a `partial` is skipped (the final message carries everything). A
- * model that skipped `start` still gets a `message_start` first. The source is unsubscribed as
- * soon as the message has ended, which aborts the request. `onModelEnd` is told when the model
- * itself delivered its final event.
+ * `hooks.fallback`. An event without a `partial` is skipped (the final message carries
+ * everything). A model that skipped `start` still gets a `message_start` first. The source is
+ * unsubscribed as soon as the message has ended, which aborts the request. `hooks.modelEnded` is
+ * told when the model itself delivered its final event.
  *
- * When `abort$` emits, `abortModel` fires the model's signal first: a model that answers at once
- * with its own final message (its partial content, usage and error text) ends the message with
- * it; one that does not is ended at once with an aborted message built by `fallback`.
+ * When `abort$` emits, `hooks.abortModel` fires the model's signal first: a model that answers at
+ * once with its own final message (its partial content, usage and error text) ends the message
+ * with it; one that does not is ended at once with an aborted message built by `fallback`.
+ *
+ * Why a function that subscribes and not an operator: it runs once per turn, and the operator's
+ * Observable and closures were a tenth of what a run waiting for its model holds (bench W5).
  */
-export function toMessageEvents(
+export function subscribeMessageEvents(
+  source: Subscribable<ModelEvent>,
   abort$: Observable<void>,
-  fallback: FallbackMessage,
-  onModelEnd?: () => void,
-  abortModel?: () => void,
-): OperatorFunction<ModelEvent, AgentEvent> {
-  return (source) =>
-    new Observable<AgentEvent>((subscriber) => {
-      const call = new MessageEvents(subscriber, fallback, onModelEnd, abortModel);
-      // NEVER, a run without a signal: nothing to listen to.
-      const abortSubscription = abort$ === NEVER ? undefined : abort$.subscribe(() => call.abort());
-      if (call.ended) {
-        return abortSubscription;
-      }
-      const sourceSubscription = source.subscribe(call);
-      return () => {
-        abortSubscription?.unsubscribe();
-        sourceSubscription.unsubscribe();
-      };
-    });
+  hooks: ModelCallHooks,
+  subscriber: Subscriber<AgentEvent>,
+): Subscription {
+  const call = new MessageEvents(subscriber, hooks);
+  // NEVER, a run without a signal: nothing to listen to.
+  if (abort$ !== NEVER) call.add(abort$.subscribe(() => call.abort()));
+  if (call.ended) return call;
+  // The call is its own subscription to the source (see MessageEvents); the abort's ends with it.
+  call.add(source.subscribe(call));
+  return call;
 }
 
 /**
  * One model call's messages events: the observer of the model's events. Why a class: a call is
  * made every turn and lives as long as the model streams, and one object with its methods on the
- * prototype replaces a handful of closures and their context.
+ * prototype replaces a handful of closures and their context. Why a `Subscription` too: rxjs
+ * takes it as the subscriber itself instead of wrapping it in two more objects, which are two
+ * calls per model event (see forwardingObserver).
  */
-class MessageEvents implements Observer<ModelEvent> {
+class MessageEvents extends Subscription implements Observer<ModelEvent> {
   started = false;
   ended = false;
   private partial: AssistantMessage | undefined;
 
   constructor(
     private readonly subscriber: Subscriber<AgentEvent>,
-    private readonly fallback: FallbackMessage,
-    private readonly onModelEnd: (() => void) | undefined,
-    private readonly abortModel: (() => void) | undefined,
-  ) {}
+    private readonly hooks: ModelCallHooks,
+  ) {
+    super();
+  }
 
   // Why each handler catches: its own code (the checks, `fallback`) runs inside rxjs's call of
   // the handler, where a throw would go to the unhandled-error path and the run would never end
@@ -79,17 +80,19 @@ class MessageEvents implements Observer<ModelEvent> {
   }
 
   error(error: unknown): void {
+    if (this.ended || this.closed) return;
     try {
       const text = error instanceof RxAgentError ? error.message : `Model stream failed: ${errorText(error)}`;
-      this.end(this.fallback(this.partial, "error", text));
+      this.end(this.hooks.fallback(this.partial, "error", text));
     } catch (thrown) {
       this.fail(thrown);
     }
   }
 
   complete(): void {
+    if (this.ended || this.closed) return;
     try {
-      this.end(this.fallback(this.partial, "error", "Model stream completed without a done or error event"));
+      this.end(this.hooks.fallback(this.partial, "error", "Model stream completed without a done or error event"));
     } catch (error) {
       this.fail(error);
     }
@@ -98,26 +101,26 @@ class MessageEvents implements Observer<ModelEvent> {
   abort(): void {
     if (this.ended) return;
     try {
-      this.abortModel?.();
-      this.end(this.fallback(this.partial, "aborted", "Request was aborted"));
+      this.hooks.abortModel();
+      this.end(this.hooks.fallback(this.partial, "aborted", "Request was aborted"));
     } catch (error) {
       this.fail(error);
     }
   }
 
   private take(event: ModelEvent): void {
-    if (this.ended) return;
+    if (this.ended || this.closed) return;
     if (typeof event !== "object" || event === null) {
-      this.end(this.fallback(this.partial, "error", `Model sent an event that is ${describe(event)}, not an object`));
+      this.end(this.hooks.fallback(this.partial, "error", `Model sent an event that is ${describe(event)}, not an object`));
       return;
     }
     switch (event.type) {
       case "done":
-        this.onModelEnd?.();
+        this.hooks.modelEnded();
         this.endWithModelMessage(event.message, "done");
         return;
       case "error":
-        this.onModelEnd?.();
+        this.hooks.modelEnded();
         this.endWithModelMessage(event.error, "error");
         return;
       case "start":
@@ -140,7 +143,7 @@ class MessageEvents implements Observer<ModelEvent> {
       this.end(settledModelMessage(message!));
       return;
     }
-    this.end(this.fallback(this.partial, "error", `Model sent a "${eventType}" event whose message ${problem}`));
+    this.end(this.hooks.fallback(this.partial, "error", `Model sent a "${eventType}" event whose message ${problem}`));
   }
 
   /** A model that skipped `start` still gets a `message_start` first. */

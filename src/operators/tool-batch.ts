@@ -10,6 +10,7 @@ import type {
 } from "../types.js";
 import type { Cancellation } from "../streams/lazy-abort-controller.js";
 import type { CallCancellations } from "./call-cancellations.js";
+import type { ToolDeadlines } from "./tool-deadlines.js";
 
 /** What every step of one assistant message's tool batch needs to know. */
 export interface ToolBatch {
@@ -28,6 +29,8 @@ export interface ToolBatch {
    * running then are aborted; calls not started yet are skipped.
    */
   readonly interruption: BatchInterruption;
+  /** The running calls' time limits (`toolTimeoutMs`), one timer for the batch. */
+  readonly deadlines: ToolDeadlines;
   /** Cancels of single calls, when the config has a `cancellations` source. */
   readonly cancellations?: CallCancellations;
 }

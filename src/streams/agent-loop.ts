@@ -143,12 +143,12 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
     );
     // The queues' sources are subscribed beside the turns, not merged into them: the turns
     // complete right after `agent_end` on their own, and no event passes through a merge.
-    const subscription = new Subscription();
-    feed(steering, subscription);
-    feed(followUp, subscription);
-    subscription.add(turns$.subscribe(subscriber));
+    // The subscriber itself holds them, not a Subscription of their own: one object and one
+    // array of finalizers fewer per run (bench W5, heap per waiting run).
+    feed(steering, subscriber);
+    feed(followUp, subscriber);
+    turns$.subscribe(subscriber);
     return () => {
-      subscription.unsubscribe();
       config.signal?.removeEventListener("abort", onAbort);
       if (!run.ended) cancellation.abort(new Error("The run was unsubscribed"));
     };

@@ -24,6 +24,7 @@ import { initialAgentState, reduceAgentState } from "./agent-state.js";
 import { MessageQueue } from "./message-queue.js";
 import { OnDemandSubject, OnDemandValue } from "./on-demand-subject.js";
 import { QueueInput } from "./queue-input.js";
+import { QueueView } from "./queue-view.js";
 import { toMessages } from "./prompt-input.js";
 import { missingToolResults } from "./repair-transcript.js";
 
@@ -67,14 +68,18 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
   steeringMode: QueueMode;
   followUpMode: QueueMode;
 
-  private readonly steeringQueue = new MessageQueue((queuedSteering) => this.patchState({ queuedSteering }));
-  private readonly followUpQueue = new MessageQueue((queuedFollowUp) => this.patchState({ queuedFollowUp }));
+  // The queues and their inputs are made on first use, and runs get views of them (queue-view.ts):
+  // most agents are never steered, and four objects and two closures were a fifth of an idle
+  // agent (bench W5, heap per idle agent).
+  private steeringQueueValue: MessageQueue | undefined;
+  private followUpQueueValue: MessageQueue | undefined;
+  private steeringInputValue: QueueInput | undefined;
+  private followUpInputValue: QueueInput | undefined;
+  private inputsClosed = false;
   // Subjects are made when first asked for: a server may hold thousands of idle agents, and most
   // of them are never listened to between runs.
   private readonly stateValue: OnDemandValue<AgentState>;
   private readonly eventStream = new OnDemandSubject<AgentEvent<unknown, OutputOf<TOutputSchema>>>();
-  private readonly steeringInput = new QueueInput(this.steeringQueue);
-  private readonly followUpInput = new QueueInput(this.followUpQueue);
   private activeRun: ActiveRun<OutputOf<TOutputSchema>> | undefined;
   private options: AgentOptions<TOutputSchema>;
 
@@ -85,6 +90,28 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     this.steeringMode = options.steeringMode ?? "one-at-a-time";
     this.followUpMode = options.followUpMode ?? "one-at-a-time";
     this.stateValue = new OnDemandValue(initialAgentState(options.messages ?? []));
+  }
+
+  private get steeringQueue(): MessageQueue {
+    return (this.steeringQueueValue ??= new MessageQueue((queuedSteering) => this.patchState({ queuedSteering })));
+  }
+
+  private get followUpQueue(): MessageQueue {
+    return (this.followUpQueueValue ??= new MessageQueue((queuedFollowUp) => this.patchState({ queuedFollowUp })));
+  }
+
+  private get steeringInput(): QueueInput {
+    return (this.steeringInputValue ??= this.input(this.steeringQueue));
+  }
+
+  private get followUpInput(): QueueInput {
+    return (this.followUpInputValue ??= this.input(this.followUpQueue));
+  }
+
+  private input(queue: MessageQueue): QueueInput {
+    const input = new QueueInput(queue);
+    if (this.inputsClosed) input.close();
+    return input;
   }
 
   /** Push a message here (or call `steer`) to redirect the agent before its next model call. */
@@ -198,7 +225,8 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     if (!isAssistantMessage(last)) {
       return this.startRun((config) => agentLoopContinue(this.context(), config));
     }
-    const queued = this.steeringQueue.size > 0 ? this.steeringQueue.drain(this.steeringMode) : this.followUpQueue.drain(this.followUpMode);
+    const queued =
+      (this.steeringQueueValue?.size ?? 0) > 0 ? this.steeringQueue.drain(this.steeringMode) : (this.followUpQueueValue?.drain(this.followUpMode) ?? []);
     if (queued.length === 0) {
       throw new InvalidStateError(
         "Cannot continue: the transcript ends with an assistant message and no messages are queued. Use prompt().",
@@ -219,7 +247,7 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
 
   /** Drops every queued steering and follow-up message and returns them. */
   clearQueues(): QueuedMessages {
-    return { steering: this.steeringQueue.clear(), followUp: this.followUpQueue.clear() };
+    return { steering: this.steeringQueueValue?.clear() ?? [], followUp: this.followUpQueueValue?.clear() ?? [] };
   }
 
   /**
@@ -227,8 +255,8 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
    * drops queued steering; queued follow-ups stay unless `clearFollowUps`.
    */
   abort(options: { clearFollowUps?: boolean } = {}): void {
-    this.steeringQueue.clear();
-    if (options.clearFollowUps) this.followUpQueue.clear();
+    this.steeringQueueValue?.clear();
+    if (options.clearFollowUps) this.followUpQueueValue?.clear();
     this.activeRun?.controller.abort(new Error("Aborted by the user"));
   }
 
@@ -289,7 +317,7 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     const snapshot: AgentSnapshot = {
       version: 1,
       messages: [...this.state.messages],
-      queued: { steering: [...this.steeringQueue.peek()], followUp: [...this.followUpQueue.peek()] },
+      queued: { steering: [...(this.steeringQueueValue?.peek() ?? [])], followUp: [...(this.followUpQueueValue?.peek() ?? [])] },
     };
     if (this.options.systemPrompt !== undefined) snapshot.systemPrompt = this.options.systemPrompt;
     return snapshot;
@@ -298,8 +326,9 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
   /** Tears down the active run and stops publishing; the transcript store keeps what it has. */
   dispose(): void {
     this.tearDownRun();
-    this.steeringInput.close();
-    this.followUpInput.close();
+    this.inputsClosed = true;
+    this.steeringInputValue?.close();
+    this.followUpInputValue?.close();
     this.eventStream.complete();
     this.stateValue.complete();
     this.options.store?.close?.();
@@ -323,8 +352,8 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     const { messages: _messages, store: _store, onWarning: _onWarning, systemPrompt: _systemPrompt, tools: _tools, ...loopOptions } = this.options;
     const config: AgentLoopConfig = {
       ...loopOptions,
-      steering: this.steeringQueue,
-      followUp: this.followUpQueue,
+      steering: new QueueView(() => this.steeringQueueValue, () => this.steeringQueue),
+      followUp: new QueueView(() => this.followUpQueueValue, () => this.followUpQueue),
       steeringMode: this.steeringMode,
       followUpMode: this.followUpMode,
       signal: controller.signal,

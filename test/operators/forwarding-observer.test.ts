@@ -68,4 +68,39 @@ describe("forwardingObserver", () => {
     inner.error(new Error("late"));
     expect(called).toStrictEqual([]);
   });
+
+  it("is the subscriber itself (no wrapper per subscription), hears nothing after its end, and unsubscribes then", () => {
+    const inner = new Subject<number>();
+    const called: string[] = [];
+    const observer = forwardingObserver<number>({ closed: false, error: () => called.push("error") }, {
+      next: (value) => called.push(`next ${value}`),
+      complete: () => {
+        called.push("complete");
+        inner.next(2);
+      },
+    });
+    expect(inner.subscribe(observer)).toBe(observer);
+    inner.next(1);
+    inner.complete();
+    inner.next(3);
+    expect([called, observer.closed]).toStrictEqual([["next 1", "complete"], true]);
+  });
+
+  it("hears nothing once unsubscribed from outside, even from a source that keeps sending", () => {
+    const called: string[] = [];
+    let leaky: { next(value: number): void; complete(): void } | undefined;
+    const source = new Observable<number>((subscriber) => {
+      leaky = subscriber;
+    });
+    const observer = forwardingObserver<number>({ closed: false, error: () => called.push("error") }, {
+      next: (value) => called.push(`next ${value}`),
+      complete: () => called.push("complete"),
+    });
+    source.subscribe(observer);
+    leaky!.next(1);
+    observer.unsubscribe();
+    leaky!.next(2);
+    leaky!.complete();
+    expect(called).toStrictEqual(["next 1"]);
+  });
 });
