@@ -119,7 +119,7 @@ describe("Agent.open with calls that waited for approval", () => {
     ]);
     expect(model.calls[0]?.messages.map((message) => message.role)).toStrictEqual(["user", "assistant", "toolResult", "toolResult", "toolResult"]);
     const reloaded = await new JsonlTranscriptStore(path).load();
-    expect(reloaded).toStrictEqual(agent.messages);
+    expect(reloaded).toStrictEqual(JSON.parse(JSON.stringify(agent.messages)));
   });
 
   it("replays the reopened run whole on currentRun$, well formed, and deny gives the denial result", async () => {
