@@ -44,7 +44,7 @@ export function reopenedToolCalls(
   for (const record of records) {
     const toolCallId = record.type === "approval_pending" ? record.approval.toolCallId : record.type === "tool_result" ? record.message.toolCallId : record.toolCallId;
     if (!calls.some((call) => call.id === toolCallId)) {
-      warn(`The store holds a ${record.type} record for tool call "${toolCallId}", which the transcript's last assistant message does not have; ignored.`);
+      warn(`The store holds a record (${record.type}) for tool call "${toolCallId}", which the transcript's last assistant message does not have; ignored.`);
       continue;
     }
     if (answered.has(toolCallId)) continue;

@@ -149,4 +149,60 @@ describe("Agent.open with calls that waited for approval", () => {
     assertEventGrammar(events);
     expect(agent.currentRun$).toBeUndefined();
   });
+
+  it("abort while reopened calls wait settles them with the aborted result and ends the run", async () => {
+    const path = temporaryFile();
+    await stopWhileWaiting(path);
+    const events: AgentEvent[] = [];
+    const agent = await Agent.open({ model: scriptedModel([]), tools: tools([]), store: new JsonlTranscriptStore(path) });
+    agent.currentRun$?.subscribe((event) => events.push(event));
+    agent.abort();
+    await agent.waitForIdle();
+    expect(agent.state.pendingApprovals).toStrictEqual([]);
+    expect(resultsOf(agent.messages)).toStrictEqual([
+      ["h1", true, "The tool call was interrupted before the tool finished."],
+      ["d1", true, "Tool execution was aborted."],
+      ["r1", false, "read it"],
+    ]);
+    expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "aborted" });
+    assertEventGrammar(events);
+  });
+
+  it("a call approved before the stop was running: continue() repairs it as interrupted and keeps the finished result the store held", async () => {
+    const path = temporaryFile();
+    const ran: string[] = [];
+    const slowDeploy = tools(ran).map((tool) => (tool.name === "deploy" ? { ...tool, execute: () => NEVER } : tool));
+    const first = new Agent({ model: scriptedModel([batch]), tools: slowDeploy, store: new JsonlTranscriptStore(path) });
+    first.prompt("ship it");
+    first.approve("d1");
+    expect(first.state.pendingToolCalls).toStrictEqual(["h1", "d1"]);
+
+    const model = scriptedModel(["Interrupted; shall I retry?"]);
+    const agent = await Agent.open({ model, tools: tools([]), store: new JsonlTranscriptStore(path) });
+    expect(agent.isRunning).toBe(false);
+    const events: AgentEvent[] = [];
+    agent.continue().subscribe((event) => events.push(event));
+    await agent.waitForIdle();
+    expect(resultsOf(agent.messages)).toStrictEqual([
+      ["h1", true, "The tool call was interrupted before the tool finished."],
+      ["d1", true, "The tool call was interrupted before the tool finished."],
+      ["r1", false, "read it"],
+    ]);
+    assertEventGrammar(events);
+  });
+
+  it("warns of a record for a call the last assistant message does not have, and ignores it", async () => {
+    const path = temporaryFile();
+    const store = new JsonlTranscriptStore(path);
+    store.append({ role: "user", content: "hi", timestamp: 0 });
+    store.record({ type: "approval_pending", approval: { toolCallId: "ghost", toolName: "deploy", args: {}, since: 3 } });
+    store.close();
+    const warnings: string[] = [];
+    const agent = await Agent.open({ model: scriptedModel(["hello"]), tools: tools([]), store: new JsonlTranscriptStore(path), onWarning: (message) => warnings.push(message) });
+    expect(agent.isRunning).toBe(false);
+    expect(agent.state.pendingApprovals).toStrictEqual([]);
+    expect(warnings).toStrictEqual([
+      'The store holds a record (approval_pending) for tool call "ghost", which the transcript\'s last assistant message does not have; ignored.',
+    ]);
+  });
 });
