@@ -24,6 +24,11 @@ export interface AgentState {
   streamingMessage?: AssistantMessage;
   /** Ids of the tool calls running now. */
   pendingToolCalls: readonly string[];
+  /**
+   * Ids of the calls ready to run that wait for a concurrency slot (`maxConcurrency`, or their
+   * tool's `concurrency`); each moves to `pendingToolCalls` as it starts.
+   */
+  waitingToolCalls: readonly string[];
   /** Calls waiting for `approve` / `deny`, oldest first. */
   pendingApprovals: readonly PendingApproval[];
   /**
