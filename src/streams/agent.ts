@@ -29,6 +29,7 @@ import { QueueInput } from "./queue-input.js";
 import { toMessages } from "./prompt-input.js";
 import { missingToolResults } from "./repair-transcript.js";
 import { reopenedToolCalls } from "./reopened-tool-calls.js";
+import { approvalRecordOf } from "./approval-records.js";
 
 export interface AgentOptions<TOutputSchema extends OutputSchema = OutputSchema> extends Omit<AgentLoopConfig, "steering" | "followUp" | "signal" | "output" | "cancellations" | "approvals"> {
   /** A structured final answer for every run, in `agent_end.output` (see `AgentLoopConfig.output`). */
@@ -56,7 +57,7 @@ interface ActiveRun<TOutput> {
   approvals: Subject<ToolCallDecision>;
   /** The id of the last call that started (calls start in source order): the ones after it have not. */
   lastStartedToolCall: string | undefined;
-  /** A call of the current batch waited for approval: the store keeps each result as it comes (`TranscriptRecord`). */
+  /** A call of the current batch waited for approval: the store keeps each result as it comes (`approvalRecordOf`). */
   recordsResults: boolean;
 }
 
@@ -405,7 +406,14 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
         this.warn(`The transcript store failed to append a message: ${errorText(error)}`);
       }
     }
-    if (store?.record) this.keepRecord(event, run, store);
+    const record = store?.record ? approvalRecordOf(event, run, this.now()) : undefined;
+    if (record) {
+      try {
+        store!.record!(record);
+      } catch (error) {
+        this.warn(`The transcript store failed to keep a ${record.type} record: ${errorText(error)}`);
+      }
+    }
     if (event.type === "tool_execution_start") run.lastStartedToolCall = event.toolCallId;
     if (event.type === "agent_end" && this.activeRun === run) {
       // Idle before anyone hears agent_end, so a listener may prompt again at once.
@@ -416,46 +424,6 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     const state = reduceAgentState(this.stateValue.value, event);
     if (state !== this.stateValue.value) this.stateValue.next(state);
     this.eventStream.next(event);
-  }
-
-  /**
-   * Keeps what a restart needs to reopen calls that wait for approval: their waits, and in a
-   * batch where a call waited, each result as its call ends. Why only there: a result waits for
-   * the calls before it to be appended (call order), and behind a call that waits for a person
-   * that may be hours; elsewhere it is seconds, and a crash then repairs it as interrupted.
-   */
-  private keepRecord(event: AgentEvent, run: ActiveRun<OutputOf<TOutputSchema>>, store: TranscriptStore): void {
-    let record: TranscriptRecord;
-    switch (event.type) {
-      case "message_end":
-        if (isAssistantMessage(event.message)) run.recordsResults = false;
-        return;
-      case "tool_approval_start": {
-        run.recordsResults = true;
-        const { toolCallId, toolName, args, since } = event;
-        record = { type: "approval_pending", approval: { toolCallId, toolName, args, since } };
-        break;
-      }
-      case "tool_approval_end":
-        record = { type: "approval_settled", toolCallId: event.toolCallId };
-        break;
-      case "tool_execution_end": {
-        if (!run.recordsResults) return;
-        // The message the batch makes of it (execute-tool-calls.ts), made at the same instant.
-        const { toolCallId, toolName, result, isError } = event;
-        const message: ToolResultMessage = { role: "toolResult", toolCallId, toolName, content: result.content, details: result.details, isError, timestamp: this.now() };
-        if (result.usage !== undefined) message.usage = result.usage;
-        record = { type: "tool_result", message };
-        break;
-      }
-      default:
-        return;
-    }
-    try {
-      store.record?.(record);
-    } catch (error) {
-      this.warn(`The transcript store failed to keep a ${record.type} record: ${errorText(error)}`);
-    }
   }
 
   /** Starts the run a store's records say was waiting for approval, or keeps their results for the next run. */

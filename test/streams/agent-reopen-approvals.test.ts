@@ -2,7 +2,7 @@ import { Type } from "@sinclair/typebox";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { NEVER } from "rxjs";
+import { asyncScheduler, NEVER } from "rxjs";
 import { describe, expect, it } from "vitest";
 import { Agent, defineTool, textResult } from "../../src/index.js";
 import type { AgentEvent, AgentTool, ToolResultMessage } from "../../src/index.js";
@@ -204,5 +204,23 @@ describe("Agent.open with calls that waited for approval", () => {
     expect(warnings).toStrictEqual([
       'The store holds a record (approval_pending) for tool call "ghost", which the transcript\'s last assistant message does not have; ignored.',
     ]);
+  });
+
+  it("a reopened call whose tool is gone gets the not-found error at once, without a wait, and the run goes on", async () => {
+    const path = temporaryFile();
+    await stopWhileWaiting(path);
+    // Streamed in real time: the run is still going when open returns.
+    const model = scriptedModel(["The deploy tool is gone."], { scheduler: asyncScheduler, delay: 1 });
+    const agent = await Agent.open({ model, tools: tools([]).filter((tool) => tool.name !== "deploy"), store: new JsonlTranscriptStore(path) });
+    const events: AgentEvent[] = [];
+    agent.currentRun$?.subscribe((event) => events.push(event));
+    await agent.waitForIdle();
+    expect(resultsOf(agent.messages)).toStrictEqual([
+      ["h1", true, "The tool call was interrupted before the tool finished."],
+      ["d1", true, "Tool deploy not found"],
+      ["r1", false, "read it"],
+    ]);
+    expect(toolEvents(events).slice(0, 4)).toStrictEqual(["agent_start", "turn_start", "tool_execution_start d1", "tool_execution_end d1"]);
+    assertEventGrammar(events);
   });
 });
