@@ -1,7 +1,7 @@
 import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, writeSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { errorText } from "../errors.js";
-import { isAssistantMessage } from "../types/messages.js";
+import { roleOf } from "../types/messages.js";
 import type { AgentMessage, StoredTranscript, TranscriptRecord, TranscriptStore } from "../types.js";
 import { safeJsonLine } from "./safe-json-line.js";
 
@@ -58,8 +58,8 @@ export class JsonlTranscriptStore implements TranscriptStore {
       }
       if (!isRecordLine(value)) {
         messages.push(value as AgentMessage);
-        // Records before an assistant message describe a batch that is over.
-        if (isAssistantMessage(value as AgentMessage)) records = [];
+        // Records describe the last assistant message's batch: any other message but its results closes it.
+        if (roleOf(value as AgentMessage) !== "toolResult") records = [];
         return;
       }
       const record = checkedRecord(value.rxagent);

@@ -213,7 +213,8 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
 
   /**
    * Resumes from the transcript. A transcript that ends in tool calls without results (a crash
-   * during tool execution) is repaired first: each missing result becomes an error result. One
+   * during tool execution) is repaired first: each missing result becomes an error result, or
+   * the result the store kept for it (`Agent.open`). One
    * that ends with an assistant message runs the queued messages instead.
    *
    * Contract: throws an `InvalidStateError` while running, or when there is nothing to do.

@@ -78,8 +78,9 @@ export interface TranscriptStore {
    */
   record?(record: TranscriptRecord): void;
   /**
-   * Optional, with `record`: the messages, and the records kept after the last assistant message,
-   * in the order they were kept (earlier records describe batches that are over).
+   * Optional, with `record`: the messages, and the records kept since the last message that is
+   * not a tool result (the last assistant message's batch), in the order they were kept; earlier
+   * records describe batches that are over.
    */
   loadTranscript?(): Promise<StoredTranscript>;
 }

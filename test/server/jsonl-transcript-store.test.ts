@@ -120,17 +120,20 @@ describe("JsonlTranscriptStore", () => {
     store.record({ type: "approval_settled", toolCallId: "old" });
     store.append(assistant);
     store.record({ type: "approval_pending", approval: { toolCallId: "c1", toolName: "deploy", args: { target: "prod" }, since: 5 } });
+    // A result of the same batch does not close it.
+    const result = { role: "toolResult", toolCallId: "c0", toolName: "read", content: [], isError: false, timestamp: 2 } as AgentMessage;
+    store.append(result);
     store.close();
     appendFileSync(path, `${JSON.stringify({ rxagent: { type: "approval_pending", approval: { toolCallId: 7 } } })}\n{"rxagent":{"type":"appr`);
     const warnings: string[] = [];
     const reopened = new JsonlTranscriptStore(path, { onWarning: (message) => warnings.push(message) });
     expect(await reopened.loadTranscript()).toStrictEqual({
-      messages: [user("a"), assistant],
+      messages: [user("a"), assistant, result],
       records: [{ type: "approval_pending", approval: { toolCallId: "c1", toolName: "deploy", args: { target: "prod" }, since: 5 } }],
     });
     expect(warnings).toStrictEqual([
-      `${path}:5: skipped a record that is not one rxagent writes: {"rxagent":{"type":"approval_pending","approval":{"toolCallId":7}}}`,
-      `${path}:6: skipped a line that is not valid JSON (torn last line, cut off).`,
+      `${path}:6: skipped a record that is not one rxagent writes: {"rxagent":{"type":"approval_pending","approval":{"toolCallId":7}}}`,
+      `${path}:7: skipped a line that is not valid JSON (torn last line, cut off).`,
     ]);
     // The torn record is cut before the next line, as a torn message is.
     reopened.record({ type: "approval_settled", toolCallId: "c1" });
@@ -139,6 +142,6 @@ describe("JsonlTranscriptStore", () => {
       { type: "approval_pending", approval: { toolCallId: "c1", toolName: "deploy", args: { target: "prod" }, since: 5 } },
       { type: "approval_settled", toolCallId: "c1" },
     ]);
-    expect(await new JsonlTranscriptStore(path, { onWarning: () => undefined }).load()).toStrictEqual([user("a"), assistant]);
+    expect(await new JsonlTranscriptStore(path, { onWarning: () => undefined }).load()).toStrictEqual([user("a"), assistant, result]);
   });
 });
