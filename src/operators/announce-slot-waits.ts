@@ -1,10 +1,17 @@
-import { Observable, type OperatorFunction, type SchedulerLike } from "rxjs";
+import { EMPTY, Observable, of, type OperatorFunction, type SchedulerLike } from "rxjs";
+import type { Cancellation } from "../streams/lazy-abort-controller.js";
+import { errorResult } from "../tools/tool-results.js";
 import type { AgentEvent } from "../types.js";
-import type { FinalizedToolCall, PreparedToolCall } from "./tool-batch.js";
+import { ABORTED_TOOL_TEXT, FinalizedToolCall, type PreparedToolCall } from "./tool-batch.js";
+
+/** What running one call emits (`runToolCall`). */
+type CallOutput = AgentEvent | FinalizedToolCall;
 
 /** What `announceSlotWaits` tells of, and asks. */
 export interface SlotWaits {
   readonly scheduler: SchedulerLike;
+  /** The run's abort: torn down or aborted, no tool code may run any more. */
+  readonly cancellation: Cancellation;
   readonly passOn: (event: AgentEvent | FinalizedToolCall) => void;
   /** Whether the call has its result already (cancelled while it waited). */
   readonly isSettled: (index: number) => boolean;
@@ -25,19 +32,24 @@ export interface SlotWaits {
  *            b    wait_start(b)  wait_end(b) ── b runs ──|
  * ```
  */
-export function announceSlotWaits<R>(
-  fanOut: (project: (prepared: PreparedToolCall) => Observable<R>) => OperatorFunction<PreparedToolCall, R>,
-  project: (prepared: PreparedToolCall) => Observable<R>,
-  { scheduler, passOn, isSettled }: SlotWaits,
-): OperatorFunction<PreparedToolCall, R> {
+export function announceSlotWaits(
+  fanOut: (project: (prepared: PreparedToolCall) => Observable<CallOutput>) => OperatorFunction<PreparedToolCall, CallOutput>,
+  project: (prepared: PreparedToolCall) => Observable<CallOutput>,
+  { scheduler, cancellation, passOn, isSettled }: SlotWaits,
+): OperatorFunction<PreparedToolCall, CallOutput> {
   return (source) =>
-    new Observable<R>((subscriber) => {
+    new Observable<CallOutput>((subscriber) => {
       let arriving: PreparedToolCall | undefined;
       const waiting = new Set<PreparedToolCall>();
-      const start = (prepared: PreparedToolCall): Observable<R> => {
+      const start = (prepared: PreparedToolCall): Observable<CallOutput> => {
         if (arriving === prepared) arriving = undefined;
         else if (waiting.delete(prepared) && !isSettled(prepared.index)) {
           passOn({ type: "tool_slot_wait_end", toolCallId: prepared.toolCall.id, toolName: prepared.toolCall.name });
+          // A listener may leave or abort as it hears that, and the fan-out subscribes to what this
+          // returns all the same: a run torn down or aborted (its cancellation, set also before its
+          // subscriptions are linked) must not start a tool; an aborted call gets its result.
+          if (subscriber.closed) return EMPTY;
+          if (cancellation.aborted) return of(new FinalizedToolCall(prepared.index, prepared.toolCall, errorResult(ABORTED_TOOL_TEXT), true, true));
         }
         return project(prepared);
       };

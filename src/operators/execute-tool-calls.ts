@@ -135,7 +135,7 @@ export function executeToolCalls(
       ? new CallApprovals(config.approvals !== undefined, (toolCallId) => toolCalls.some((call) => call.id === toolCallId))
       : undefined;
 
-    const slotWaits: SlotWaits = { scheduler, passOn, isSettled: (index) => results[index] !== undefined };
+    const slotWaits: SlotWaits = { scheduler, cancellation: options.cancellation, passOn, isSettled: (index) => results[index] !== undefined };
     const sequential =
       config.toolExecution === "sequential" ||
       toolCalls.some((call) => context.tools?.some((tool) => tool.name === call.name && tool.executionMode === "sequential"));
