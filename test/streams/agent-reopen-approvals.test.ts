@@ -168,6 +168,23 @@ describe("Agent.open with calls that waited for approval", () => {
     assertEventGrammar(events);
   });
 
+  it("cancelToolCall ends a reopened wait with the cancel's error; the run goes on", async () => {
+    const path = temporaryFile();
+    await stopWhileWaiting(path);
+    const agent = await Agent.open({ model: scriptedModel(["Cancelled."]), tools: tools([]), store: new JsonlTranscriptStore(path) });
+    const events: AgentEvent[] = [];
+    agent.currentRun$?.subscribe((event) => events.push(event));
+    agent.cancelToolCall("d1", "not today");
+    await agent.waitForIdle();
+    expect(resultsOf(agent.messages)).toStrictEqual([
+      ["h1", true, "The tool call was interrupted before the tool finished."],
+      ["d1", true, "Tool call was cancelled: not today"],
+      ["r1", false, "read it"],
+    ]);
+    expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "idle" });
+    assertEventGrammar(events);
+  });
+
   it("a call approved before the stop was running: continue() repairs it as interrupted and keeps the finished result the store held", async () => {
     const path = temporaryFile();
     const ran: string[] = [];
