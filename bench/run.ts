@@ -17,6 +17,7 @@ import { reference } from "./implementations/reference.js";
 import { loadRxagent } from "./implementations/rxagent.js";
 import { type BenchReport, formatMachine, formatTable, formatTargets, type Machine } from "./report.js";
 import { chatty } from "./workloads/chatty.js";
+import { eagerTools } from "./workloads/eager-tools.js";
 import { type BenchOptions, collectGarbage, repIsolation, type WorkloadResult } from "./workloads/harness.js";
 import { longSession } from "./workloads/long-session.js";
 import { manySessions } from "./workloads/many-sessions.js";
@@ -29,6 +30,7 @@ const workloads: Record<string, (options: BenchOptions) => Promise<WorkloadResul
   W3: parallelLatency,
   W4: longSession,
   W5: manySessions,
+  W6: eagerTools,
 };
 
 export async function main(argv: readonly string[]): Promise<BenchReport> {

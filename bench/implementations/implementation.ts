@@ -22,6 +22,10 @@ export interface Scenario {
   readonly maxConcurrency?: number;
   /** When set, each model call waits this long (setTimeout) before streaming its reply. */
   readonly modelDelayMs?: number;
+  /** When set, a reply's tool calls are streamed this far apart on real timers (`streamedPieces`). */
+  readonly toolCallGapMs?: number;
+  /** rxagent only: start each call at its `toolcall_end` (`eagerTools`); the others ignore it. */
+  readonly eagerTools?: boolean;
 }
 
 /** The one event field the bench looks at; both loops' `AgentEvent`s have it. */

@@ -3,7 +3,9 @@ import type { AgentMessage, AgentTool, AgentLoopConfig, StreamFn } from "@marioz
 import { createAssistantMessageEventStream } from "@mariozechner/pi-ai";
 import type { AssistantMessageEvent, Message, Model } from "@mariozechner/pi-ai";
 import { Type } from "typebox";
+import type { ModelEvent } from "../../src/index.js";
 import { BENCH_TOOL_NAME } from "../workloads/replies.js";
+import { playPieces } from "../workloads/streamed.js";
 import { benchPrompt, type Implementation, type Scenario, type ToolBody } from "./implementation.js";
 
 /**
@@ -68,7 +70,7 @@ function context(body: ToolBody) {
 
 function replayStream(scenario: Scenario): StreamFn {
   let call = 0;
-  const { replies, modelDelayMs } = scenario;
+  const { replies, modelDelayMs, toolCallGapMs } = scenario;
   return () => {
     const reply = replies[call++] as readonly AssistantMessageEvent[] | undefined;
     if (reply === undefined) throw new Error(`bench model: no reply for call #${call}`);
@@ -76,7 +78,8 @@ function replayStream(scenario: Scenario): StreamFn {
     const push = () => {
       for (let index = 0; index < reply.length; index++) stream.push(reply[index]!);
     };
-    if (modelDelayMs === undefined) push();
+    if (toolCallGapMs !== undefined) playPieces(reply as readonly ModelEvent[], toolCallGapMs, (event) => stream.push(event as AssistantMessageEvent), () => undefined);
+    else if (modelDelayMs === undefined) push();
     else setTimeout(push, modelDelayMs);
     return stream;
   };

@@ -4,6 +4,7 @@ import { lastValueFrom, Observable } from "rxjs";
 import type { AgentTool, Model, ModelEvent } from "../../src/index.js";
 import { buildRxagent } from "../build-rxagent.js";
 import { BENCH_TOOL_NAME } from "../workloads/replies.js";
+import { playPieces } from "../workloads/streamed.js";
 import { benchPrompt, type Implementation, type Scenario, type ToolBody } from "./implementation.js";
 
 type Rxagent = typeof import("../../src/index.js");
@@ -33,6 +34,7 @@ function createRxagent({ Agent, agentLoop, defineTool }: Rxagent): Implementatio
       const config = {
         model: replayModel(scenario),
         ...(scenario.maxConcurrency === undefined ? {} : { maxConcurrency: scenario.maxConcurrency }),
+        ...(scenario.eagerTools ? { eagerTools: true } : {}),
       };
       return new Promise<void>((resolve, reject) => {
         agentLoop([benchPrompt()], { systemPrompt: "Bench.", messages: [], tools: [benchTool(scenario.tool)] }, config).subscribe({
@@ -52,7 +54,7 @@ function createRxagent({ Agent, agentLoop, defineTool }: Rxagent): Implementatio
 
 function replayModel(scenario: Scenario): Model {
   let call = 0;
-  const { replies, modelDelayMs } = scenario;
+  const { replies, modelDelayMs, toolCallGapMs } = scenario;
   return {
     id: "bench",
     provider: "bench",
@@ -68,6 +70,9 @@ function replayModel(scenario: Scenario): Model {
           for (let index = 0; index < reply.length && !subscriber.closed; index++) subscriber.next(reply[index]!);
           subscriber.complete();
         };
+        if (toolCallGapMs !== undefined) {
+          return playPieces(reply, toolCallGapMs, (event) => subscriber.next(event), () => subscriber.complete());
+        }
         if (modelDelayMs === undefined) {
           emit();
           return undefined;

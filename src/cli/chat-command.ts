@@ -27,6 +27,8 @@ export interface ChatOptions {
   errorOutput: NodeJS.WritableStream;
   /** Colour on: a terminal and no `NO_COLOR`. */
   color: boolean;
+  /** `--eager-tools`: every tool starts at its call's `toolcall_end` (`AgentLoopConfig.eagerTools`). */
+  eagerTools?: boolean;
 }
 
 /**
@@ -51,6 +53,7 @@ export function runChat(options: ChatOptions): Promise<number> {
       tools: options.tools ?? demoTools({ root: options.root, stepDelay: options.toolStepDelay }),
       systemPrompt: systemPrompt(options.root),
       onWarning: (message) => notice(message, "warning"),
+      ...(options.eagerTools ? { eagerTools: true } : {}),
     });
     const subscriptions: Subscription[] = [];
     let render: RenderState = initialRenderState;

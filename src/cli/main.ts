@@ -24,6 +24,8 @@ Options:
   --root <dir>        the only folder the file tools may read (default: the current one)
   --json              chat: print the raw events as JSON Lines on stdout
   --record <file>     chat: record every model call to a cassette (JSON Lines; docs/cassettes.md)
+  --eager-tools       chat: start each tool call as soon as its arguments are complete, while the
+                      model still writes the rest of its message
   --speed <n>         replay: play the recorded replies n times as fast (default 1; 0: at once)
   --port <n>          serve: port (default 8787)
   --host <addr>       serve: address (default 127.0.0.1, this machine only)
@@ -59,6 +61,7 @@ async function main(argv: string[]): Promise<number> {
       root: { type: "string" },
       json: { type: "boolean" },
       record: { type: "string" },
+      "eager-tools": { type: "boolean" },
       speed: { type: "string" },
       port: { type: "string" },
       host: { type: "string" },
@@ -105,6 +108,7 @@ async function main(argv: string[]): Promise<number> {
       root,
       json: values.json === true,
       toolStepDelay,
+      ...(values["eager-tools"] ? { eagerTools: true } : {}),
       ...(mcp ? { tools: mcp.tools } : {}),
       ...(initialPrompt === "" ? {} : { initialPrompt }),
       input: process.stdin,

@@ -169,6 +169,17 @@ export class AssistantMessageDraft {
     }
   }
 
+  /**
+   * Closes a tool call whose arguments so far are a whole JSON object (nothing more can be added
+   * to it and stay valid); emits nothing otherwise. Why: a provider that streams calls one after
+   * another never says when one ends, and a call ended early can start early (eager tools).
+   */
+  closeIfComplete(index: number): ModelEvent[] {
+    const raw = this.rawArguments.get(index) ?? "";
+    if (!this.open.has(index) || raw.trim() === "" || !isJsonObjectText(raw)) return [];
+    return this.close(index);
+  }
+
   closeAll(): ModelEvent[] {
     return this.openIndices().flatMap((index) => this.close(index));
   }

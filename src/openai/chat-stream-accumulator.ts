@@ -49,9 +49,11 @@ type OpenProse = { kind: "text" | "thinking"; index: number };
  * Folds Chat Completions chunks into `ModelEvent`s.
  *
  * Tool calls are keyed by `index`; a call whose delta has no `index` (Mistral) is keyed by its
- * id, and an id-less fragment continues the last call. Tool-call blocks stay open until the
- * tool calls end (finish, or text after them), so fragments of parallel calls may interleave.
- * Only choice 0 is followed (with `n > 1` the others are ignored).
+ * id, and an id-less fragment continues the last call. A call ends (`toolcall_end`) when the
+ * next one starts and its arguments are already a whole JSON object, so eager tools start while
+ * the model streams the next call; a call still incomplete stays open until the tool calls end
+ * (finish, or text after them), so fragments of parallel calls may interleave. Only choice 0 is
+ * followed (with `n > 1` the others are ignored).
  */
 export class ChatStreamAccumulator implements StreamAccumulator<ChatChunk> {
   private readonly draft: AssistantMessageDraft;
@@ -132,6 +134,7 @@ export class ChatStreamAccumulator implements StreamAccumulator<ChatChunk> {
         events.push(...this.draft.close(this.prose.index));
         this.prose = undefined;
       }
+      for (const openIndex of this.toolBlocks.values()) events.push(...this.draft.closeIfComplete(openIndex));
       const opened = this.draft.openToolCall(id, name);
       events.push(...opened.events);
       index = opened.index;
@@ -141,7 +144,14 @@ export class ChatStreamAccumulator implements StreamAccumulator<ChatChunk> {
       this.draft.updateToolCall(index, { id, name });
     }
     this.lastToolKey = key;
-    events.push(...this.draft.appendToolArguments(index, toolCall.function?.arguments ?? ""));
+    const fragment = toolCall.function?.arguments ?? "";
+    if (!this.draft.isOpen(index)) {
+      // Ended because its arguments were a whole object: whitespace changes nothing, anything
+      // else would have made them invalid, and a call cannot change after its toolcall_end.
+      if (fragment.trim() === "") return events;
+      return [...events, ...this.draft.fail("error", `Tool call ${index} got more arguments after they formed a whole JSON object: ${JSON.stringify(fragment.slice(0, 80))}`)];
+    }
+    events.push(...this.draft.appendToolArguments(index, fragment));
     return events;
   }
 

@@ -1,4 +1,4 @@
-import { concatMap, from, mergeMap, NEVER, Observable, of, Subscription, type SchedulerLike } from "rxjs";
+import { concat, concatMap, from, mergeMap, NEVER, Observable, of, Subject, Subscription, type SchedulerLike } from "rxjs";
 import { errorText } from "../errors.js";
 import type { AgentContext, AgentEvent, AgentLoopConfig, AssistantMessage, DrainableQueue, ToolCall, ToolCallCancellation, ToolCallDecision, ToolResultMessage } from "../types.js";
 import type { Cancellation } from "../streams/lazy-abort-controller.js";
@@ -19,6 +19,7 @@ import {
   STEERING_SKIP_TEXT,
   ToolBatchSummary,
   type ToolBatch,
+  type ToolCallArrival,
 } from "./tool-batch.js";
 
 export interface ExecuteToolCallsOptions {
@@ -45,11 +46,17 @@ export interface ExecuteToolCallsOptions {
  * it through its signal (run-tool-call.ts); one announced but not running yet (waiting for
  * `beforeToolCall` or a concurrency slot) gets its `tool_execution_end` at once and never runs;
  * one not announced yet is settled as soon as it is, without running.
+ *
+ * With `arrivals` (eager execution, eager-tool-calls.ts), the batch starts before its message has
+ * ended: each arrival appends calls to `toolCalls` (and replaces `assistantMessage`), and the
+ * batch ends only once `arrivals` has completed and every call is done. Such a batch runs in
+ * parallel mode; its feeder keeps a sequential remainder to one call at a time.
  */
 export function executeToolCalls(
   assistantMessage: AssistantMessage,
   toolCalls: ToolCall[],
   options: ExecuteToolCallsOptions,
+  arrivals?: Observable<ToolCallArrival>,
 ): Observable<AgentEvent | ToolBatchSummary> {
   return new Observable<AgentEvent | ToolBatchSummary>((subscriber) => {
     const { config, context, scheduler, steering } = options;
@@ -139,6 +146,13 @@ export function executeToolCalls(
     const sequential =
       config.toolExecution === "sequential" ||
       toolCalls.some((call) => context.tools?.some((tool) => tool.name === call.name && tool.executionMode === "sequential"));
+    // Eager execution only: the batch grows as calls arrive (see the doc comment).
+    let grown: Subject<void> | undefined;
+    let arrivedSlots: Subject<ResultSlot> | undefined;
+    if (arrivals) {
+      grown = new Subject<void>();
+      arrivedSlots = new Subject<ResultSlot>();
+    }
     const processed$: Observable<AgentEvent | FinalizedToolCall> = sequential
       ? from(toolCalls).pipe(
           concatMap((toolCall, index) =>
@@ -151,11 +165,11 @@ export function executeToolCalls(
           ),
         )
       : approvals
-        ? prepareToolCalls(toolCalls, batch, passOn).pipe(
+        ? prepareToolCalls(toolCalls, batch, passOn, grown).pipe(
             mergeMap((prepared) => awaitApproval(prepared, batch, approvals, passOn)),
             fanOut(runCall, config.maxConcurrency ?? Infinity, context, slotWaits),
           )
-        : prepareToolCalls(toolCalls, batch, passOn).pipe(fanOut(runCall, config.maxConcurrency ?? Infinity, context, slotWaits));
+        : prepareToolCalls(toolCalls, batch, passOn, grown).pipe(fanOut(runCall, config.maxConcurrency ?? Infinity, context, slotWaits));
     // The batch ends when both the ordered results and the processing have completed.
     let running = 2;
     const completeOne = () => {
@@ -164,8 +178,9 @@ export function executeToolCalls(
       subscriber.next(new ToolBatchSummary(results, terminates.length > 0 && terminates.every(Boolean), failure));
       subscriber.complete();
     };
+    const orderedSlots$ = arrivedSlots ? concat(from(slots), arrivedSlots) : from(slots);
     subscription.add(
-      from(slots)
+      orderedSlots$
         .pipe(concatMap((slot) => slot))
         .subscribe(forwardingObserver(subscriber, { next: (event: AgentEvent) => subscriber.next(event), complete: completeOne })),
     );
@@ -185,6 +200,27 @@ export function executeToolCalls(
       subscription.add(config.approvals.subscribe(observer));
     }
     subscription.add(processed$.subscribe(forwardingObserver(subscriber, { next: passOn, complete: completeOne })));
+    if (arrivals && grown && arrivedSlots) {
+      const [batchGrown, batchSlots] = [grown, arrivedSlots];
+      const observer = forwardingObserver(subscriber, {
+        next: (arrival: ToolCallArrival) => {
+          batch.assistantMessage = arrival.message;
+          for (const toolCall of arrival.toolCalls) {
+            toolCalls.push(toolCall);
+            const slot = new ResultSlot();
+            slots.push(slot);
+            batchSlots.next(slot);
+          }
+          // The slots exist before preparation resumes: a call may be settled synchronously.
+          batchGrown.next();
+        },
+        complete: () => {
+          batchSlots.complete();
+          batchGrown.complete();
+        },
+      });
+      subscription.add(arrivals.subscribe(observer));
+    }
     return subscription;
   });
 }

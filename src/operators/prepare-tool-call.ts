@@ -43,15 +43,23 @@ export function prepareToolCall(
  * `concatMap(prepareToolCall)`: nearly every preparation is synchronous, and this one
  * subscription serves the whole batch; only a `beforeToolCall` that answers with a Promise or an
  * Observable is subscribed to, and waited for.
+ *
+ * With `more` (eager execution), `toolCalls` grows while the batch runs: `more` emits after calls
+ * were appended, and completes once no more will come; only then does the Observable complete.
  */
 export function prepareToolCalls(
   toolCalls: ToolCall[],
   batch: ToolBatch,
   passOn: (output: AgentEvent | FinalizedToolCall) => void,
+  more?: Observable<void>,
 ): Observable<PreparedToolCall> {
   return new Observable<PreparedToolCall>((subscriber) => {
     let nextIndex = 0;
     let waiting: Subscription | undefined;
+    // With `more` (eager execution): calls still to come are appended to `toolCalls`; `idle`
+    // says the loop has prepared every call so far and waits for the next.
+    let idle = false;
+    let moreDone = more === undefined;
     const route = (outcome: Readiness) => {
       if (outcome instanceof PreparedToolCall) subscriber.next(outcome);
       else passOn(outcome);
@@ -82,10 +90,27 @@ export function prepareToolCalls(
         subscribed = true;
         if (!decidedSynchronously) return;
       }
-      subscriber.complete();
+      if (moreDone) subscriber.complete();
+      else idle = true;
     };
+    const moreSubscription = more?.subscribe(
+      forwardingObserver(subscriber, {
+        next: () => {
+          if (!idle) return;
+          idle = false;
+          prepareFromNext();
+        },
+        complete: () => {
+          moreDone = true;
+          if (idle) subscriber.complete();
+        },
+      }),
+    );
     prepareFromNext();
-    return () => waiting?.unsubscribe();
+    return () => {
+      waiting?.unsubscribe();
+      moreSubscription?.unsubscribe();
+    };
   });
 }
 

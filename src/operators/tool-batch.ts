@@ -13,7 +13,11 @@ import type { CallCancellations } from "./call-cancellations.js";
 
 /** What every step of one assistant message's tool batch needs to know. */
 export interface ToolBatch {
-  readonly assistantMessage: AssistantMessage;
+  /**
+   * The message the calls come from; while it streams (eager execution), the message as of the
+   * latest call's `toolcall_end`, then the final message.
+   */
+  assistantMessage: AssistantMessage;
   readonly context: AgentContext;
   readonly config: AgentLoopConfig;
   readonly scheduler: SchedulerLike;
@@ -83,6 +87,15 @@ export class BatchInterruption {
 /** Whatever wants to hear of a batch's interruption. */
 export interface InterruptionListener {
   interrupted(reason: string): void;
+}
+
+/**
+ * Calls that join a running batch (eager execution): the message as it stands, and the calls it
+ * adds, in source order.
+ */
+export interface ToolCallArrival {
+  readonly message: AssistantMessage;
+  readonly toolCalls: readonly ToolCall[];
 }
 
 /** A call that passed preparation and may run. */

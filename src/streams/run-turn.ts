@@ -9,6 +9,7 @@ import { isFailedMessage, toolCallsOf } from "../types/messages.js";
 import type { AgentEvent, AgentMessage, AssistantMessage } from "../types.js";
 import { drain, endBeforeHook, type HookAnswer, nextStep, type NextStep, type TurnOutcome, type TurnStart } from "./next-step.js";
 import { agentEndEvent, appendMessage, newMessages, type RunState } from "./run-state.js";
+import { EagerToolCalls } from "./eager-tool-calls.js";
 import { prepareNextTurn } from "./prepare-next-turn.js";
 import { streamAssistant } from "./stream-assistant.js";
 
@@ -66,20 +67,25 @@ function beginTurn(turn: TurnSteps, start: TurnStart, failure?: RxAgentError): v
   }
   if (subscriber.closed) return;
   let assistant: AssistantMessage | undefined;
-  steps.add(
-    streamAssistant(run, failure).subscribe(
-      forwardingObserver(subscriber, {
-        next: (event: AgentEvent) => {
-          if (event.type === "message_end") {
-            assistant = event.message as AssistantMessage;
-            appendMessage(run, assistant);
-          }
-          subscriber.next(event);
-        },
-        complete: () => finishTurn(turn, assistant!),
-      }),
-    ),
-  );
+  const passOn = (event: AgentEvent) => {
+    if (event.type === "message_end") {
+      assistant = event.message as AssistantMessage;
+      appendMessage(run, assistant);
+    }
+    subscriber.next(event);
+  };
+  const eager = EagerToolCalls.forTurn(run);
+  if (eager) steps.add(eager);
+  // Why two handlers: a turn without eager tools (W1, per model event) pays no check for them.
+  const next = eager
+    ? (event: AgentEvent) => {
+        passOn(event);
+        if (event.type === "message_update" && event.assistantMessageEvent.type === "toolcall_end") {
+          eager.arrive(event.assistantMessageEvent.toolCall, event.message);
+        }
+      }
+    : passOn;
+  steps.add(streamAssistant(run, failure).subscribe(forwardingObserver(subscriber, { next, complete: () => finishTurn(turn, assistant!, eager) })));
 }
 
 /** What the steps of one turn share. */
@@ -98,17 +104,21 @@ interface TurnSteps {
  * before its own subscription is linked to the turn's, so a subscriber that left meanwhile is
  * seen only there.
  */
-function finishTurn(turn: TurnSteps, assistant: AssistantMessage): void {
+function finishTurn(turn: TurnSteps, assistant: AssistantMessage, eager: EagerToolCalls | undefined): void {
   const { run, subscriber, steps } = turn;
   if (subscriber.closed) return;
   const toolCalls = isFailedMessage(assistant) ? [] : toolCallsOf(assistant);
+  // A message cut off by the token limit may hold calls whose arguments validate yet are cut.
+  const truncated = assistant.stopReason === "length";
+  // Calls started early for a message that failed or was cut: stopped, and answered as without eager execution.
+  const early$ = eager && toolCalls.length > 0 && !truncated ? eager.batchFor(assistant, toolCalls) : undefined;
+  if (eager && early$ === undefined) eager.unsubscribe();
   if (toolCalls.length === 0) {
     endTurn(turn, { message: assistant, toolResults: [], terminated: false });
     return;
   }
   let summary: ToolBatchSummary | undefined;
-  // A message cut off by the token limit may hold calls whose arguments validate yet are cut.
-  const batch$ = assistant.stopReason === "length" ? truncatedToolCalls(toolCalls, run.scheduler) : executeToolCalls(assistant, toolCalls, run);
+  const batch$ = early$ ?? (truncated ? truncatedToolCalls(toolCalls, run.scheduler) : executeToolCalls(assistant, toolCalls, run));
   steps.add(
     // The run has every field the batch needs.
     batch$.subscribe(

@@ -164,6 +164,22 @@ export interface AgentLoopConfig {
   /** Most tool calls running at once. Default: unbounded. */
   maxConcurrency?: number;
   /**
+   * Every tool is eager unless it says `eager: false`: a call starts as soon as the model has
+   * finished its arguments (`toolcall_end`), while the message still streams. Default `false`:
+   * only tools with `eager: true` start early.
+   *
+   * Contract: preparation, validation, `beforeToolCall`, `maxConcurrency`, tool `concurrency`
+   * and the order of the results are as without it; `beforeToolCall` of an early call sees the
+   * message as of the call's `toolcall_end` (`assistantMessage` is that partial message, and
+   * `context.messages` does not hold it yet). An early call's `tool_execution_*` events come
+   * after the message's `message_end`. A message that then ends with `stopReason` `"error"`,
+   * `"aborted"` or `"length"` fires the early calls' signals and keeps the results the message
+   * gets without eager execution (none for error/aborted, the token-limit error result for
+   * each call for length). With `toolExecution: "sequential"`, nothing starts early.
+   * @example eagerTools: true
+   */
+  eagerTools?: boolean;
+  /**
    * Steering that arrives during a tool batch aborts running tools and skips the rest. Default
    * `false`: steering waits for the batch.
    */

@@ -87,6 +87,19 @@ export interface AgentTool<TParameters extends ToolParameters = ToolParameters, 
   /** Calls running longer are aborted and get an error result saying they timed out. */
   timeoutMs?: number;
   /**
+   * Starts each call as soon as the model has finished its arguments (`toolcall_end`), while the
+   * rest of the message still streams; `false` keeps this tool waiting for the whole message even
+   * with `eagerTools` (see `AgentLoopConfig.eagerTools`).
+   *
+   * Contract: only a call whose earlier calls in the message all started early starts early;
+   * never in a sequential batch, nor for a tool with `executionMode: "sequential"` or
+   * `needsApproval`. Its `tool_execution_*` events still come after the message's `message_end`;
+   * if the message then fails, is aborted or is cut by the token limit, its signal fires and it
+   * gets the result it would have got without `eager`.
+   * @example eager: true // a slow search worth starting while the model writes its next call
+   */
+  eager?: boolean;
+  /**
    * A call waits for a person's decision before it runs (`Agent.approve` / `deny`, or the loop's
    * `approvals`); the other calls of the batch go on meanwhile.
    *

@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { lastValueFrom, toArray } from "rxjs";
+import { lastValueFrom, tap, toArray } from "rxjs";
 import { afterEach, describe, expect, it } from "vitest";
 import { agentLoop, defineTool } from "../../src/index.js";
 import { openaiChat, openaiResponses } from "../../src/openai/index.js";
@@ -80,6 +80,49 @@ describe("agentLoop on the OpenAI provider (two turns over real HTTP)", () => {
       usage: { input: 14, output: 30, totalTokens: 44 },
     });
     expect(events.filter((event) => event.type === "turn_end")).toHaveLength(2);
+  });
+
+  it("chat with eager tools: the first of two recorded parallel calls runs while the second still streams", async () => {
+    server = await startReplayServer([
+      { kind: "fixture", fixture: loadFixture("chat-parallel-tool-calls-1") },
+      { kind: "fixture", fixture: loadFixture("chat-text-usage-2") },
+    ]);
+    const log: string[] = [];
+    const record = (name: string) =>
+      defineTool({
+        name,
+        description: name,
+        parameters: Type.Object({}, { additionalProperties: true }),
+        execute: () => {
+          log.push(`execute ${name}`);
+          return { content: [{ type: "text", text: "ok" }], details: {} };
+        },
+      });
+    const model = openaiChat({ model: "gpt-4o", baseURL: server.baseURL, apiKey: "k" });
+    const prompt: AgentMessage = { role: "user", content: "Weather and a stock price?", timestamp: 1 };
+    const run = agentLoop([prompt], { systemPrompt: "", messages: [], tools: [record("GetWeatherArgs"), record("get_stock_price")] }, { model, eagerTools: true });
+    const events = await lastValueFrom(
+      run.pipe(
+        tap((event) => {
+          if (event.type === "message_update" && event.assistantMessageEvent.type.startsWith("toolcall_") && event.assistantMessageEvent.type !== "toolcall_delta") {
+            log.push(`${event.assistantMessageEvent.type} ${(event.assistantMessageEvent as { contentIndex: number }).contentIndex}`);
+          }
+          if (event.type === "message_end" && event.message.role === "assistant") log.push("message_end");
+        }),
+        toArray(),
+      ),
+    );
+    expect(log).toStrictEqual([
+      "toolcall_start 0",
+      "toolcall_end 0",
+      "execute GetWeatherArgs",
+      "toolcall_start 1",
+      "toolcall_end 1",
+      "execute get_stock_price",
+      "message_end",
+      "message_end",
+    ]);
+    expect(endMessages(events).map((message) => (message as { role: string }).role)).toStrictEqual(["user", "assistant", "toolResult", "toolResult", "assistant"]);
   });
 
   it("responses: function call, function_call_output with its call id, then the answer", async () => {

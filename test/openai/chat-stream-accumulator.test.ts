@@ -48,6 +48,43 @@ describe("ChatStreamAccumulator", () => {
     ]);
   });
 
+  it("a call whose arguments are whole ends when the next call starts, so an eager tool can start", () => {
+    const events = run([
+      delta({ index: 0, delta: { tool_calls: [{ index: 0, id: "call_a", function: { name: "search", arguments: '{"q":' } }] } }),
+      delta({ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '"x"}' } }] } }),
+      delta({ index: 0, delta: { tool_calls: [{ index: 1, id: "call_b", function: { name: "read", arguments: '{"path"' } }] } }),
+      delta({ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: " " } }] } }),
+      delta({ index: 0, delta: { tool_calls: [{ index: 1, function: { arguments: ':"a"}' } }] } }),
+      delta({ index: 0, delta: {}, finish_reason: "tool_calls" }),
+    ]);
+    expect(events.filter((event) => event.type !== "toolcall_delta").map((event) => event.type)).toStrictEqual([
+      "start",
+      "toolcall_start",
+      "toolcall_end",
+      "toolcall_start",
+      "toolcall_end",
+      "done",
+    ]);
+    expect(events.find((event) => event.type === "toolcall_end")).toMatchObject({ toolCall: { id: "call_a", arguments: { q: "x" } } });
+    expect(finalMessage(events).content).toStrictEqual([
+      { type: "toolCall", id: "call_a", name: "search", arguments: { q: "x" } },
+      { type: "toolCall", id: "call_b", name: "read", arguments: { path: "a" } },
+    ]);
+  });
+
+  it("more arguments for a call that had ended whole fail the message with the fragment named", () => {
+    const events = run([
+      delta({ index: 0, delta: { tool_calls: [{ index: 0, id: "call_a", function: { name: "search", arguments: "{}" } }] } }),
+      delta({ index: 0, delta: { tool_calls: [{ index: 1, id: "call_b", function: { name: "read", arguments: "{}" } }] } }),
+      delta({ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: ',"late":1' } }] } }),
+      delta({ index: 0, delta: {}, finish_reason: "tool_calls" }),
+    ]);
+    expect(finalMessage(events)).toMatchObject({
+      stopReason: "error",
+      errorMessage: 'Tool call 0 got more arguments after they formed a whole JSON object: ",\\"late\\":1"',
+    });
+  });
+
   it("two complete calls in one delta without index (keyed by id)", () => {
     const events = run([
       delta({

@@ -220,14 +220,14 @@ describe("openaiChat replaying recorded OpenAI streams", () => {
     expect(countEvents(events)).toStrictEqual({ start: 1, text_start: 1, text_delta: 300, text_end: 1, done: 1 });
   });
 
-  it("chat-parallel-tool-calls-1: both calls stream, then close in order before done", async () => {
+  it("chat-parallel-tool-calls-1: the first call ends when the second starts (its arguments are whole), the second at the finish", async () => {
     const { events } = await runFixture("chat-parallel-tool-calls-1");
     const shape = events.filter((event) => event.type !== "toolcall_delta").map((event) => [event.type, "contentIndex" in event ? event.contentIndex : -1]);
     expect(shape).toStrictEqual([
       ["start", -1],
       ["toolcall_start", 0],
-      ["toolcall_start", 1],
       ["toolcall_end", 0],
+      ["toolcall_start", 1],
       ["toolcall_end", 1],
       ["done", -1],
     ]);

@@ -1,9 +1,9 @@
 import { Type } from "@sinclair/typebox";
-import type { Observable } from "rxjs";
+import { map, type Observable } from "rxjs";
 import type { Context } from "rxjs-marbles";
 import { describe, expect, it } from "vitest";
 import { executeToolCalls } from "../../src/operators/execute-tool-calls.js";
-import { ToolBatchSummary } from "../../src/operators/tool-batch.js";
+import { ToolBatchSummary, type ToolCallArrival } from "../../src/operators/tool-batch.js";
 import { fromAbortSignal } from "../../src/streams/from-abort-signal.js";
 import { LazyAbortController } from "../../src/streams/lazy-abort-controller.js";
 import { MessageQueue } from "../../src/streams/message-queue.js";
@@ -32,6 +32,8 @@ function setup(
     bodies?: Record<string, string>;
     tools?: (body: (id: string, signal: AbortSignal) => Observable<AgentToolResult>) => AgentTool[];
     calls?: ToolCall[];
+    /** Eager execution: a hot marble of call ids; the batch starts empty and each id's call arrives at its frame. */
+    arrivals?: string;
   } = {},
 ) {
   const bodies = options.bodies ?? { a: "30ms (a|)", b: "10ms (b|)", c: "40ms (c|)" };
@@ -52,14 +54,18 @@ function setup(
   const calls = options.calls ?? [toolCall("a", "work"), toolCall("b", "work"), toolCall("c", "work")];
   const controller = new AbortController();
   const steering = new MessageQueue();
-  const batch$ = executeToolCalls(assistantMessage(calls), calls, {
+  const message = assistantMessage(calls);
+  const arrivals = options.arrivals === undefined
+    ? undefined
+    : m.hot(options.arrivals).pipe(map((id): ToolCallArrival => ({ message, toolCalls: calls.filter((call) => call.id === id) })));
+  const batch$ = executeToolCalls(message, arrivals ? [] : calls, {
     context: { messages: [], tools },
     config: { model: scriptedModel([]), ...options.config },
     scheduler: m.scheduler,
     cancellation: { get aborted() { return controller.signal.aborted; }, signal: controller.signal },
     abort$: fromAbortSignal(controller.signal),
     steering,
-  });
+  }, arrivals);
   const callOf = (id: string) => calls.find((call) => call.id === id)!;
   const events = {
     start: (id: string): AgentEvent => ({ type: "tool_execution_start", toolCallId: id, toolName: callOf(id).name, args: {} }),
@@ -81,6 +87,63 @@ function setup(
 }
 
 describe("executeToolCalls", () => {
+  describe("calls that arrive while their message streams (eager execution; a 30, b 10, c 40)", () => {
+    //   arrivals: a at 0, b at 6, c at 21, complete at 31
+    //   a: ^ 29ms !      b: 6ms ^ 9ms !      c: 21ms ^ 39ms !
+    it(
+      "each call starts as it arrives; results in call order; the batch ends once arrivals complete and every call is done",
+      marbles((m) => {
+        const { colds, batch$, events: e } = setup(m, { arrivals: "a 5ms b 14ms c 9ms |" });
+        const [ra, rb, rc] = [e.result("a", 30), e.result("b", 16), e.result("c", 61)];
+        m.expect(batch$).toBeObservable(
+          ...timeline<BatchOutput>({
+            0: [e.start("a")],
+            6: [e.start("b")],
+            16: [e.end("b")],
+            21: [e.start("c")],
+            30: [e.end("a"), ...announce(ra), ...announce(rb)],
+            61: [e.end("c"), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false)],
+          }),
+        );
+        m.expect(colds.a!).toHaveSubscriptions("^ 29ms !");
+        m.expect(colds.b!).toHaveSubscriptions("6ms ^ 9ms !");
+        m.expect(colds.c!).toHaveSubscriptions("21ms ^ 39ms !");
+      }),
+    );
+
+    it(
+      "maxConcurrency 1 holds for arriving calls: each waits for the slot of the one before",
+      marbles((m) => {
+        const { colds, batch$, events: e } = setup(m, { arrivals: "a 5ms b 14ms c 9ms |", config: { maxConcurrency: 1 } });
+        const [ra, rb, rc] = [e.result("a", 30), e.result("b", 40), e.result("c", 80)];
+        m.expect(batch$).toBeObservable(
+          ...timeline<BatchOutput>({
+            0: [e.start("a")],
+            6: [e.start("b"), e.waitStart("b", 6)],
+            21: [e.start("c"), e.waitStart("c", 21)],
+            30: [e.end("a"), ...announce(ra), e.waitEnd("b")],
+            40: [e.end("b"), ...announce(rb), e.waitEnd("c")],
+            80: [e.end("c"), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false)],
+          }),
+        );
+        m.expect(colds.a!).toHaveSubscriptions("^ 29ms !");
+        m.expect(colds.b!).toHaveSubscriptions("30ms ^ 9ms !");
+        m.expect(colds.c!).toHaveSubscriptions("40ms ^ 39ms !");
+      }),
+    );
+
+    it(
+      "a batch whose calls are all done waits for arrivals to complete",
+      marbles((m) => {
+        const { batch$, events: e } = setup(m, { arrivals: "a 49ms |", calls: [toolCall("a", "work")] });
+        const ra = e.result("a", 30);
+        m.expect(batch$).toBeObservable(
+          ...timeline<BatchOutput>({ 0: [e.start("a")], 30: [e.end("a"), ...announce(ra)], 50: [new ToolBatchSummary([ra], false)] }),
+        );
+      }),
+    );
+  });
+
   describe("three tools of different latencies (a 30, b 10, c 40)", () => {
     it(
       "unbounded: all start at once; tool_execution_end as each finishes; results in call order as predecessors finish",
