@@ -35,6 +35,11 @@ export function buildRxagent(): string {
     mkdirSync(dirname(target), { recursive: true });
     writeFileSync(target, output.outputText);
   }
+  return builtRxagent();
+}
+
+/** The built `index.js` (`buildRxagent` must have run). */
+export function builtRxagent(): string {
   return join(buildDirectory, "index.js");
 }
 

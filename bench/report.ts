@@ -27,8 +27,8 @@ const columns: ImplementationName[] = ["rxagent", "reference", "floor"];
 /** The results as a Markdown table: median [min–max] per implementation, and the paired ratio. */
 export function formatTable(report: BenchReport): string {
   const lines = [
-    "| Workload | Case | Metric | rxagent | reference | floor | rxagent / reference | same, CPU time |",
-    "|---|---|---|---:|---:|---:|---:|---:|",
+    "| Workload | Case | Metric | rxagent | reference | floor | rxagent / reference | same, CPU time | rxagent / floor |",
+    "|---|---|---|---:|---:|---:|---:|---:|---:|",
   ];
   for (const workload of report.workloads) {
     for (const row of workload.rows) lines.push(formatRow(row));
@@ -44,9 +44,11 @@ function formatRow(row: ResultRow): string {
     if (value === undefined) return "–";
     return formatSummary(value);
   });
-  const ratio = (summary: Summary | undefined) =>
-    summary ? `${format(summary.median)}x [${format(summary.min)}–${format(summary.max)}]` : "";
-  return `| ${row.workload} | ${row.case} | ${row.metric}${unit} | ${cells.join(" | ")} | ${ratio(row.ratio)} | ${ratio(row.cpuRatio)} |`;
+  const ratio = (summary: Summary | undefined) => {
+    if (!summary) return "";
+    return summary.n === 1 ? `${format(summary.median)}x` : `${format(summary.median)}x [${format(summary.min)}–${format(summary.max)}]`;
+  };
+  return `| ${row.workload} | ${row.case} | ${row.metric}${unit} | ${cells.join(" | ")} | ${ratio(row.ratio)} | ${ratio(row.cpuRatio)} | ${ratio(row.floorRatio)} |`;
 }
 
 function formatSummary(summary: Summary): string {

@@ -4,6 +4,7 @@
  *
  * Flags: `--quick` (tiny sizes, 1 rep: a smoke run; writes bench/results/quick.json),
  * `--gc-each-rep` (a full GC before each timed rep; writes bench/results/gc-each-rep.json),
+ * `--no-cold` (skips W1's and W2's cold figures from fresh processes),
  * `--heap-snapshots` (W4 also reads its state per turn from heap snapshots: exact, slow),
  * `--only W1,W3` (a subset of workloads; writes latest-W1-W3.json), `--from-source` (rxagent from its TypeScript through
  * tsx instead of transpiled JavaScript; see build-rxagent.ts for why that is not the default).
@@ -44,7 +45,14 @@ export async function main(argv: readonly string[]): Promise<BenchReport> {
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const from = argv.includes("--from-source") ? "source" : "build";
   const rxagent = await loadRxagent(from);
-  const options: BenchOptions = { quick, implementations: [rxagent, reference, floor], log, heapSnapshots: argv.includes("--heap-snapshots") };
+  const options: BenchOptions = {
+    quick,
+    implementations: [rxagent, reference, floor],
+    log,
+    heapSnapshots: argv.includes("--heap-snapshots"),
+    cold: !quick && !argv.includes("--no-cold") && !repIsolation.collectGarbage,
+    rxagentFrom: from,
+  };
   const started = performance.now();
   const report: BenchReport = { machine: machine(), quick, rxagentFrom: from, gcEachRep: repIsolation.collectGarbage, durationSeconds: 0, workloads: [], errors: [] };
   for (const id of only) {

@@ -32,6 +32,7 @@ export type {
   AgentLoopConfig,
   BeforeToolCallContext,
   BeforeToolCallResult,
+  ConvertMessageToLlm,
   DrainableQueue,
   HookResult,
   QueueMode,

@@ -1,6 +1,6 @@
-import type { AgentEvent, AgentMessage, AssistantMessage, ModelEvent, ToolCall, ToolResultMessage } from "../../src/index.js";
+import type { AgentEvent, AgentMessage, AssistantMessage, Message, ModelEvent, ToolCall, ToolResultMessage } from "../../src/index.js";
 import type { BenchToolArguments } from "../workloads/replies.js";
-import { type BenchEvent, benchPrompt, type BenchToolResult, type Implementation, sleep, type Scenario } from "./implementation.js";
+import { type BenchEvent, benchPrompt, type BenchToolResult, convertWhole, type EventSink, type Implementation, sleep, type Scenario, type ToolBodyContext } from "./implementation.js";
 
 /**
  * The floor: a hand-written loop that emits the same event sequence (same types, same counts)
@@ -10,30 +10,8 @@ import { type BenchEvent, benchPrompt, type BenchToolResult, type Implementation
 export const floor: Implementation = {
   name: "floor",
   supportsConcurrencyLimit: true,
-  async run(scenario, onEvent) {
-    const emit: AgentSink = onEvent;
-    const prompt = benchPrompt();
-    const messages: AgentMessage[] = [prompt];
-    emit({ type: "agent_start" });
-    emit({ type: "turn_start" });
-    emit({ type: "message_start", message: prompt });
-    emit({ type: "message_end", message: prompt });
-    for (let call = 0; call < scenario.replies.length; call++) {
-      if (call > 0) emit({ type: "turn_start" });
-      if (scenario.modelDelayMs !== undefined) await sleep(scenario.modelDelayMs);
-      const message = replay(scenario.replies[call]!, emit);
-      messages.push(message);
-      const toolCalls = message.content.filter((block): block is ToolCall => block.type === "toolCall");
-      const outputs = runTools(scenario, toolCalls, emit);
-      const results = outputs instanceof Promise ? await outputs : outputs;
-      for (const result of results) {
-        emit({ type: "message_start", message: result });
-        emit({ type: "message_end", message: result });
-        messages.push(result);
-      }
-      emit({ type: "turn_end", message, toolResults: results });
-    }
-    emit({ type: "agent_end", messages });
+  run(scenario, onEvent) {
+    return floorRun(scenario, onEvent as AgentSink, [], { converted: [], seen: 0 }, benchPrompt());
   },
   async idleAgent(scenario) {
     // What a plain loop keeps between runs: the transcript.
@@ -43,7 +21,61 @@ export const floor: Implementation = {
     });
     return transcript;
   },
+  async agentSession(scenario, prompts, onEvent) {
+    // What a plain loop keeps between prompts: the transcript, and its conversion so far.
+    const messages: AgentMessage[] = [];
+    const conversion: ConversionState = { converted: [], seen: 0 };
+    for (let prompt = 0; prompt < prompts; prompt++) await floorRun(scenario, onEvent as AgentSink, messages, conversion, benchPrompt(`Go ${prompt}.`));
+  },
 };
+
+/** The floor's own conversion bookkeeping: the model messages so far, and how much of the transcript they cover. */
+interface ConversionState {
+  converted: Message[];
+  seen: number;
+}
+
+/** One run of the scripted conversation, appending to `messages`. */
+async function floorRun(scenario: Scenario, emit: AgentSink, messages: AgentMessage[], conversion: ConversionState, prompt: AgentMessage): Promise<void> {
+  const newMessages: AgentMessage[] = [prompt];
+  messages.push(prompt);
+  emit({ type: "agent_start" });
+  emit({ type: "turn_start" });
+  emit({ type: "message_start", message: prompt });
+  emit({ type: "message_end", message: prompt });
+  for (let call = 0; call < scenario.replies.length; call++) {
+    if (call > 0) emit({ type: "turn_start" });
+    if (scenario.conversion) modelContext(scenario.conversion, messages, conversion);
+    if (scenario.modelDelayMs !== undefined) await sleep(scenario.modelDelayMs);
+    const message = replay(scenario.replies[call]!, emit);
+    messages.push(message);
+    newMessages.push(message);
+    const toolCalls = message.content.filter((block): block is ToolCall => block.type === "toolCall");
+    const outputs = runTools(scenario, toolCalls, emit);
+    const results = outputs instanceof Promise ? await outputs : outputs;
+    for (const result of results) {
+      emit({ type: "message_start", message: result });
+      emit({ type: "message_end", message: result });
+      messages.push(result);
+      newMessages.push(result);
+    }
+    emit({ type: "turn_end", message, toolResults: results });
+  }
+  emit({ type: "agent_end", messages: newMessages });
+}
+
+/** What the model would be sent: the whole transcript converted, or only what is new since the last call. */
+function modelContext(conversion: NonNullable<Scenario["conversion"]>, messages: readonly AgentMessage[], state: ConversionState): readonly Message[] {
+  if (conversion.mode === "whole") return convertWhole(conversion, messages);
+  for (; state.seen < messages.length; state.seen++) {
+    const message = messages[state.seen]!;
+    if (message.role === "user" || message.role === "assistant" || message.role === "toolResult") state.converted.push(conversion.convert(message));
+  }
+  return state.converted;
+}
+
+/** A run without a signal shares one that never fires, as a plain loop would. */
+const floorToolContext: ToolBodyContext = { signal: new AbortController().signal };
 
 /** The floor emits rxagent's event shapes (the reference's are the same). */
 type AgentSink = (event: AgentEvent) => void;
@@ -94,7 +126,7 @@ function runTools(
   const worker = (): Promise<void> | undefined => {
     while (next < toolCalls.length) {
       const index = next++;
-      const output = scenario.tool(toolCalls[index]!.arguments as BenchToolArguments);
+      const output = scenario.tool(toolCalls[index]!.arguments as BenchToolArguments, floorToolContext);
       if (output instanceof Promise) {
         return output.then((result) => {
           finish(index, result);

@@ -6,7 +6,7 @@ import { Type } from "typebox";
 import type { ModelEvent } from "../../src/index.js";
 import { BENCH_TOOL_NAME } from "../workloads/replies.js";
 import { playPieces } from "../workloads/streamed.js";
-import { benchPrompt, type Implementation, type Scenario, type ToolBody } from "./implementation.js";
+import { benchPrompt, convertWhole, type Implementation, type Scenario, type ToolBody } from "./implementation.js";
 
 /**
  * `@mariozechner/pi-agent-core` through its public `runAgentLoop`, with a synchronous `emit`
@@ -18,7 +18,8 @@ export const reference: Implementation = {
   name: "reference",
   supportsConcurrencyLimit: false,
   async run(scenario, onEvent) {
-    await runAgentLoop([benchPrompt()], context(scenario.tool), config, onEvent, undefined, replayStream(scenario));
+    if (scenario.conversion?.mode === "per-message") throw new Error("reference: no per-message conversion");
+    await runAgentLoop([benchPrompt()], context(scenario.tool), configFor(scenario), onEvent, undefined, replayStream(scenario));
   },
   async idleAgent(scenario) {
     const agent = new Agent({
@@ -30,7 +31,24 @@ export const reference: Implementation = {
     await agent.prompt(benchPrompt());
     return agent;
   },
+  async agentSession(scenario, prompts, onEvent) {
+    if (scenario.conversion?.mode === "per-message") throw new Error("reference: no per-message conversion");
+    const agent = new Agent({
+      initialState: { systemPrompt: "Bench.", model, tools: context(scenario.tool).tools },
+      convertToLlm: configFor(scenario).convertToLlm,
+      streamFn: replayStream(scenario),
+      toolExecution: "parallel",
+    });
+    const unsubscribe = agent.subscribe(onEvent);
+    for (let prompt = 0; prompt < prompts; prompt++) await agent.prompt(benchPrompt(`Go ${prompt}.`));
+    unsubscribe();
+  },
 };
+
+function configFor({ conversion }: Scenario): AgentLoopConfig {
+  if (conversion === undefined) return config;
+  return { ...config, convertToLlm: (messages) => convertWhole(conversion, messages) as unknown as Message[] };
+}
 
 /** What pi-agent-core sends to the model: the same role filter as rxagent's default. */
 function convertToLlm(messages: AgentMessage[]): Message[] {
@@ -56,6 +74,9 @@ const config: AgentLoopConfig = { model, convertToLlm, toolExecution: "parallel"
 
 const parameters = Type.Object({ n: Type.Number() });
 
+/** For a call made without a signal (the bench always runs with none): one that never fires. */
+const neverAborted = new AbortController().signal;
+
 function context(body: ToolBody) {
   const tool: AgentTool<typeof parameters> = {
     name: BENCH_TOOL_NAME,
@@ -63,7 +84,7 @@ function context(body: ToolBody) {
     description: "Bench tool",
     parameters,
     // Promise.resolve returns a Promise body's own Promise unchanged, so no extra tick for it.
-    execute: (_toolCallId, args) => Promise.resolve(body(args)),
+    execute: (_toolCallId, args, signal) => Promise.resolve(body(args, { signal: signal ?? neverAborted })),
   };
   return { systemPrompt: "Bench.", messages: [] as AgentMessage[], tools: [tool] };
 }
@@ -72,7 +93,8 @@ function replayStream(scenario: Scenario): StreamFn {
   let call = 0;
   const { replies, modelDelayMs, toolCallGapMs } = scenario;
   return () => {
-    const reply = replies[call++] as readonly AssistantMessageEvent[] | undefined;
+    // Modulo: an agent session answers every prompt with the replies from the first on.
+    const reply = replies[call++ % replies.length] as readonly AssistantMessageEvent[] | undefined;
     if (reply === undefined) throw new Error(`bench model: no reply for call #${call}`);
     const stream = createAssistantMessageEventStream();
     const push = () => {

@@ -1,20 +1,22 @@
 import { pathToFileURL } from "node:url";
 import { Type } from "@sinclair/typebox";
 import { lastValueFrom, Observable } from "rxjs";
-import type { AgentTool, Model, ModelEvent } from "../../src/index.js";
-import { buildRxagent } from "../build-rxagent.js";
+import type { AgentLoopConfig, AgentTool, Model, ModelEvent } from "../../src/index.js";
+import { buildRxagent, builtRxagent } from "../build-rxagent.js";
 import { BENCH_TOOL_NAME } from "../workloads/replies.js";
 import { playPieces } from "../workloads/streamed.js";
-import { benchPrompt, type Implementation, type Scenario, type ToolBody } from "./implementation.js";
+import { benchPrompt, convertWhole, type EventSink, type Implementation, type Scenario, type ToolBody } from "./implementation.js";
 
 type Rxagent = typeof import("../../src/index.js");
 
 /**
  * rxagent as JavaScript transpiled from `src/` (`"build"`, what the bench measures; see
- * `buildRxagent`) or run from the TypeScript sources through tsx (`"source"`).
+ * `buildRxagent`; `"built"`: that build as the last `"build"` left it, for child processes) or
+ * run from the TypeScript sources through tsx (`"source"`).
  */
-export async function loadRxagent(from: "build" | "source"): Promise<Implementation> {
-  const library = (from === "build" ? await import(pathToFileURL(buildRxagent()).href) : await import("../../src/index.js")) as Rxagent;
+export async function loadRxagent(from: "build" | "built" | "source"): Promise<Implementation> {
+  const entry = from === "build" ? buildRxagent() : from === "built" ? builtRxagent() : undefined;
+  const library = (entry ? await import(pathToFileURL(entry).href) : await import("../../src/index.js")) as Rxagent;
   return createRxagent(library);
 }
 
@@ -26,14 +28,16 @@ export async function loadRxagent(from: "build" | "source"): Promise<Implementat
 function createRxagent({ Agent, agentLoop, defineTool }: Rxagent): Implementation {
   const parameters = Type.Object({ n: Type.Number() });
   const benchTool = (body: ToolBody): AgentTool =>
-    defineTool({ name: BENCH_TOOL_NAME, description: "Bench tool", parameters, execute: (_toolCallId, args) => body(args) }) as AgentTool;
+    // The context is passed on as it is: its signal is made only when a body reads it.
+    defineTool({ name: BENCH_TOOL_NAME, description: "Bench tool", parameters, execute: (_toolCallId, args, context) => body(args, context) }) as AgentTool;
   return {
     name: "rxagent",
     supportsConcurrencyLimit: true,
     run(scenario, onEvent) {
-      const config = {
+      const config: AgentLoopConfig = {
         model: replayModel(scenario),
         ...(scenario.maxConcurrency === undefined ? {} : { maxConcurrency: scenario.maxConcurrency }),
+        ...conversionOptions(scenario),
         ...(scenario.eagerTools ? { eagerTools: true } : {}),
       };
       return new Promise<void>((resolve, reject) => {
@@ -49,7 +53,26 @@ function createRxagent({ Agent, agentLoop, defineTool }: Rxagent): Implementatio
       await lastValueFrom(agent.prompt(benchPrompt()));
       return agent;
     },
+    async agentSession(scenario, prompts, onEvent) {
+      const agent = new Agent({ model: replayModel(scenario), systemPrompt: "Bench.", tools: [benchTool(scenario.tool)], ...conversionOptions(scenario) });
+      for (let prompt = 0; prompt < prompts; prompt++) await runPrompt(agent.prompt(benchPrompt(`Go ${prompt}.`)), onEvent);
+      agent.dispose();
+    },
   };
+}
+
+function runPrompt(events: Observable<{ type: string }>, onEvent: EventSink): Promise<void> {
+  return new Promise<void>((resolve, reject) => events.subscribe({ next: onEvent, error: reject, complete: resolve }));
+}
+
+/**
+ * The scenario's conversion as rxagent's options, as a new function per run: `convertMessageToLlm`
+ * caches by function, and the replies' messages are shared between runs.
+ */
+function conversionOptions({ conversion }: Scenario): Pick<AgentLoopConfig, "convertToLlm" | "convertMessageToLlm"> {
+  if (conversion === undefined) return {};
+  if (conversion.mode === "whole") return { convertToLlm: (messages) => convertWhole(conversion, messages) };
+  return { convertMessageToLlm: (message) => conversion.convert(message as Parameters<typeof conversion.convert>[0]) };
 }
 
 function replayModel(scenario: Scenario): Model {
@@ -61,7 +84,8 @@ function replayModel(scenario: Scenario): Model {
     api: "bench",
     stream: () =>
       new Observable<ModelEvent>((subscriber) => {
-        const reply = replies[call++];
+        // Modulo: an agent session answers every prompt with the replies from the first on.
+        const reply = replies[call++ % replies.length];
         if (reply === undefined) {
           subscriber.error(new Error(`bench model: no reply for call #${call}`));
           return undefined;

@@ -1,5 +1,6 @@
+import { PerformanceObserver } from "node:perf_hooks";
 import type { BenchEvent, EventSink, Implementation, ImplementationName, Scenario } from "../implementations/implementation.js";
-import { pairedRatios, type Summary } from "../stats.js";
+import { pairedRatios, summarize, type Summary } from "../stats.js";
 
 /** Options every workload gets from the command line. */
 export interface BenchOptions {
@@ -9,6 +10,10 @@ export interface BenchOptions {
   log: (line: string) => void;
   /** Also measure W4's state per turn from heap snapshots (exact, but slow). */
   heapSnapshots?: boolean;
+  /** Also measure W1 and W2 cold: the first reps of fresh processes (see cold.ts). */
+  cold?: boolean;
+  /** Where rxagent was loaded from (cold.ts's child processes load the same). */
+  rxagentFrom?: "build" | "source";
 }
 
 /** One line of the table: a metric per implementation, and rxagent / reference. */
@@ -22,6 +27,11 @@ export interface ResultRow {
   ratio?: Summary;
   /** rxagent / reference process CPU time, from the same pairs (steadier on a loaded machine). */
   cpuRatio?: Summary;
+  /**
+   * rxagent / floor: the distance to a plain loop doing the same. From paired reps for timed rows,
+   * else the ratio of the medians. Absent where it means nothing (counts, limits).
+   */
+  floorRatio?: Summary;
   note?: string;
 }
 
@@ -89,11 +99,78 @@ export function collectGarbage(): void {
   gc();
 }
 
+const gcEntries: { start: number; end: number }[] = [];
+const gcObserver = new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) gcEntries.push({ start: entry.startTime, end: entry.startTime + entry.duration });
+});
+gcObserver.observe({ entryTypes: ["gc"] });
+
+/**
+ * Milliseconds of garbage collection (main-thread pauses V8 reports) between `start` and `end`
+ * (`performance.now()` times). Async: V8 queues gc entries from the collector's epilogue and
+ * Node hands them over on the next turn of the event loop.
+ */
+export async function gcMillisecondsBetween(start: number, end: number): Promise<number> {
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  for (const entry of gcObserver.takeRecords()) gcEntries.push({ start: entry.startTime, end: entry.startTime + entry.duration });
+  let total = 0;
+  let kept = 0;
+  for (const entry of gcEntries) {
+    if (entry.end > start && entry.start < end) total += Math.min(entry.end, end) - Math.max(entry.start, start);
+    if (entry.end > end) gcEntries[kept++] = entry;
+  }
+  gcEntries.length = kept;
+  return total;
+}
+
+/** Collects the young generation now (see `gcCountedBlocks`). */
+export function collectYoungGarbage(): void {
+  const gc = (globalThis as { gc?: (options: { type: "minor"; execution: "sync" }) => void }).gc;
+  if (!gc) throw new Error("Run with --expose-gc (npm run bench does).");
+  gc({ type: "minor", execution: "sync" });
+}
+
+/**
+ * Per-rep cost with garbage collection counted: `rounds` rounds of one block per implementation
+ * (the order alternating), each block `reps` runs back to back, started from an empty young
+ * generation and ended, inside the timing, by a scavenge of what the block left. A sample is one
+ * block: its time (and CPU time, and GC pauses) over `reps`.
+ *
+ * Why blocks and not the interleaved reps: between interleaved reps nothing collects garbage, so
+ * a collection falls in whichever rep fills the young generation, mostly the rep of the
+ * implementation that allocates most, and its cost (which follows what is alive then, not what
+ * was allocated) lands on that rep; a median of reps then also leaves out the few reps that
+ * collected. Within a block every collection is the block's own. Why not a scavenge after every
+ * rep: it charges each rep a collection's fixed cost (0.1 to 1.5 ms measured here, as much as a
+ * W1 rep) whatever it allocated; a block pays it once over `reps` runs.
+ */
+export async function gcCountedBlocks(
+  label: string,
+  implementations: readonly Implementation[],
+  rounds: number,
+  reps: number,
+  scenario: Scenario,
+): Promise<Map<ImplementationName, TimedRun[]>> {
+  const { samples } = await interleaved(label, implementations, 0, rounds, async (implementation) => {
+    const { sink, counts } = countingSink();
+    collectYoungGarbage();
+    const block = await timed(async () => {
+      for (let rep = 0; rep < reps; rep++) await implementation.run(scenario, sink);
+      collectYoungGarbage();
+    }, counts);
+    for (const type in counts) counts[type]! /= reps;
+    return { ...block, ms: block.ms / reps, cpuMs: block.cpuMs / reps, gcMs: block.gcMs / reps };
+  });
+  return samples;
+}
+
 export interface TimedRun {
   /** Wall time. */
   ms: number;
   /** Process CPU time (user + system, all threads, so GC helper threads too). */
   cpuMs: number;
+  /** Garbage collection pauses inside `ms` (PerformanceObserver "gc" entries). */
+  gcMs: number;
   counts: EventCounts;
 }
 
@@ -106,13 +183,18 @@ export async function timeRun(implementation: Implementation, scenario: Scenario
         onEvent(event);
       }
     : sink;
+  return timed(() => implementation.run(scenario, observe), counts);
+}
+
+/** Times `work` as a rep (see `timeRun`), with the GC pauses inside it. */
+export async function timed(work: () => Promise<unknown>, counts: EventCounts): Promise<TimedRun> {
   if (repIsolation.collectGarbage) collectGarbage();
   const cpu = process.cpuUsage();
   const start = performance.now();
-  await implementation.run(scenario, observe);
-  const ms = performance.now() - start;
+  await work();
+  const end = performance.now();
   const used = process.cpuUsage(cpu);
-  return { ms, cpuMs: (used.user + used.system) / 1000, counts };
+  return { ms: end - start, cpuMs: (used.user + used.system) / 1000, gcMs: await gcMillisecondsBetween(start, end), counts };
 }
 
 /**
@@ -145,15 +227,40 @@ export async function interleaved<T extends { counts: EventCounts }>(
   return { samples, counts: expected ?? {} };
 }
 
-/** rxagent / reference wall-time and CPU-time ratios of paired reps, when both ran. */
-export function pairRatios(samples: Map<ImplementationName, TimedRun[]>): Pick<ResultRow, "ratio" | "cpuRatio"> {
+/**
+ * rxagent / reference wall-time and CPU-time ratios of paired reps, when both ran, and rxagent /
+ * floor wall time.
+ */
+export function pairRatios(samples: Map<ImplementationName, Pick<TimedRun, "ms" | "cpuMs">[]>): Pick<ResultRow, "ratio" | "cpuRatio" | "floorRatio"> {
   const rx = samples.get("rxagent");
   const ref = samples.get("reference");
-  if (!rx || !ref) return {};
-  return {
-    ratio: pairedRatios(rx.map((run) => run.ms), ref.map((run) => run.ms)),
-    cpuRatio: pairedRatios(rx.map((run) => run.cpuMs), ref.map((run) => run.cpuMs)),
-  };
+  const floor = samples.get("floor");
+  if (!rx) return {};
+  const ratios: Pick<ResultRow, "ratio" | "cpuRatio" | "floorRatio"> = {};
+  if (ref) {
+    ratios.ratio = pairedRatios(rx.map((run) => run.ms), ref.map((run) => run.ms));
+    ratios.cpuRatio = pairedRatios(rx.map((run) => run.cpuMs), ref.map((run) => run.cpuMs));
+  }
+  if (floor) ratios.floorRatio = pairedRatios(rx.map((run) => run.ms), floor.map((run) => run.ms));
+  return ratios;
+}
+
+/** The share of each implementation's rep time spent in garbage collection pauses, as a row. */
+export function gcShareRow(row: Pick<ResultRow, "workload" | "case">, samples: Map<ImplementationName, TimedRun[]>): ResultRow {
+  const values: ResultRow["values"] = {};
+  for (const [name, runs] of samples) {
+    const share = (100 * runs.reduce((total, run) => total + run.gcMs, 0)) / runs.reduce((total, run) => total + run.ms, 0);
+    values[name] = { median: share, min: share, max: share, n: 1 };
+  }
+  return { ...row, metric: "GC pauses, share of the time (GC counted)", unit: "%", values, note: "PerformanceObserver gc entries inside the GC-counted blocks" };
+}
+
+/** rxagent / floor from the medians of a row's values (for rows not timed rep by rep). */
+export function floorRatioOf(values: ResultRow["values"]): Pick<ResultRow, "floorRatio"> {
+  const { rxagent, floor } = values;
+  if (!rxagent || !floor || floor.median <= 0) return {};
+  const ratio = rxagent.median / floor.median;
+  return { floorRatio: { median: ratio, min: ratio, max: ratio, n: 1 } };
 }
 
 export function pick(implementations: readonly Implementation[], name: ImplementationName): Implementation | undefined {

@@ -1,6 +1,8 @@
-import type { Implementation, Scenario } from "../implementations/implementation.js";
+import type { EventSink, Implementation, Scenario } from "../implementations/implementation.js";
 import { point, summarize } from "../stats.js";
-import { type BenchOptions, collectGarbage, interleaved, pairRatios, type ResultRow, type TargetCheck, timeRun, type WorkloadResult } from "./harness.js";
+import { agentSessionRows } from "./agent-session.js";
+import { conversionRows } from "./conversion.js";
+import { type BenchOptions, collectGarbage, floorRatioOf, interleaved, pairRatios, type ResultRow, type TargetCheck, type TimedRun, timeRun, type WorkloadResult } from "./harness.js";
 import { liveStateBytes } from "./heap-snapshot.js";
 import { buildConversation } from "./replies.js";
 import { instantTool } from "./tools.js";
@@ -16,19 +18,9 @@ export async function longSession(options: BenchOptions): Promise<WorkloadResult
   const scenario: Scenario = { replies: buildConversation(turns, { deltas: 50, toolCalls: 1 }), tool: instantTool };
   options.log(`W4 long session ${turns} turns`);
   const [warmup, reps] = options.quick ? [0, 1] : [2, 7];
-  const { samples, counts } = await interleaved("W4", options.implementations, warmup, reps, async (implementation) => {
-    const turnStarts: number[] = [];
-    const run = await timeRun(implementation, scenario, (event) => {
-      if (event.type === "turn_start") turnStarts.push(performance.now());
-    });
-    const end = turnStarts[0]! + run.ms;
-    const durations = turnStarts.map((start, index) => (turnStarts[index + 1] ?? end) - start);
-    const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
-    // The last (closing) turn has no tool call: compare the first and last `window` tool turns.
-    const first = sum(durations.slice(0, window));
-    const last = sum(durations.slice(turns - window, turns));
-    return { ...run, first, last };
-  });
+  const { samples, counts } = await interleaved("W4", options.implementations, warmup, reps, (implementation) =>
+    timeTurns(implementation, window, turns, (onEvent) => timeRun(implementation, scenario, onEvent)),
+  );
   const rows: ResultRow[] = [];
   const perTurn: ResultRow["values"] = {};
   const firstWindow: ResultRow["values"] = {};
@@ -42,8 +34,8 @@ export async function longSession(options: BenchOptions): Promise<WorkloadResult
   }
   const caseName = `${turns} turns x (50 deltas + 1 tool)`;
   rows.push({ workload: "W4 long session", case: caseName, metric: "per turn", unit: "µs", values: perTurn, ...pairRatios(samples) });
-  rows.push({ workload: "W4 long session", case: caseName, metric: `per turn, first ${window}`, unit: "µs", values: firstWindow });
-  rows.push({ workload: "W4 long session", case: caseName, metric: `per turn, last ${window}`, unit: "µs", values: lastWindow });
+  rows.push({ workload: "W4 long session", case: caseName, metric: `per turn, first ${window}`, unit: "µs", values: firstWindow, ...floorRatioOf(firstWindow) });
+  rows.push({ workload: "W4 long session", case: caseName, metric: `per turn, last ${window}`, unit: "µs", values: lastWindow, ...floorRatioOf(lastWindow) });
   rows.push({ workload: "W4 long session", case: caseName, metric: `last ${window} / first ${window}`, unit: "x", values: growth });
 
   options.log("W4 long session: heap per turn");
@@ -62,6 +54,7 @@ export async function longSession(options: BenchOptions): Promise<WorkloadResult
     metric: "heap after GC per turn",
     unit: "bytes",
     values: heap,
+    ...floorRatioOf(heap),
     note: `slope of the heap after a full GC at 10 turns from ${turns / 10} to ${turns}`,
   });
   const state: ResultRow["values"] = {};
@@ -96,7 +89,41 @@ export async function longSession(options: BenchOptions): Promise<WorkloadResult
   };
   notAbove("heap per turn <= reference's", heap);
   notAbove("state per turn (heap snapshots) <= reference's", state);
-  return { id: "W4", title: "long session: turns of 50 deltas and 1 tool call", rows, targets, eventCounts: { [caseName]: counts } };
+  const eventCounts: WorkloadResult["eventCounts"] = { [caseName]: counts };
+  for (const extra of [await conversionRows(options, turns, window), await agentSessionRows(options)]) {
+    rows.push(...extra.rows);
+    targets.push(...extra.targets);
+    Object.assign(eventCounts, extra.eventCounts);
+  }
+  return { id: "W4", title: "long session: turns of 50 deltas and 1 tool call", rows, targets, eventCounts };
+}
+
+/** A timed run with its time over the first and the last `window` turns of `turns`. */
+export interface TurnWindows extends TimedRun {
+  first: number;
+  last: number;
+}
+
+/**
+ * Times the turns of `run` (which passes every event to its `onEvent`): the run, and the sum of
+ * the first and of the last `window` of `turns` turns (a turn from its `turn_start` to the next).
+ */
+export async function timeTurns(
+  implementation: Implementation,
+  window: number,
+  turns: number,
+  run: (onEvent: EventSink) => Promise<TimedRun>,
+): Promise<TurnWindows> {
+  const turnStarts: number[] = [];
+  const timedRun = await run((event) => {
+    if (event.type === "turn_start") turnStarts.push(performance.now());
+  });
+  if (turnStarts.length < turns) throw new Error(`${implementation.name}: ${turnStarts.length} turns, expected at least ${turns}`);
+  const end = turnStarts[0]! + timedRun.ms;
+  const durations = turnStarts.map((start, index) => (turnStarts[index + 1] ?? end) - start);
+  const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
+  // The last (closing) turn has no tool call: compare the first and last `window` tool turns.
+  return { ...timedRun, first: sum(durations.slice(0, window)), last: sum(durations.slice(turns - window, turns)) };
 }
 
 /**

@@ -6,10 +6,13 @@ import {
   countingSink,
   type BenchOptions,
   type EventCounts,
+  floorRatioOf,
+  gcShareRow,
   interleaved,
   pairRatios,
-  repIsolation,
   type ResultRow,
+  type TargetCheck,
+  timed,
   type WorkloadResult,
 } from "./harness.js";
 import { buildConversation } from "./replies.js";
@@ -18,8 +21,9 @@ import { instantTool } from "./tools.js";
 /**
  * W5 many sessions: A agents in one process, each running a short scripted conversation (a reply
  * of 10 deltas and 1 tool call, then a reply of 10 deltas), all at once. Each model call waits
- * 1 ms on a real timer so the sessions interleave. Aggregate events per second, then memory per
- * idle agent: A agents that ran the conversation and sit idle, heap after GC divided by A.
+ * 1 ms on a real timer so the sessions interleave. Aggregate events per second; heap in flight
+ * per waiting session (A runs started and all waiting for their model's timer); memory per idle
+ * agent (A agents that ran the conversation and sit idle): heap after GC divided by A.
  */
 export async function manySessions(options: BenchOptions): Promise<WorkloadResult> {
   const agents = options.quick ? 50 : 1000;
@@ -29,18 +33,13 @@ export async function manySessions(options: BenchOptions): Promise<WorkloadResul
   const [warmup, reps] = options.quick ? [0, 1] : [2, 7];
   const { samples, counts } = await interleaved("W5", options.implementations, warmup, reps, async (implementation) => {
     const sinks = Array.from({ length: agents }, () => countingSink());
-    if (repIsolation.collectGarbage) collectGarbage();
-    const cpu = process.cpuUsage();
-    const start = performance.now();
-    await Promise.all(sinks.map(({ sink }) => implementation.run(scenario(), sink)));
-    const ms = performance.now() - start;
-    const used = process.cpuUsage(cpu);
+    const run = await timed(() => Promise.all(sinks.map(({ sink }) => implementation.run(scenario(), sink))), {});
     const total: EventCounts = {};
     for (const { counts: perAgent } of sinks) {
       assertSameCounts("W5 per agent", sinks[0]!.counts, perAgent, implementation.name);
       for (const type in perAgent) total[type] = (total[type] ?? 0) + perAgent[type]!;
     }
-    return { ms, cpuMs: (used.user + used.system) / 1000, counts: total };
+    return { ...run, counts: total };
   });
   const events = Object.values(counts).reduce((sum, count) => sum + count, 0);
   const throughput: ResultRow["values"] = {};
@@ -54,7 +53,25 @@ export async function manySessions(options: BenchOptions): Promise<WorkloadResul
   const rows: ResultRow[] = [
     { workload: "W5 many sessions", case: caseName, metric: "wall time", unit: "ms", values: wall, ...paired },
     { workload: "W5 many sessions", case: caseName, metric: "aggregate events/s", unit: "k/s", values: Object.fromEntries(Object.entries(throughput).map(([name, summary]) => [name, summary && scaleSummary(summary, 1 / 1000)])) },
+    gcShareRow({ workload: "W5 many sessions", case: caseName }, samples),
   ];
+
+  options.log(`W5 many sessions: heap in flight per waiting session (${agents} sessions)`);
+  const inFlight: ResultRow["values"] = {};
+  for (const implementation of options.implementations) {
+    const perSession: number[] = [];
+    for (let rep = 0; rep < (options.quick ? 1 : 3); rep++) perSession.push(await waitingBytes(implementation, replies, agents));
+    inFlight[implementation.name] = summarize(perSession);
+  }
+  rows.push({
+    workload: "W5 many sessions",
+    case: `${agents} sessions started, all waiting for their model`,
+    metric: "heap in flight per waiting session",
+    unit: "bytes",
+    values: inFlight,
+    ...floorRatioOf(inFlight),
+    note: "heap after a full GC with every session waiting on its model timer, minus before, / sessions",
+  });
 
   options.log(`W5 many sessions: memory per idle agent (${agents} agents)`);
   const memory: ResultRow["values"] = {};
@@ -69,9 +86,47 @@ export async function manySessions(options: BenchOptions): Promise<WorkloadResul
     metric: "heap per idle agent",
     unit: "bytes",
     values: memory,
+    ...floorRatioOf(memory),
     note: "rxagent: Agent; reference: pi-agent-core Agent; floor: the transcript array",
   });
-  return { id: "W5", title: "many sessions: concurrent agents in one process", rows, targets: [], eventCounts: { [caseName]: counts } };
+  const targets: TargetCheck[] = [];
+  if (paired.ratio) {
+    targets.push({ workload: "W5", target: "wall time <= 0.7x reference (GC counted)", measured: `${paired.ratio.median.toFixed(2)}x`, met: paired.ratio.median <= 0.7 });
+  }
+  if (inFlight.rxagent && inFlight.reference) {
+    const { rxagent, reference } = inFlight;
+    targets.push({
+      workload: "W5",
+      target: "heap in flight per waiting session <= reference's",
+      measured: `${rxagent.median.toFixed(0)} B vs ${reference.median.toFixed(0)} B`,
+      met: rxagent.median <= reference.median,
+    });
+  }
+  if (memory.rxagent) {
+    targets.push({ workload: "W5", target: "idle Agent <= 2 KB", measured: `${memory.rxagent.median.toFixed(0)} B`, met: memory.rxagent.median <= 2048 });
+  }
+  return { id: "W5", title: "many sessions: concurrent agents in one process", rows, targets, eventCounts: { [caseName]: counts } };
+}
+
+/**
+ * Heap per session while `sessions` runs are started and all wait for their model: heap after
+ * a full GC before starting them, and once every run has reached its model call (a `setImmediate`
+ * later: rxagent calls the model on subscribe, the reference after a few Promise ticks), minus
+ * each other, over `sessions`. The model waits long enough for the reading to happen first.
+ * What the harness itself holds per session (a sink and its counts) is made before the first reading.
+ */
+async function waitingBytes(implementation: Implementation, replies: Scenario["replies"], sessions: number): Promise<number> {
+  const scenarios = Array.from({ length: sessions }, (): Scenario => ({ replies, tool: instantTool, modelDelayMs: 200 }));
+  const sinks = Array.from({ length: sessions }, () => countingSink());
+  collectGarbage();
+  const before = process.memoryUsage().heapUsed;
+  const runs = scenarios.map((scenario, index) => implementation.run(scenario, sinks[index]!.sink));
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  collectGarbage();
+  const during = process.memoryUsage().heapUsed;
+  await Promise.all(runs);
+  if (sinks.some(({ counts }) => (counts.agent_end ?? 0) !== 1)) throw new Error(`W5 waiting sessions: a ${implementation.name} run did not end once`);
+  return (during - before) / sessions;
 }
 
 async function idleBytes(implementation: Implementation, scenario: () => Scenario, agents: number): Promise<number> {

@@ -5,13 +5,15 @@ import type { AgentTool } from "../types.js";
 export interface CheckedConfig {
   model?: unknown;
   maxConcurrency?: unknown;
+  convertToLlm?: unknown;
+  convertMessageToLlm?: unknown;
 }
 
 /**
  * Throws an `InvalidConfigError` naming the field when the config cannot work: no model (e.g.
  * `models[name]` that returned undefined), a `maxConcurrency` or tool `concurrency` that is not a
- * positive integer (0 would wait forever), or two tools with one name (the model could not tell
- * them apart). Why at creation: a bad config found inside a subscriber would crash or hang.
+ * positive integer (0 would wait forever), two tools with one name (the model could not tell
+ * them apart), or both `convertToLlm` and `convertMessageToLlm` (which one would win is a guess). Why at creation: a bad config found inside a subscriber would crash or hang.
  * @example checkConfig({ model, maxConcurrency: 4 }, context.tools, "agentLoop")
  */
 export function checkConfig(config: CheckedConfig, tools: readonly AgentTool[] | undefined, caller: string): void {
@@ -20,6 +22,14 @@ export function checkConfig(config: CheckedConfig, tools: readonly AgentTool[] |
     throw new InvalidConfigError("model", `${caller} needs a model with a stream() method, got ${describe(config.model)}.`);
   }
   checkConcurrency("maxConcurrency", config.maxConcurrency);
+  if (config.convertMessageToLlm !== undefined) {
+    if (typeof config.convertMessageToLlm !== "function") {
+      throw new InvalidConfigError("convertMessageToLlm", `must be a function, got ${describe(config.convertMessageToLlm)}.`);
+    }
+    if (config.convertToLlm !== undefined) {
+      throw new InvalidConfigError("convertMessageToLlm", "give either convertToLlm (the whole transcript each turn) or convertMessageToLlm (each message once), not both.");
+    }
+  }
   const indexByName = new Map<string, number>();
   tools?.forEach((tool, index) => {
     if (typeof tool?.name !== "string" || tool.name === "") {

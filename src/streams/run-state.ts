@@ -1,5 +1,6 @@
 import type { Observable, SchedulerLike } from "rxjs";
 import { isModelMessage } from "../types/messages.js";
+import { convertEachMessage } from "./convert-each-message.js";
 import type { LazyAbortController } from "./lazy-abort-controller.js";
 import type { EndStep } from "./next-step.js";
 import type {
@@ -50,8 +51,9 @@ export interface RunState {
   turns: number;
   /**
    * The transcript's model messages so far, kept up to date as it grows, so the default
-   * `convertToLlm` costs each message once rather than once per turn. Undefined while every
-   * message of the transcript is a model message: the transcript itself is that list then.
+   * `convertToLlm` (or `convertMessageToLlm`) costs each message once rather than once per turn.
+   * Undefined while every message of the transcript is a model message and there is no
+   * `convertMessageToLlm`: the transcript itself is that list then.
    */
   modelMessages: Message[] | undefined;
   /** How many transcript messages `modelMessages` has taken in. */
@@ -61,12 +63,21 @@ export interface RunState {
 }
 
 /**
- * The transcript's model messages (the default `convertToLlm`): the run's own array, brought up
- * to date, not a copy (see `LlmContext.messages`). While the transcript holds only model
- * messages, that array is the transcript itself; the first other message forks a list of its own.
+ * The transcript's model messages (the default `convertToLlm`, or `convertMessageToLlm`'s
+ * answers): the run's own array, brought up to date, not a copy (see `LlmContext.messages`).
+ * While the transcript holds only model messages and there is no conversion, that array is the
+ * transcript itself; the first other message forks a list of its own.
+ * Throws a `HookError` when `convertMessageToLlm` fails.
  */
 export function currentModelMessages(run: RunState): readonly Message[] {
   const { messages } = run.context;
+  const convert = run.config.convertMessageToLlm;
+  if (convert !== undefined) {
+    run.modelMessages ??= [];
+    convertEachMessage(messages, run.modelMessagesSeen, convert, run.modelMessages);
+    run.modelMessagesSeen = messages.length;
+    return run.modelMessages;
+  }
   let index = run.modelMessagesSeen;
   if (run.modelMessages === undefined) {
     while (index < messages.length && isModelMessage(messages[index]!)) index++;

@@ -5,7 +5,8 @@ import { callHook } from "../operators/call-hook.js";
 import { toMessageEvents } from "../operators/to-message-events.js";
 import { modelToolsOf } from "../tools/model-tools.js";
 import { emptyAssistantMessage, isModelMessage } from "../types/messages.js";
-import type { AgentEvent, LlmContext, Message, ModelStreamOptions } from "../types.js";
+import type { AgentEvent, AgentMessage, ConvertMessageToLlm, LlmContext, Message, ModelStreamOptions } from "../types.js";
+import { convertEachMessage } from "./convert-each-message.js";
 import { LazyAbortController } from "./lazy-abort-controller.js";
 import { currentModelMessages, type RunState } from "./run-state.js";
 
@@ -64,13 +65,21 @@ function llmContextFromHooks(run: RunState): Observable<LlmContext> {
     : defer(() => [run.context.messages]);
   return messages$.pipe(
     concatMap((messages) =>
-      (config.convertToLlm ? callHook(config.convertToLlm, messages) : defer(() => [messages.filter(isModelMessage)])).pipe(
+      (config.convertToLlm ? callHook(config.convertToLlm, messages) : defer(() => [convertWithoutHook(messages, config.convertMessageToLlm)])).pipe(
         map((llmMessages) => arrayAnswer("convertToLlm", llmMessages)),
         catchError((error: unknown) => throwError(() => asHookError("convertToLlm", error))),
       ),
     ),
     map((messages: Message[]) => llmContextOf(run, messages)),
   );
+}
+
+/** `transformContext`'s answer as model messages: converted message by message, or filtered. */
+function convertWithoutHook(messages: AgentMessage[], convert: ConvertMessageToLlm | undefined): Message[] {
+  if (convert === undefined) return messages.filter(isModelMessage);
+  const converted: Message[] = [];
+  convertEachMessage(messages, 0, convert, converted);
+  return converted;
 }
 
 /** A hook's answer that must be an array of messages; anything else is that hook's failure. */

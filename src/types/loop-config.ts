@@ -10,6 +10,12 @@ import type { AgentTool, AgentToolResult, ToolExecutionMode } from "./tools.js";
  */
 export type HookResult<T> = T | PromiseLike<T> | Observable<T>;
 
+/**
+ * What `convertMessageToLlm` makes of one transcript message: one model message, several, or
+ * `undefined` (or `[]`) to leave it out of the model's context.
+ */
+export type ConvertMessageToLlm = (message: AgentMessage) => Message | readonly Message[] | undefined;
+
 /** The transcript and tools a run works on. */
 export interface AgentContext {
   systemPrompt?: string;
@@ -115,6 +121,23 @@ export interface AgentLoopConfig {
    * @example convertToLlm: (messages) => messages.filter((message) => message.role !== "notice")
    */
   convertToLlm?: (messages: AgentMessage[]) => HookResult<Message[]>;
+  /**
+   * Turns one transcript message into model messages, once per message: the answer is cached
+   * by message identity (for this function, across turns and across an `Agent`'s runs), so a
+   * long session's turns cost the same however long the transcript grows, where `convertToLlm`
+   * runs over the whole transcript every turn. Used instead of `convertToLlm`; giving both is
+   * an `InvalidConfigError`. With `transformContext`, it converts that hook's answer (cached
+   * messages are not converted again).
+   *
+   * Contract: synchronous and pure: return the model message(s) for `message`, or `undefined`
+   * to leave it out. A message is converted again only as a new object: replace a message to
+   * change it (a rewrite by `prepareNextTurn` or `transformContext` that returns new objects
+   * is converted anew); changing a message object in place is not seen. A throw, or an answer
+   * that is not a user / assistant / toolResult message, ends the turn with an error assistant
+   * message (`convertMessageToLlm failed: …`).
+   * @example convertMessageToLlm: (message) => (message.role === "notice" ? { role: "user", content: message.text, timestamp: message.timestamp } : message)
+   */
+  convertMessageToLlm?: ConvertMessageToLlm;
   /**
    * Prunes, compacts or injects transcript messages before `convertToLlm`, on every call.
    *

@@ -34,6 +34,8 @@ const cases: { name: string; config: Partial<AgentLoopConfig>; tools?: AgentTool
   { name: "a fractional maxConcurrency", config: { maxConcurrency: 1.5 }, field: "maxConcurrency", message: /got 1.5/ },
   { name: "a string maxConcurrency", config: { maxConcurrency: "4" as unknown as number }, field: "maxConcurrency", message: /got "4"/ },
   { name: "duplicate tool names", config: {}, tools: [tool("a"), tool("b"), tool("a")], field: "tools[2].name", message: /"a" is also the name of tools\[0\]/ },
+  { name: "both convertToLlm and convertMessageToLlm", config: { convertToLlm: (messages) => messages as never, convertMessageToLlm: (message) => message as never }, field: "convertMessageToLlm", message: /give either convertToLlm .* or convertMessageToLlm .*, not both/ },
+  { name: "a convertMessageToLlm that is not a function", config: { convertMessageToLlm: "rename" as never }, field: "convertMessageToLlm", message: /must be a function, got "rename"/ },
   { name: "a tool concurrency of 0", config: {}, tools: [tool("a", 0)], field: "tools[0].concurrency", message: /got 0/ },
 ];
 

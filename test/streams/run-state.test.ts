@@ -4,7 +4,7 @@ import type { AgentMessage } from "../../src/types.js";
 import { userMessage } from "../testing/fixtures.js";
 
 function runWith(messages: AgentMessage[]): RunState {
-  return { context: { messages }, modelMessages: undefined, modelMessagesSeen: 0 } as unknown as RunState;
+  return { config: {}, context: { messages }, modelMessages: undefined, modelMessagesSeen: 0 } as unknown as RunState;
 }
 
 describe("currentModelMessages (the default convertToLlm)", () => {
