@@ -42,5 +42,5 @@ export type {
   AgentLoopTurnUpdate,
   PrepareNextTurnContext,
 } from "./types/loop-config.js";
-export type { AgentSnapshot, AgentState, PendingApproval, PromptInput, TranscriptStore } from "./types/agent.js";
+export type { AgentSnapshot, AgentState, PendingApproval, PromptInput, StoredTranscript, TranscriptRecord, TranscriptStore } from "./types/agent.js";
 export type { OutputOf, OutputSchema } from "./types/output.js";

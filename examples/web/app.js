@@ -73,6 +73,7 @@ function render() {
 function runLabel(state) {
   if (!state.isStreaming) return "idle";
   if (state.pendingToolCalls.length > 0) return "running tools…";
+  if ((state.waitingToolCalls ?? []).length > 0) return "waiting for a tool slot…";
   const last = state.streamingMessage?.content.at(-1);
   if (last?.type === "text") return "writing…";
   return "thinking…";
@@ -125,9 +126,12 @@ function renderToolCard(call, resultMessage) {
   const cancelled = isError && resultText.startsWith("Tool call was cancelled");
   const awaiting = !result && (connection.state.pendingApprovals ?? []).some((pending) => pending.toolCallId === call.id);
   const denied = isError && resultText.startsWith("Tool call was denied");
+  // Waiting for a concurrency slot (state.waitingToolCalls), or announced and not running yet.
+  const waiting = (connection.state.waitingToolCalls ?? []).includes(call.id);
+  const running = connection.state.pendingToolCalls.includes(call.id);
   const state = result
     ? cancelled ? "cancelled" : denied ? "denied" : stopped ? "aborted" : isError ? "error" : "done"
-    : awaiting ? "awaiting approval" : run && connection.state.pendingToolCalls.includes(call.id) ? "running" : run ? "waiting" : "pending";
+    : awaiting ? "awaiting approval" : waiting ? "waiting" : running ? "running" : run ? "waiting" : "pending";
   // A call that started and has not finished can be cancelled; the others go on.
   const cancel =
     run && !result && connection.state.isStreaming

@@ -18,7 +18,7 @@ const FINAL_CLOSES = new Set([4401, 4403]);
 export function reduceState(state, event) {
   switch (event.type) {
     case "agent_start":
-      return { ...state, isStreaming: true, pendingToolCalls: [], pendingApprovals: [], streamingMessage: undefined, errorMessage: undefined };
+      return { ...state, isStreaming: true, pendingToolCalls: [], waitingToolCalls: [], pendingApprovals: [], streamingMessage: undefined, errorMessage: undefined };
     case "message_start":
     case "message_update":
       return event.message.role === "assistant" ? { ...state, streamingMessage: event.message } : state;
@@ -35,7 +35,23 @@ export function reduceState(state, event) {
     case "tool_execution_start":
       return { ...state, pendingToolCalls: [...state.pendingToolCalls, event.toolCallId] };
     case "tool_execution_end":
-      return { ...state, pendingToolCalls: state.pendingToolCalls.filter((id) => id !== event.toolCallId) };
+      return {
+        ...state,
+        pendingToolCalls: state.pendingToolCalls.filter((id) => id !== event.toolCallId),
+        waitingToolCalls: (state.waitingToolCalls ?? []).filter((id) => id !== event.toolCallId),
+      };
+    case "tool_slot_wait_start":
+      return {
+        ...state,
+        pendingToolCalls: state.pendingToolCalls.filter((id) => id !== event.toolCallId),
+        waitingToolCalls: [...(state.waitingToolCalls ?? []), event.toolCallId],
+      };
+    case "tool_slot_wait_end":
+      return {
+        ...state,
+        pendingToolCalls: [...state.pendingToolCalls, event.toolCallId],
+        waitingToolCalls: (state.waitingToolCalls ?? []).filter((id) => id !== event.toolCallId),
+      };
     case "tool_approval_start":
       return {
         ...state,
@@ -49,7 +65,7 @@ export function reduceState(state, event) {
         pendingApprovals: (state.pendingApprovals ?? []).filter((pending) => pending.toolCallId !== event.toolCallId),
       };
     case "agent_end":
-      return { ...state, isStreaming: false, pendingToolCalls: [], pendingApprovals: [], streamingMessage: undefined };
+      return { ...state, isStreaming: false, pendingToolCalls: [], waitingToolCalls: [], pendingApprovals: [], streamingMessage: undefined };
     default:
       return state;
   }
@@ -72,7 +88,7 @@ export class AgentConnection {
     this.session = options.session;
     this.onChange = options.onChange ?? (() => {});
     this.status = "connecting";
-    this.state = { messages: [], isStreaming: false, pendingToolCalls: [], pendingApprovals: [] };
+    this.state = { messages: [], isStreaming: false, pendingToolCalls: [], waitingToolCalls: [], pendingApprovals: [] };
     /** Progress and results of tool calls seen live, by tool call id. */
     this.toolRuns = new Map();
     this.lastError = undefined;

@@ -32,6 +32,8 @@ Options:
   --token <secret>    serve: clients must present it (env RXAGENT_TOKEN); the page URL carries it
   --allow-origin <o>  serve: another origin whose pages may connect (repeatable)
   --insecure          serve: allow a non-loopback --host without a token
+  --store <dir>       serve: keep each session's transcript in <dir>/<session>.jsonl and reopen it
+                      after a restart (calls waiting for approval wait again)
   --mcp "<command>"   add the tools of an MCP server started with this command line (stdio;
                       repeatable), e.g. --mcp "npx -y @modelcontextprotocol/server-everything"
   --mcp-url <url>     add the tools of an MCP server at this Streamable HTTP URL (repeatable)
@@ -66,6 +68,7 @@ async function main(argv: string[]): Promise<number> {
       token: { type: "string" },
       "allow-origin": { type: "string", multiple: true },
       insecure: { type: "boolean" },
+      store: { type: "string" },
       mcp: { type: "string", multiple: true },
       "mcp-url": { type: "string", multiple: true },
       help: { type: "boolean", short: "h" },
@@ -147,6 +150,7 @@ async function main(argv: string[]): Promise<number> {
       ...(mcp ? { tools: mcp.tools } : {}),
       port: numberOption("--port", values.port, 8787),
       host: values.host ?? "127.0.0.1",
+      ...(values.store === undefined ? {} : { storeDirectory: values.store }),
       output: process.stdout,
       ...serveSecurity(values.token ?? process.env["RXAGENT_TOKEN"], values["allow-origin"], values.insecure === true),
     });

@@ -1,6 +1,8 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { demoTools } from "../demo/demo-tools.js";
 import { Agent } from "../streams/agent.js";
-import { acceptToken, isLoopbackHost, serveWebUi } from "../server/index.js";
+import { acceptToken, isLoopbackHost, JsonlTranscriptStore, serveWebUi } from "../server/index.js";
 import type { AgentTool } from "../types.js";
 import type { ModelChoice } from "./model-from-environment.js";
 
@@ -20,6 +22,8 @@ export interface ServeOptions {
   allowOrigins?: string[];
   /** Serve beyond loopback without a token anyway. */
   insecure?: boolean;
+  /** Keep each session's transcript in `<storeDirectory>/<session>.jsonl`, reopened after a restart. */
+  storeDirectory?: string;
 }
 
 /** Refuses to expose the agent (and its file tools) beyond this machine without a token. */
@@ -37,17 +41,22 @@ export function exposureProblem(options: Pick<ServeOptions, "host" | "token" | "
 export async function runServe(options: ServeOptions): Promise<() => Promise<void>> {
   const problem = exposureProblem(options);
   if (problem) throw new Error(problem);
+  if (options.storeDirectory !== undefined) mkdirSync(options.storeDirectory, { recursive: true });
   const server = await serveWebUi({
     port: options.port,
     host: options.host,
     ...(options.token === undefined ? {} : { auth: acceptToken(options.token) }),
     ...(options.allowOrigins === undefined ? {} : { allowedOrigins: options.allowOrigins }),
-    createAgent: () =>
-      new Agent({
+    createAgent: (session) => {
+      const agentOptions = {
         model: options.choice.model,
         tools: options.tools ?? demoTools({ root: options.root, stepDelay: options.toolStepDelay }),
         systemPrompt: `You are a helpful assistant in a browser, run by rxagent. Tools: calculator, clock, list_files and read_file (inside ${options.root}). Call independent tools in the same reply. Be concise.`,
-      }),
+      };
+      if (options.storeDirectory === undefined) return new Agent(agentOptions);
+      // A session id is [A-Za-z0-9_.:-]{1,128} (PROTOCOL.md): with ".jsonl" after it, a file name of the folder.
+      return Agent.open({ ...agentOptions, store: new JsonlTranscriptStore(join(options.storeDirectory, `${session}.jsonl`)) });
+    },
   });
   // The token travels in the fragment: browsers never send it to a server in a request line or a log.
   const pageUrl = options.token === undefined ? server.url : `${server.url}#token=${encodeURIComponent(options.token)}`;

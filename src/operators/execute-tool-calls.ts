@@ -3,6 +3,7 @@ import { errorText } from "../errors.js";
 import type { AgentContext, AgentEvent, AgentLoopConfig, AssistantMessage, DrainableQueue, ToolCall, ToolCallCancellation, ToolCallDecision, ToolResultMessage } from "../types.js";
 import type { Cancellation } from "../streams/lazy-abort-controller.js";
 import { errorResult } from "../tools/tool-results.js";
+import { announceSlotWaits, type SlotWaits } from "./announce-slot-waits.js";
 import { awaitApproval, CallApprovals } from "./await-approval.js";
 import { CallCancellations } from "./call-cancellations.js";
 import { forwardingObserver } from "./forwarding-observer.js";
@@ -143,6 +144,7 @@ export function executeToolCalls(
       ? new CallApprovals(config.approvals !== undefined, (toolCallId) => toolCalls.some((call) => call.id === toolCallId))
       : undefined;
 
+    const slotWaits: SlotWaits = { scheduler, cancellation: options.cancellation, passOn, isSettled: (index) => results[index] !== undefined };
     const sequential =
       config.toolExecution === "sequential" ||
       toolCalls.some((call) => context.tools?.some((tool) => tool.name === call.name && tool.executionMode === "sequential"));
@@ -167,9 +169,9 @@ export function executeToolCalls(
       : approvals
         ? prepareToolCalls(toolCalls, batch, passOn, grown).pipe(
             mergeMap((prepared) => awaitApproval(prepared, batch, approvals, passOn)),
-            fanOut(runCall, config.maxConcurrency ?? Infinity, context),
+            fanOut(runCall, config.maxConcurrency ?? Infinity, context, slotWaits),
           )
-        : prepareToolCalls(toolCalls, batch, passOn, grown).pipe(fanOut(runCall, config.maxConcurrency ?? Infinity, context));
+        : prepareToolCalls(toolCalls, batch, passOn, grown).pipe(fanOut(runCall, config.maxConcurrency ?? Infinity, context, slotWaits));
     // The batch ends when both the ordered results and the processing have completed.
     let running = 2;
     const completeOne = () => {
@@ -225,16 +227,19 @@ export function executeToolCalls(
   });
 }
 
+/** The calls' fan-out; with a limit, a call that waits for its slot says so (`announceSlotWaits`). */
 function fanOut(
   runCall: (prepared: PreparedToolCall) => Observable<AgentEvent | FinalizedToolCall>,
   limit: number,
   context: AgentContext,
+  slotWaits: SlotWaits,
 ) {
   const capped = context.tools?.some((tool) => tool.concurrency !== undefined) ?? false;
   if (!capped) {
-    return mergeMap(runCall, limit);
+    // Without a limit no call waits: nothing to announce, and nothing to pay per call.
+    if (limit === Infinity) return mergeMap(runCall);
+    return announceSlotWaits((project) => mergeMap(project, limit), runCall, slotWaits);
   }
-  return mergeMapCapped(runCall, limit, (prepared: PreparedToolCall) =>
-    prepared.tool.concurrency === undefined ? undefined : { key: prepared.tool.name, cap: prepared.tool.concurrency },
-  );
+  const capOf = (prepared: PreparedToolCall) => (prepared.tool.concurrency === undefined ? undefined : { key: prepared.tool.name, cap: prepared.tool.concurrency });
+  return announceSlotWaits((project) => mergeMapCapped(project, limit, capOf), runCall, slotWaits);
 }

@@ -1,7 +1,8 @@
 import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, writeSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { errorText } from "../errors.js";
-import type { AgentMessage, TranscriptStore } from "../types.js";
+import { roleOf } from "../types/messages.js";
+import type { AgentMessage, StoredTranscript, TranscriptRecord, TranscriptStore } from "../types.js";
 import { safeJsonLine } from "./safe-json-line.js";
 
 export interface JsonlTranscriptStoreOptions {
@@ -20,6 +21,10 @@ export interface JsonlTranscriptStoreOptions {
  * that only lacks its newline is kept. `append` writes the whole line or throws (a full disk),
  * leaving the file as it was. Values `JSON.stringify` refuses (a BigInt, a cycle) are stored in a
  * safe form, with a warning, so no message goes missing.
+ *
+ * Records (`TranscriptRecord`: a call waiting for approval, its end, a result held back for call
+ * order) are lines of their own, `{"rxagent":{…record}}`, written the same way; a message always
+ * has a `role`, so the two never mix up. `load` skips them; `loadTranscript` returns them.
  */
 export class JsonlTranscriptStore implements TranscriptStore {
   private descriptor: number | undefined;
@@ -32,28 +37,52 @@ export class JsonlTranscriptStore implements TranscriptStore {
   ) {}
 
   async load(): Promise<AgentMessage[]> {
-    if (!existsSync(this.path)) return [];
-    const text = await readFile(this.path, "utf8");
+    return (await this.loadTranscript()).messages;
+  }
+
+  async loadTranscript(): Promise<StoredTranscript> {
     const messages: AgentMessage[] = [];
+    let records: TranscriptRecord[] = [];
+    if (!existsSync(this.path)) return { messages, records };
+    const text = await readFile(this.path, "utf8");
     const lines = text.split("\n");
     lines.forEach((line, index) => {
       if (line.trim() === "") return;
+      let value: unknown;
       try {
-        messages.push(JSON.parse(line) as AgentMessage);
+        value = JSON.parse(line);
       } catch {
         const torn = index === lines.length - 1;
-        this.warn(
-          `${this.path}:${index + 1}: skipped a line that is not valid JSON${torn ? " (torn last line, cut off)" : ""}.`,
-        );
+        this.warn(`${this.path}:${index + 1}: skipped a line that is not valid JSON${torn ? " (torn last line, cut off)" : ""}.`);
+        return;
       }
+      if (!isRecordLine(value)) {
+        messages.push(value as AgentMessage);
+        // Records describe the last assistant message's batch: any other message but its results closes it.
+        if (roleOf(value as AgentMessage) !== "toolResult") records = [];
+        return;
+      }
+      const record = checkedRecord(value.rxagent);
+      if (record) records.push(record);
+      else this.warn(`${this.path}:${index + 1}: skipped a record that is not one rxagent writes: ${line.slice(0, 200)}`);
     });
-    return messages;
+    return { messages, records };
   }
 
   append(message: AgentMessage): void {
-    const descriptor = this.open();
     const { line, repaired } = safeJsonLine(message);
     if (repaired) this.warn(`${this.path}: a message held values JSON cannot store (a BigInt or a cycle); stored them in a safe form.`);
+    this.writeLine(line, "a message");
+  }
+
+  record(record: TranscriptRecord): void {
+    const { line, repaired } = safeJsonLine({ rxagent: record });
+    if (repaired) this.warn(`${this.path}: a record held values JSON cannot store (a BigInt or a cycle); stored them in a safe form.`);
+    this.writeLine(line, "a record");
+  }
+
+  private writeLine(line: string, what: string): void {
+    const descriptor = this.open();
     const bytes = Buffer.from(line, "utf8");
     const before = this.size;
     try {
@@ -69,7 +98,7 @@ export class JsonlTranscriptStore implements TranscriptStore {
         // The next open cuts what is left of the line as a torn tail.
         this.close();
       }
-      throw new Error(`${this.path}: could not append a message: ${errorText(error)}`, { cause: error });
+      throw new Error(`${this.path}: could not append ${what}: ${errorText(error)}`, { cause: error });
     }
     this.size = before + bytes.length;
   }
@@ -134,5 +163,33 @@ export class JsonlTranscriptStore implements TranscriptStore {
 
   private warn(message: string): void {
     (this.options.onWarning ?? ((text: string) => console.warn(`rxagent: ${text}`)))(message);
+  }
+}
+
+/** A line the store wrote for a record: an object with an `rxagent` field and no `role`. */
+function isRecordLine(value: unknown): value is { rxagent: unknown } {
+  return typeof value === "object" && value !== null && !("role" in value) && "rxagent" in value;
+}
+
+/** The record if it has the fields its type needs (a line edited by hand may not). */
+function checkedRecord(value: unknown): TranscriptRecord | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const record = value as Partial<Record<string, unknown>>;
+  const isText = (field: unknown): field is string => typeof field === "string" && field !== "";
+  switch (record.type) {
+    case "approval_pending": {
+      const approval = record.approval as Partial<Record<string, unknown>> | undefined;
+      const valid = typeof approval === "object" && approval !== null && isText(approval.toolCallId) && isText(approval.toolName) && typeof approval.since === "number";
+      return valid ? (value as TranscriptRecord) : undefined;
+    }
+    case "approval_settled":
+      return isText(record.toolCallId) ? (value as TranscriptRecord) : undefined;
+    case "tool_result": {
+      const message = record.message as Partial<Record<string, unknown>> | undefined;
+      const valid = typeof message === "object" && message !== null && message.role === "toolResult" && isText(message.toolCallId) && Array.isArray(message.content);
+      return valid ? (value as TranscriptRecord) : undefined;
+    }
+    default:
+      return undefined;
   }
 }

@@ -1,5 +1,6 @@
 import {
   asyncScheduler,
+  concat,
   concatMap,
   expand,
   isObservable,
@@ -20,6 +21,8 @@ import type { TurnStart } from "./next-step.js";
 import { NextTurn, type Turn } from "./next-turn.js";
 import { announce, appendMessage, type RunState } from "./run-state.js";
 import { pairToolCalls } from "./repair-transcript.js";
+import type { ReopenedToolCalls } from "./reopened-tool-calls.js";
+import { resumeToolCalls } from "./resume-tool-calls.js";
 import { runTurn } from "./run-turn.js";
 import { withOutput } from "./structured-output.js";
 
@@ -74,6 +77,16 @@ export function agentLoopContinue<TOutputSchema extends OutputSchema = OutputSch
 }
 
 /**
+ * Reopens a run that a process stopped while tool calls waited for approval (`Agent.open`): its
+ * first turn opens with the reopened calls, which wait again and run once approved
+ * (`resumeToolCalls`), then their results in call order; then it calls the model as any turn does.
+ */
+export function agentLoopReopened(reopened: ReopenedToolCalls, context: AgentContext, config: AgentLoopConfig): Observable<AgentEvent> {
+  checkConfig(config, context.tools, "Agent.open");
+  return withOutput(context, config, (runContext, runConfig) => runLoop([], runContext, runConfig, reopened));
+}
+
+/**
  * The policy, after each turn's `turn_end` (`endTurn` in run-turn.ts; the order is `nextStep`'s):
  * 1. a failed model call, a failing queue or an abort ends the run     (`endBeforeHook`)
  * 2. `maxTurns` reached ends it                                         (`endBeforeHook`)
@@ -95,7 +108,7 @@ export function agentLoopContinue<TOutputSchema extends OutputSchema = OutputSch
  * output:       agent_start … turn_end turn_start … turn_end agent_end|
  * ```
  */
-function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLoopConfig): Observable<AgentEvent> {
+function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLoopConfig, reopened?: ReopenedToolCalls): Observable<AgentEvent> {
   return new Observable<AgentEvent>((subscriber) => {
     const cancellation = new LazyAbortController();
     const onAbort = () => cancellation.abort(config.signal?.reason);
@@ -106,7 +119,8 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
     const followUp = queueFrom(config.followUp);
     const scheduler = config.scheduler ?? asyncScheduler;
     // Before any model call: a tool call without a result anywhere makes providers refuse it.
-    const messages = pairToolCalls(context.messages, scheduler.now(), prompts) ?? [...context.messages];
+    const answeredFirst = reopened?.calls.map((call) => call.toolCall.id);
+    const messages = pairToolCalls(context.messages, scheduler.now(), prompts, answeredFirst) ?? [...context.messages];
     const run: RunState = {
       config,
       scheduler,
@@ -136,11 +150,13 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
     // synchronously would otherwise nest every turn inside the previous one's call stack (the
     // 3000-turn test guards this). Inside the outer queue action each turn is queued, so expand
     // has subscribed to a turn's `NextTurn` before the turn runs, and the turns run one by one.
-    const turns$ = of(startTurn(run, { type: "first_turn", opening })).pipe(
+    const firstTurn = startTurn(run, { type: "first_turn", opening: reopened ? [] : opening });
+    const allTurns$ = of(firstTurn).pipe(
       expand((turn) => turn.next),
       concatMap((turn) => turn.events.pipe(subscribeOn(queueScheduler))),
-      subscribeOn(queueScheduler),
     );
+    // A reopened run's first turn opens with the reopened calls, before its model call.
+    const turns$ = (reopened ? concat(opening, resumeToolCalls(run, reopened), allTurns$) : allTurns$).pipe(subscribeOn(queueScheduler));
     // The queues' sources are subscribed beside the turns, not merged into them: the turns
     // complete right after `agent_end` on their own, and no event passes through a merge.
     // The subscriber itself holds them, not a Subscription of their own: one object and one

@@ -7,6 +7,7 @@ export function initialAgentState(messages: readonly AgentMessage[]): AgentState
     messages: [...messages],
     isStreaming: false,
     pendingToolCalls: [],
+    waitingToolCalls: [],
     pendingApprovals: [],
     queuedSteering: 0,
     queuedFollowUp: 0,
@@ -27,7 +28,7 @@ export function initialAgentState(messages: readonly AgentMessage[]): AgentState
 export function reduceAgentState(state: AgentState, event: AgentEvent): AgentState {
   switch (event.type) {
     case "agent_start": {
-      const next: AgentState = { ...state, isStreaming: true, pendingToolCalls: [], pendingApprovals: [] };
+      const next: AgentState = { ...state, isStreaming: true, pendingToolCalls: [], waitingToolCalls: [], pendingApprovals: [] };
       delete next.errorMessage;
       delete next.streamingMessage;
       return next;
@@ -49,8 +50,25 @@ export function reduceAgentState(state: AgentState, event: AgentEvent): AgentSta
     }
     case "tool_execution_start":
       return { ...state, pendingToolCalls: [...state.pendingToolCalls, event.toolCallId] };
-    case "tool_execution_end":
-      return { ...state, pendingToolCalls: state.pendingToolCalls.filter((id) => id !== event.toolCallId) };
+    case "tool_execution_end": {
+      const next: AgentState = { ...state, pendingToolCalls: state.pendingToolCalls.filter((id) => id !== event.toolCallId) };
+      // A call cancelled while it waited for a slot ends here, without tool_slot_wait_end.
+      if (state.waitingToolCalls.length > 0) next.waitingToolCalls = state.waitingToolCalls.filter((id) => id !== event.toolCallId);
+      return next;
+    }
+    // A call waiting for a concurrency slot is not running either: it moves to `waitingToolCalls` until it starts.
+    case "tool_slot_wait_start":
+      return {
+        ...state,
+        pendingToolCalls: state.pendingToolCalls.filter((id) => id !== event.toolCallId),
+        waitingToolCalls: [...state.waitingToolCalls, event.toolCallId],
+      };
+    case "tool_slot_wait_end":
+      return {
+        ...state,
+        pendingToolCalls: [...state.pendingToolCalls, event.toolCallId],
+        waitingToolCalls: state.waitingToolCalls.filter((id) => id !== event.toolCallId),
+      };
     // A call waiting for approval is not running: it leaves `pendingToolCalls` until approved.
     case "tool_approval_start": {
       const { toolCallId, toolName, args, since } = event;
@@ -67,7 +85,7 @@ export function reduceAgentState(state: AgentState, event: AgentEvent): AgentSta
         pendingApprovals: state.pendingApprovals.filter((pending) => pending.toolCallId !== event.toolCallId),
       };
     case "agent_end": {
-      const next: AgentState = { ...state, isStreaming: false, pendingToolCalls: [], pendingApprovals: [] };
+      const next: AgentState = { ...state, isStreaming: false, pendingToolCalls: [], waitingToolCalls: [], pendingApprovals: [] };
       delete next.streamingMessage;
       // A run that failed outside any assistant message (a hook or a queue of the caller's).
       if (event.errorMessage !== undefined) next.errorMessage = event.errorMessage;

@@ -16,9 +16,11 @@ import type {
   QueueMode,
   ToolCallCancellation,
   ToolCallDecision,
+  ToolResultMessage,
+  TranscriptRecord,
   TranscriptStore,
 } from "../types.js";
-import { agentLoop, agentLoopContinue } from "./agent-loop.js";
+import { agentLoop, agentLoopContinue, agentLoopReopened } from "./agent-loop.js";
 import { checkConfig } from "./check-config.js";
 import { initialAgentState, reduceAgentState } from "./agent-state.js";
 import { MessageQueue } from "./message-queue.js";
@@ -27,6 +29,8 @@ import { QueueInput } from "./queue-input.js";
 import { QueueView } from "./queue-view.js";
 import { toMessages } from "./prompt-input.js";
 import { missingToolResults } from "./repair-transcript.js";
+import { reopenedToolCalls } from "./reopened-tool-calls.js";
+import { approvalRecordOf } from "./approval-records.js";
 
 export interface AgentOptions<TOutputSchema extends OutputSchema = OutputSchema> extends Omit<AgentLoopConfig, "steering" | "followUp" | "signal" | "output" | "cancellations" | "approvals"> {
   /** A structured final answer for every run, in `agent_end.output` (see `AgentLoopConfig.output`). */
@@ -54,6 +58,8 @@ interface ActiveRun<TOutput> {
   approvals: Subject<ToolCallDecision>;
   /** The id of the last call that started (calls start in source order): the ones after it have not. */
   lastStartedToolCall: string | undefined;
+  /** A call of the current batch waited for approval: the store keeps each result as it comes (`approvalRecordOf`). */
+  recordsResults: boolean;
 }
 
 /**
@@ -82,6 +88,12 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
   private readonly eventStream = new OnDemandSubject<AgentEvent<unknown, OutputOf<TOutputSchema>>>();
   private activeRun: ActiveRun<OutputOf<TOutputSchema>> | undefined;
   private options: AgentOptions<TOutputSchema>;
+  /**
+   * Results the store kept for the transcript's last tool calls, with the interrupted error for
+   * the others, in call order (`Agent.open`): the next run starts with them rather than with
+   * `missingToolResults`.
+   */
+  private storedResults: ToolResultMessage[] | undefined;
 
   /** Contract: throws an `InvalidConfigError` at once for a config that cannot work (no model, …). */
   constructor(options: AgentOptions<TOutputSchema>) {
@@ -134,12 +146,24 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     return this.stateValue.observable;
   }
 
-  /** Opens an agent on a store and picks up the transcript it holds. */
+  /**
+   * Opens an agent on a store and picks up the transcript it holds.
+   *
+   * With a store that keeps records (`TranscriptStore.record`, as `JsonlTranscriptStore` does),
+   * a run that stopped while calls waited for approval is reopened at once: the agent is running,
+   * `state.pendingApprovals` holds the same calls (same ids, tool, arguments and `since`), and
+   * `approve` / `deny` answer them; once every reopened call has its result, the run goes on to
+   * the next model call. Calls of that batch that had finished keep their results; calls that
+   * were running get the interrupted error, as `continue` gives them. See README "Approvals".
+   */
   static async open<TOutputSchema extends OutputSchema = OutputSchema>(
     options: AgentOptions<TOutputSchema> & { store: TranscriptStore },
   ): Promise<Agent<TOutputSchema>> {
-    const messages = await options.store.load();
-    return new Agent({ ...options, messages });
+    const { store } = options;
+    const stored = store.loadTranscript ? await store.loadTranscript() : { messages: await store.load(), records: [] };
+    const agent = new Agent({ ...options, messages: stored.messages });
+    agent.reopen(stored.records);
+    return agent;
   }
 
   /** Recreates an agent from `snapshot()`, queued messages included. */
@@ -157,6 +181,15 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
 
   get messages(): readonly AgentMessage[] {
     return this.state.messages;
+  }
+
+  /**
+   * The active run's events, replayed from its `agent_start` (what `prompt` returned), or
+   * undefined while idle. After `Agent.open` reopened a run (its first events came during
+   * `open`), this is how to follow that run whole.
+   */
+  get currentRun$(): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> | undefined {
+    return this.activeRun?.events.asObservable();
   }
 
   get isRunning(): boolean {
@@ -181,7 +214,8 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
   prompt(input: PromptInput): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
     this.assertIdle("prompt");
     const prompts = toMessages(input, this.now());
-    return this.startRun((config) => agentLoop(prompts, this.context(), config));
+    const stored = this.takeStoredResults();
+    return this.startRun((config) => agentLoop(stored ? [...stored, ...prompts] : prompts, this.context(), config));
   }
 
   /**
@@ -206,7 +240,8 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
 
   /**
    * Resumes from the transcript. A transcript that ends in tool calls without results (a crash
-   * during tool execution) is repaired first: each missing result becomes an error result. One
+   * during tool execution) is repaired first: each missing result becomes an error result, or
+   * the result the store kept for it (`Agent.open`). One
    * that ends with an assistant message runs the queued messages instead.
    *
    * Contract: throws an `InvalidStateError` while running, or when there is nothing to do.
@@ -214,7 +249,7 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
   continue(): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
     this.assertIdle("continue");
     const messages = this.state.messages;
-    const repairs = missingToolResults(messages, this.now());
+    const repairs = this.takeStoredResults() ?? missingToolResults(messages, this.now());
     if (repairs.length > 0) {
       return this.startRun((config) => agentLoop(repairs, this.context(), config));
     }
@@ -298,6 +333,7 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
   reset(): void {
     this.tearDownRun();
     this.clearQueues();
+    this.storedResults = undefined;
     this.options.store?.clear();
     this.stateValue.next(initialAgentState([]));
   }
@@ -347,7 +383,15 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     const events = new ReplaySubject<AgentEvent<unknown, OutputOf<TOutputSchema>>>();
     const cancellations = new ReplaySubject<ToolCallCancellation>();
     const approvals = new Subject<ToolCallDecision>();
-    const run: ActiveRun<OutputOf<TOutputSchema>> = { controller, events, subscription: new Subscription(), cancellations, approvals, lastStartedToolCall: undefined };
+    const run: ActiveRun<OutputOf<TOutputSchema>> = {
+      controller,
+      events,
+      subscription: new Subscription(),
+      cancellations,
+      approvals,
+      lastStartedToolCall: undefined,
+      recordsResults: false,
+    };
     this.activeRun = run;
     const { messages: _messages, store: _store, onWarning: _onWarning, systemPrompt: _systemPrompt, tools: _tools, ...loopOptions } = this.options;
     const config: AgentLoopConfig = {
@@ -384,11 +428,20 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
   }
 
   private apply(event: AgentEvent<unknown, OutputOf<TOutputSchema>>, run: ActiveRun<OutputOf<TOutputSchema>>): void {
-    if (event.type === "message_end" && this.options.store) {
+    const store = this.options.store;
+    if (event.type === "message_end" && store) {
       try {
-        this.options.store.append(event.message);
+        store.append(event.message);
       } catch (error) {
         this.warn(`The transcript store failed to append a message: ${errorText(error)}`);
+      }
+    }
+    const record = store?.record ? approvalRecordOf(event, run, this.now()) : undefined;
+    if (record) {
+      try {
+        store!.record!(record);
+      } catch (error) {
+        this.warn(`The transcript store failed to keep a ${record.type} record: ${errorText(error)}`);
       }
     }
     if (event.type === "tool_execution_start") run.lastStartedToolCall = event.toolCallId;
@@ -401,6 +454,23 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     const state = reduceAgentState(this.stateValue.value, event);
     if (state !== this.stateValue.value) this.stateValue.next(state);
     this.eventStream.next(event);
+  }
+
+  /** Starts the run a store's records say was waiting for approval, or keeps their results for the next run. */
+  private reopen(records: TranscriptRecord[]): void {
+    const reopened = reopenedToolCalls(this.state.messages, records, this.now(), (message) => this.warn(message));
+    if (!reopened) return;
+    if (reopened.calls.some((call) => call.approval)) {
+      this.startRun((config) => agentLoopReopened(reopened, this.context(), config));
+    } else {
+      this.storedResults = reopened.calls.map((call) => call.result!);
+    }
+  }
+
+  private takeStoredResults(): ToolResultMessage[] | undefined {
+    const stored = this.storedResults;
+    this.storedResults = undefined;
+    return stored;
   }
 
   /** Running or waiting (started, not ended), or a call of the current assistant message not started yet. */

@@ -33,9 +33,15 @@ export function missingToolResults(messages: readonly AgentMessage[], timestamp:
  * message: a model call with an unpaired call fails (OpenAI answers HTTP 400). The loop runs this
  * once per run, over the transcript it starts from; its own turns pair every call. `following`:
  * the messages the run adds first (its prompts), which may hold the results the last calls lack
- * (`Agent.continue` repairs the end of a transcript that way).
+ * (`Agent.continue` repairs the end of a transcript that way). `answeredFirst`: ids of the last
+ * calls the run answers before its first model call (a reopened batch, `Agent.open`).
  */
-export function pairToolCalls(messages: readonly AgentMessage[], timestamp: number, following: readonly AgentMessage[] = []): AgentMessage[] | undefined {
+export function pairToolCalls(
+  messages: readonly AgentMessage[],
+  timestamp: number,
+  following: readonly AgentMessage[] = [],
+  answeredFirst: readonly string[] = [],
+): AgentMessage[] | undefined {
   let paired: AgentMessage[] | undefined;
   for (let index = 0; index < messages.length; index++) {
     const message = messages[index]!;
@@ -51,6 +57,7 @@ export function pairToolCalls(messages: readonly AgentMessage[], timestamp: numb
       if (roleOf(messages[other]) === "toolResult") answered.add((messages[other] as ToolResultMessage).toolCallId);
     }
     if (end === messages.length) {
+      for (const id of answeredFirst) answered.add(id);
       for (const next of following) {
         if (roleOf(next) !== "toolResult") break;
         answered.add((next as ToolResultMessage).toolCallId);
@@ -69,7 +76,8 @@ export function pairToolCalls(messages: readonly AgentMessage[], timestamp: numb
   return paired;
 }
 
-function interruptedResult(call: ToolCall, timestamp: number): ToolResultMessage {
+/** The error result of a call that was running when its process stopped. */
+export function interruptedResult(call: ToolCall, timestamp: number): ToolResultMessage {
   return {
     role: "toolResult",
     toolCallId: call.id,

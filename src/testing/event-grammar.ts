@@ -102,6 +102,8 @@ export function checkEventGrammar(events: readonly AgentEvent[], options: EventG
         break;
       case "tool_approval_start":
       case "tool_approval_end":
+      case "tool_slot_wait_start":
+      case "tool_slot_wait_end":
         if (!runningTools.has(event.toolCallId)) problem(index, `${event.type} for tool ${event.toolCallId} that has not started or has ended`);
         break;
       case "agent_end":

@@ -1,4 +1,4 @@
-import type { AgentMessage, AssistantMessage, ImageContent, Usage } from "./messages.js";
+import type { AgentMessage, AssistantMessage, ImageContent, ToolResultMessage, Usage } from "./messages.js";
 import type { QueuedMessages } from "./events.js";
 
 /**
@@ -24,6 +24,11 @@ export interface AgentState {
   streamingMessage?: AssistantMessage;
   /** Ids of the tool calls running now. */
   pendingToolCalls: readonly string[];
+  /**
+   * Ids of the calls ready to run that wait for a concurrency slot (`maxConcurrency`, or their
+   * tool's `concurrency`); each moves to `pendingToolCalls` as it starts.
+   */
+  waitingToolCalls: readonly string[];
   /** Calls waiting for `approve` / `deny`, oldest first. */
   pendingApprovals: readonly PendingApproval[];
   /**
@@ -66,4 +71,33 @@ export interface TranscriptStore {
   /** Forgets the whole transcript (used by `Agent.reset`). */
   clear(): void;
   close?(): void;
+  /**
+   * Optional, with `loadTranscript`: keeps a record beside the messages, durable as `append` is,
+   * so that `Agent.open` reopens a run stopped while calls waited for approval with the same
+   * calls pending (see `TranscriptRecord`).
+   */
+  record?(record: TranscriptRecord): void;
+  /**
+   * Optional, with `record`: the messages, and the records kept since the last message that is
+   * not a tool result (the last assistant message's batch), in the order they were kept; earlier
+   * records describe batches that are over.
+   */
+  loadTranscript?(): Promise<StoredTranscript>;
 }
+
+/** What `TranscriptStore.loadTranscript` gives back. */
+export interface StoredTranscript {
+  messages: AgentMessage[];
+  records: TranscriptRecord[];
+}
+
+/**
+ * What an `Agent` keeps in its store besides messages, for a restart while a call waits for
+ * approval: a call that starts waiting, its wait that ends (answered, timed out, aborted or
+ * cancelled), and, in a batch where a call waited, each call's result as the call finishes
+ * (the result message itself is appended only in call order, which may be hours later).
+ */
+export type TranscriptRecord =
+  | { type: "approval_pending"; approval: PendingApproval }
+  | { type: "approval_settled"; toolCallId: string }
+  | { type: "tool_result"; message: ToolResultMessage };

@@ -80,7 +80,15 @@ export type AgentEvent<TDetails = unknown, TOutput = unknown> =
    */
   | { type: "tool_approval_start"; toolCallId: string; toolName: string; args: unknown; since: number }
   /** The call's approval ended: approved (it runs now), or denied / timed out / aborted / cancelled, with why. */
-  | { type: "tool_approval_end"; toolCallId: string; toolName: string; approved: boolean; reason?: string };
+  | { type: "tool_approval_end"; toolCallId: string; toolName: string; approved: boolean; reason?: string }
+  /**
+   * A call ready to run waits for a concurrency slot (`maxConcurrency`, or its tool's
+   * `concurrency`); `since` is the scheduler's time. Only a call that cannot start at once gets
+   * it. An addition to pi-agent-core's events: UIs written for the reference ignore it.
+   */
+  | { type: "tool_slot_wait_start"; toolCallId: string; toolName: string; since: number }
+  /** The call got its slot and runs now. A call settled while it waits (a cancel) ends with `tool_execution_end` instead. */
+  | { type: "tool_slot_wait_end"; toolCallId: string; toolName: string };
 
 /** The `type` names of `AgentEvent`. */
 export type AgentEventType = AgentEvent["type"];

@@ -1,5 +1,9 @@
+import { mkdtempSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
+import { RawClient, waitFor } from "../server/helpers.js";
 import { demoEnvironment, startCli } from "./cli-process.js";
 
 /** How an upgrade to `url` ends: "open", or the HTTP status that refused it. */
@@ -47,5 +51,31 @@ describe("rxagent serve", () => {
     expect(await upgrade(`ws://127.0.0.1:${port}/ws?token=s3cret%20token`)).toBe("open");
     cli.child.kill("SIGINT");
     expect(await cli.exited).toBe(0);
+  });
+
+  it("with --store, keeps each session's transcript in <dir>/<session>.jsonl and picks it up after a restart", async () => {
+    const directory = join(mkdtempSync(join(tmpdir(), "rxagent-serve-store-")), "sessions");
+    const serve = async () => {
+      const cli = startCli(["serve", "--port", "0", "--delay", "0", "--store", directory]);
+      await cli.waitFor((stdout) => /Serving the web UI at/.test(stdout));
+      const port = /http:\/\/127\.0\.0\.1:(\d+)\//.exec(cli.stdout())?.[1] ?? "";
+      const client = await RawClient.open(`ws://127.0.0.1:${port}/ws`);
+      await client.request({ type: "attach", session: "kept" });
+      return { cli, client };
+    };
+    const first = await serve();
+    await first.client.request({ type: "prompt", input: "what is 6*7" });
+    await waitFor(() => first.client.hasEvent("agent_end"), "agent_end", 20_000);
+    first.cli.child.kill("SIGKILL");
+    await first.cli.exited;
+    expect(readdirSync(directory)).toStrictEqual(["kept.jsonl"]);
+
+    const second = await serve();
+    const snapshot = await waitFor(() => second.client.frames.find((frame) => frame.type === "snapshot"), "the snapshot");
+    expect(snapshot.state.messages.map((message) => (message as { role: string }).role).slice(0, 1)).toStrictEqual(["user"]);
+    expect(snapshot.state.messages.at(-1)).toMatchObject({ role: "assistant", stopReason: "stop" });
+    await second.client.close();
+    second.cli.child.kill("SIGINT");
+    expect(await second.cli.exited).toBe(0);
   });
 });

@@ -17,7 +17,7 @@ describe("README", () => {
       const letter: Record<AgentEventType, string> = {
         agent_start: "a", turn_start: "t", message_start: "s", message_update: "u", message_end: "e",
         tool_execution_start: "x", tool_execution_update: "p", tool_execution_end: "y", turn_end: "T", agent_end: "A",
-        tool_approval_start: "w", tool_approval_end: "W",
+        tool_approval_start: "w", tool_approval_end: "W", tool_slot_wait_start: "q", tool_slot_wait_end: "Q",
       };
       expectObservable(run.pipe(map((event) => letter[event.type]))).toBe(
         "(atse) 4ms s 9ms u 9ms u 9ms u 9ms u 9ms (eTA|)",

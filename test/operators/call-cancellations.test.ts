@@ -11,6 +11,7 @@ import { defineTool } from "../../src/tools/define-tool.js";
 import { errorResult, textResult } from "../../src/tools/tool-results.js";
 import type { AgentEvent, AgentLoopConfig, AgentTool, AgentToolResult, ToolCall, ToolCallCancellation, ToolResultMessage } from "../../src/types.js";
 import { marbles } from "../helpers/marbles.js";
+import { timeline } from "../helpers/timeline.js";
 import { announce, assistantMessage, lettered, toolCall, toolResultMessage } from "../testing/fixtures.js";
 
 type BatchOutput = AgentEvent | ToolBatchSummary;
@@ -55,6 +56,8 @@ function setup(
   const callOf = (id: string) => calls.find((call) => call.id === id)!;
   const events = {
     start: (id: string): AgentEvent => ({ type: "tool_execution_start", toolCallId: id, toolName: "work", args: {} }),
+    waitStart: (id: string, since: number): AgentEvent => ({ type: "tool_slot_wait_start", toolCallId: id, toolName: "work", since }),
+    waitEnd: (id: string): AgentEvent => ({ type: "tool_slot_wait_end", toolCallId: id, toolName: "work" }),
     end: (id: string, result: AgentToolResult = results[id]!, isError = false): AgentEvent => ({
       type: "tool_execution_end",
       toolCallId: id,
@@ -102,16 +105,17 @@ describe("cancelling one tool call (config.cancellations)", () => {
   it(
     "a call waiting for a concurrency slot is settled at the cancel and never runs; its result keeps its place",
     marbles((m) => {
-      const { colds, batch$, events: e } = setup(m, "5ms x", { x: { toolCallId: "b" } }, { config: { maxConcurrency: 1 } });
+      const { colds, batch$, events: e } = setup(m, "10ms x", { x: { toolCallId: "b" } }, { config: { maxConcurrency: 1 } });
       const cancelled = "Tool call was cancelled.";
-      const [ra, rb, rc] = [e.result("a", 30), e.result("b", 5, cancelled), e.result("c", 70)];
-      const expected: BatchOutput[] = [
-        e.start("a"), e.start("b"), e.start("c"),
-        e.end("b", errorResult(cancelled), true),
-        e.end("a"), ...announce(ra), ...announce(rb),
-        e.end("c"), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false),
-      ];
-      m.expect(batch$).toBeObservable("(abc) d 24ms (efghi) 33ms (jklm|)", lettered(expected));
+      const [ra, rb, rc] = [e.result("a", 30), e.result("b", 10, cancelled), e.result("c", 70)];
+      // b's tool_execution_end ends its wait for a slot: no tool_slot_wait_end for it.
+      const expected = timeline<BatchOutput>({
+        0: [e.start("a"), e.start("b"), e.waitStart("b", 0), e.start("c"), e.waitStart("c", 0)],
+        10: [e.end("b", errorResult(cancelled), true)],
+        30: [e.end("a"), ...announce(ra), ...announce(rb), e.waitEnd("c")],
+        70: [e.end("c"), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false)],
+      });
+      m.expect(batch$).toBeObservable(...expected);
       m.expect(colds.b!).toHaveSubscriptions([]);
       m.expect(colds.c!).toHaveSubscriptions("30ms ^ 39ms !");
     }),

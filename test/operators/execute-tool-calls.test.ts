@@ -69,6 +69,8 @@ function setup(
   const callOf = (id: string) => calls.find((call) => call.id === id)!;
   const events = {
     start: (id: string): AgentEvent => ({ type: "tool_execution_start", toolCallId: id, toolName: callOf(id).name, args: {} }),
+    waitStart: (id: string, since: number): AgentEvent => ({ type: "tool_slot_wait_start", toolCallId: id, toolName: callOf(id).name, since }),
+    waitEnd: (id: string): AgentEvent => ({ type: "tool_slot_wait_end", toolCallId: id, toolName: callOf(id).name }),
     end: (id: string, result: AgentToolResult = results[id]!, isError = false): AgentEvent => ({
       type: "tool_execution_end",
       toolCallId: id,
@@ -117,10 +119,10 @@ describe("executeToolCalls", () => {
         m.expect(batch$).toBeObservable(
           ...timeline<BatchOutput>({
             0: [e.start("a")],
-            6: [e.start("b")],
-            21: [e.start("c")],
-            30: [e.end("a"), ...announce(ra)],
-            40: [e.end("b"), ...announce(rb)],
+            6: [e.start("b"), e.waitStart("b", 6)],
+            21: [e.start("c"), e.waitStart("c", 21)],
+            30: [e.end("a"), ...announce(ra), e.waitEnd("b")],
+            40: [e.end("b"), ...announce(rb), e.waitEnd("c")],
             80: [e.end("c"), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false)],
           }),
         );
@@ -166,13 +168,14 @@ describe("executeToolCalls", () => {
       marbles((m) => {
         const { colds, batch$, events: e } = setup(m, { config: { maxConcurrency: 1 } });
         const [ra, rb, rc] = [e.result("a", 30), e.result("b", 40), e.result("c", 80)];
-        const expected: BatchOutput[] = [
-          e.start("a"), e.start("b"), e.start("c"),
-          e.end("a"), ...announce(ra),
-          e.end("b"), ...announce(rb),
-          e.end("c"), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false),
-        ];
-        m.expect(batch$).toBeObservable("(abc) 25ms (def) 5ms (ghi) 35ms (jklm|)", lettered(expected));
+        // b and c wait for the one slot: they say so, and say when they get it.
+        const expected = timeline<BatchOutput>({
+          0: [e.start("a"), e.start("b"), e.waitStart("b", 0), e.start("c"), e.waitStart("c", 0)],
+          30: [e.end("a"), ...announce(ra), e.waitEnd("b")],
+          40: [e.end("b"), ...announce(rb), e.waitEnd("c")],
+          80: [e.end("c"), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false)],
+        });
+        m.expect(batch$).toBeObservable(...expected);
         m.expect(colds.a!).toHaveSubscriptions("^ 29ms !");
         m.expect(colds.b!).toHaveSubscriptions("30ms ^ 9ms !");
         m.expect(colds.c!).toHaveSubscriptions("40ms ^ 39ms !");
@@ -184,13 +187,13 @@ describe("executeToolCalls", () => {
       marbles((m) => {
         const { colds, batch$, events: e } = setup(m, { config: { maxConcurrency: 2 } });
         const [ra, rb, rc] = [e.result("a", 30), e.result("b", 10), e.result("c", 50)];
-        const expected: BatchOutput[] = [
-          e.start("a"), e.start("b"), e.start("c"),
-          e.end("b"),
-          e.end("a"), ...announce(ra), ...announce(rb),
-          e.end("c"), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false),
-        ];
-        m.expect(batch$).toBeObservable("(abc) 5ms d 19ms (efghi) 13ms (jklm|)", lettered(expected));
+        const expected = timeline<BatchOutput>({
+          0: [e.start("a"), e.start("b"), e.start("c"), e.waitStart("c", 0)],
+          10: [e.end("b"), e.waitEnd("c")],
+          30: [e.end("a"), ...announce(ra), ...announce(rb)],
+          50: [e.end("c"), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false)],
+        });
+        m.expect(batch$).toBeObservable(...expected);
         m.expect(colds.a!).toHaveSubscriptions("^ 29ms !");
         m.expect(colds.b!).toHaveSubscriptions("^ 9ms !");
         m.expect(colds.c!).toHaveSubscriptions("10ms ^ 39ms !");
@@ -256,13 +259,13 @@ describe("executeToolCalls", () => {
         ],
       });
       const [ra, rb, rc] = [e.result("a", 30), e.result("b", 40), e.result("c", 50)];
-      const expected: BatchOutput[] = [
-        e.start("a"), e.start("b"), e.start("c"),
-        e.end("a"), ...announce(ra),
-        e.end("b"), ...announce(rb),
-        e.end("c"), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false),
-      ];
-      m.expect(batch$).toBeObservable("(abc) 25ms (def) 5ms (ghi) 5ms (jklm|)", lettered(expected));
+      const expected = timeline<BatchOutput>({
+        0: [e.start("a"), e.start("b"), e.waitStart("b", 0), e.start("c")],
+        30: [e.end("a"), ...announce(ra), e.waitEnd("b")],
+        40: [e.end("b"), ...announce(rb)],
+        50: [e.end("c"), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false)],
+      });
+      m.expect(batch$).toBeObservable(...expected);
       m.expect(colds.a!).toHaveSubscriptions("^ 29ms !");
       m.expect(colds.b!).toHaveSubscriptions("30ms ^ 9ms !");
       m.expect(colds.c!).toHaveSubscriptions("^ 49ms !");
@@ -282,13 +285,13 @@ describe("executeToolCalls", () => {
         ],
       });
       const [ra, rb, rc] = [e.result("a", 30), e.result("b", 40), e.result("c", 20)];
-      const expected: BatchOutput[] = [
-        e.start("a"), e.start("b"), e.start("c"),
-        e.end("c"),
-        e.end("a"), ...announce(ra),
-        e.end("b"), ...announce(rb), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false),
-      ];
-      m.expect(batch$).toBeObservable("(abc) 15ms d 9ms (efg) 5ms (hijklm|)", lettered(expected));
+      const expected = timeline<BatchOutput>({
+        0: [e.start("a"), e.start("b"), e.waitStart("b", 0), e.start("c")],
+        20: [e.end("c")],
+        30: [e.end("a"), ...announce(ra), e.waitEnd("b")],
+        40: [e.end("b"), ...announce(rb), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false)],
+      });
+      m.expect(batch$).toBeObservable(...expected);
       m.expect(colds.a!).toHaveSubscriptions("^ 29ms !");
       m.expect(colds.b!).toHaveSubscriptions("30ms ^ 9ms !");
       m.expect(colds.c!).toHaveSubscriptions("^ 19ms !");
@@ -323,14 +326,17 @@ describe("executeToolCalls", () => {
       const { colds, signals, steering, batch$, events: e } = setup(m, { config: { maxConcurrency: 1, steeringInterruptsTools: true } });
       m.scheduler.schedule(() => steering.push(userMessage("stop that")), 15);
       const [ra, rb, rc] = [e.result("a", 15, skipped), e.result("b", 15, skipped), e.result("c", 15, skipped)];
-      const expected: BatchOutput[] = [
-        e.start("a"), e.start("b"), e.start("c"),
-        e.end("a", errorResult(skipped), true), ...announce(ra),
-        e.end("b", errorResult(skipped), true), ...announce(rb),
-        e.end("c", errorResult(skipped), true), ...announce(rc),
-        new ToolBatchSummary([ra, rb, rc], false),
-      ];
-      m.expect(batch$).toBeObservable("(abc) 10ms (defghijklm|)", lettered(expected));
+      // The waiting calls get their slots as the interrupted ones end, and are skipped at once.
+      const expected = timeline<BatchOutput>({
+        0: [e.start("a"), e.start("b"), e.waitStart("b", 0), e.start("c"), e.waitStart("c", 0)],
+        15: [
+          e.end("a", errorResult(skipped), true), ...announce(ra),
+          e.waitEnd("b"), e.end("b", errorResult(skipped), true), ...announce(rb),
+          e.waitEnd("c"), e.end("c", errorResult(skipped), true), ...announce(rc),
+          new ToolBatchSummary([ra, rb, rc], false),
+        ],
+      });
+      m.expect(batch$).toBeObservable(...expected);
       m.expect(colds.a!).toHaveSubscriptions("^ 14ms !");
       m.expect(colds.b!).toHaveSubscriptions([]);
       m.expect(colds.c!).toHaveSubscriptions([]);

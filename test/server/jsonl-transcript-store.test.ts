@@ -111,4 +111,37 @@ describe("JsonlTranscriptStore", () => {
     ]);
     expect(warnings).toStrictEqual([`${path}: a message held values JSON cannot store (a BigInt or a cycle); stored them in a safe form.`]);
   });
+
+  it("keeps records on lines of their own: load skips them, loadTranscript returns those after the last assistant message, a malformed or torn one is skipped with a warning", async () => {
+    const path = temporaryFile();
+    const store = new JsonlTranscriptStore(path);
+    const assistant = { role: "assistant", content: [], api: "x", provider: "x", model: "x", usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: "toolUse", timestamp: 1 } as AgentMessage;
+    store.append(user("a"));
+    store.record({ type: "approval_settled", toolCallId: "old" });
+    store.append(assistant);
+    store.record({ type: "approval_pending", approval: { toolCallId: "c1", toolName: "deploy", args: { target: "prod" }, since: 5 } });
+    // A result of the same batch does not close it.
+    const result = { role: "toolResult", toolCallId: "c0", toolName: "read", content: [], isError: false, timestamp: 2 } as AgentMessage;
+    store.append(result);
+    store.close();
+    appendFileSync(path, `${JSON.stringify({ rxagent: { type: "approval_pending", approval: { toolCallId: 7 } } })}\n{"rxagent":{"type":"appr`);
+    const warnings: string[] = [];
+    const reopened = new JsonlTranscriptStore(path, { onWarning: (message) => warnings.push(message) });
+    expect(await reopened.loadTranscript()).toStrictEqual({
+      messages: [user("a"), assistant, result],
+      records: [{ type: "approval_pending", approval: { toolCallId: "c1", toolName: "deploy", args: { target: "prod" }, since: 5 } }],
+    });
+    expect(warnings).toStrictEqual([
+      `${path}:6: skipped a record that is not one rxagent writes: {"rxagent":{"type":"approval_pending","approval":{"toolCallId":7}}}`,
+      `${path}:7: skipped a line that is not valid JSON (torn last line, cut off).`,
+    ]);
+    // The torn record is cut before the next line, as a torn message is.
+    reopened.record({ type: "approval_settled", toolCallId: "c1" });
+    reopened.close();
+    expect((await new JsonlTranscriptStore(path, { onWarning: () => undefined }).loadTranscript()).records).toStrictEqual([
+      { type: "approval_pending", approval: { toolCallId: "c1", toolName: "deploy", args: { target: "prod" }, since: 5 } },
+      { type: "approval_settled", toolCallId: "c1" },
+    ]);
+    expect(await new JsonlTranscriptStore(path, { onWarning: () => undefined }).load()).toStrictEqual([user("a"), assistant, result]);
+  });
 });

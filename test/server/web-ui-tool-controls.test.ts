@@ -69,12 +69,39 @@ function approvalAgent(): Agent {
   return new Agent({ model, tools: [deploy] });
 }
 
+/** Works until the test calls `finish(id)`. */
+const finishers = new Map<string, () => void>();
+const finish = (id: string) => finishers.get(id)?.();
+const work = defineTool({
+  name: "work",
+  description: "Works until it is told to finish",
+  parameters: Type.Object({}),
+  execute: (id) => new Promise<AgentToolResult>((resolve) => finishers.set(id, () => resolve({ content: [{ type: "text", text: "worked" }], details: {} }))),
+});
+
+/** Two calls and one slot (`maxConcurrency: 1`): the second waits for the first. */
+function slotAgent(): Agent {
+  const model = scriptedModel(
+    [
+      {
+        content: [
+          { type: "toolCall", id: "first", name: "work", arguments: {} },
+          { type: "toolCall", id: "second", name: "work", arguments: {} },
+        ],
+      },
+      "Both done.",
+    ],
+    { scheduler: asyncScheduler, delay: 10 },
+  );
+  return new Agent({ model, tools: [work], maxConcurrency: 1 });
+}
+
 describe.skipIf(!existsSync(CHROMIUM))("browser UI tool controls (headless Chromium)", () => {
   let ui: WebUiServer;
   let browser: Browser;
 
   beforeAll(async () => {
-    ui = await serveWebUi({ port: 0, createAgent: (id) => (id.startsWith("approve") ? approvalAgent() : toolAgent()) });
+    ui = await serveWebUi({ port: 0, createAgent: (id) => (id.startsWith("approve") ? approvalAgent() : id.startsWith("slots") ? slotAgent() : toolAgent()) });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking"] });
   });
 
@@ -145,5 +172,36 @@ describe.skipIf(!existsSync(CHROMIUM))("browser UI tool controls (headless Chrom
     expect(pageErrors).toStrictEqual([]);
     await first.close();
     await second.close();
+  });
+
+  it("shows a call waiting for a concurrency slot as waiting, then running once it has the slot, also on a page that attached meanwhile", async () => {
+    const page = await browser.newPage();
+    const pageErrors: string[] = [];
+    page.on("pageerror", (error) => pageErrors.push(error.message));
+    await page.goto(`${ui.url}#session=slots-1`);
+    await page.locator('#connection[data-status="open"]').waitFor();
+    await page.fill("#input", "Work twice");
+    await page.press("#input", "Enter");
+    const card = (target: typeof page, id: string) => target.locator(".tool-card", { has: target.locator(`button[data-tool-call-id="${id}"]`) });
+    const states = (target: typeof page) => target.locator(".tool-card").evaluateAll((nodes) => nodes.map((node) => node.getAttribute("data-state")));
+    await card(page, "second").waitFor({ timeout: 10_000 });
+    expect(await states(page)).toStrictEqual(["running", "waiting"]);
+    expect(await card(page, "second").locator(".status").textContent()).toBe("waiting");
+
+    // A page that attaches now sees the same from its snapshot's state.
+    const late = await browser.newPage();
+    late.on("pageerror", (error) => pageErrors.push(error.message));
+    await late.goto(`${ui.url}#session=slots-1`);
+    await late.locator('#connection[data-status="open"]').waitFor();
+    await expect.poll(() => states(late)).toStrictEqual(["running", "waiting"]);
+
+    finish("first");
+    for (const target of [page, late]) await expect.poll(() => states(target), { timeout: 10_000 }).toStrictEqual(["done", "running"]);
+    finish("second");
+    for (const target of [page, late]) await expect.poll(() => states(target), { timeout: 10_000 }).toStrictEqual(["done", "done"]);
+    await page.locator(".msg.assistant .text", { hasText: "Both done." }).waitFor();
+    expect(pageErrors).toStrictEqual([]);
+    await page.close();
+    await late.close();
   });
 });
