@@ -86,7 +86,7 @@ describe.skipIf(!hasRedisServer)("RedisTranscriptStore", () => {
     store.append(user("what time is it?"));
     store.append(call);
     await store.flush();
-    const agent = await Agent.open({ store, model: scriptedModel([{ text: "I could not read the clock." }]) });
+    const agent = await Agent.open({ store, model: scriptedModel(["I could not read the clock."]) });
     await new Promise<void>((resolve, reject) => agent.continue().subscribe({ complete: resolve, error: reject }));
     await store.flush();
     const stored = await store.load();
