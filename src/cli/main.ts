@@ -30,6 +30,8 @@ Options:
   --token <secret>    serve: clients must present it (env RXAGENT_TOKEN); the page URL carries it
   --allow-origin <o>  serve: another origin whose pages may connect (repeatable)
   --insecure          serve: allow a non-loopback --host without a token
+  --redis <url>       serve: share sessions with other serve processes through Redis (redis://host:port)
+  --lease <ms>        serve --redis: a run's lease; a dead process's run is taken over after it (default 10000)
   --mcp "<command>"   add the tools of an MCP server started with this command line (stdio;
                       repeatable), e.g. --mcp "npx -y @modelcontextprotocol/server-everything"
   --mcp-url <url>     add the tools of an MCP server at this Streamable HTTP URL (repeatable)
@@ -63,6 +65,8 @@ async function main(argv: string[]): Promise<number> {
       token: { type: "string" },
       "allow-origin": { type: "string", multiple: true },
       insecure: { type: "boolean" },
+      redis: { type: "string" },
+      lease: { type: "string" },
       mcp: { type: "string", multiple: true },
       "mcp-url": { type: "string", multiple: true },
       help: { type: "boolean", short: "h" },
@@ -145,6 +149,8 @@ async function main(argv: string[]): Promise<number> {
       host: values.host ?? "127.0.0.1",
       output: process.stdout,
       ...serveSecurity(values.token ?? process.env["RXAGENT_TOKEN"], values["allow-origin"], values.insecure === true),
+      ...(values.redis === undefined ? {} : { redis: values.redis }),
+      ...(values.lease === undefined ? {} : { leaseMs: numberOption("--lease", values.lease, 10_000) }),
     });
     await stopped;
     await close();

@@ -1,7 +1,8 @@
 import { demoTools } from "../demo/demo-tools.js";
 import { Agent } from "../streams/agent.js";
 import { acceptToken, isLoopbackHost, serveWebUi } from "../server/index.js";
-import type { AgentTool } from "../types.js";
+import type { AgentTool, TranscriptStore } from "../types.js";
+import { importPeer } from "./import-peer.js";
 import type { ModelChoice } from "./model-from-environment.js";
 
 export interface ServeOptions {
@@ -20,6 +21,10 @@ export interface ServeOptions {
   allowOrigins?: string[];
   /** Serve beyond loopback without a token anyway. */
   insecure?: boolean;
+  /** Share the sessions with other `rxagent serve --redis` processes through this Redis (`redis://host:port`). */
+  redis?: string;
+  /** With `redis`: the lease of a run, in milliseconds (see `RedisSessionsOptions.leaseMs`). */
+  leaseMs?: number;
 }
 
 /** Refuses to expose the agent (and its file tools) beyond this machine without a token. */
@@ -37,21 +42,36 @@ export function exposureProblem(options: Pick<ServeOptions, "host" | "token" | "
 export async function runServe(options: ServeOptions): Promise<() => Promise<void>> {
   const problem = exposureProblem(options);
   if (problem) throw new Error(problem);
+  const agentOptions = () => ({
+    model: options.choice.model,
+    tools: options.tools ?? demoTools({ root: options.root, stepDelay: options.toolStepDelay }),
+    systemPrompt: `You are a helpful assistant in a browser, run by rxagent. Tools: calculator, clock, list_files and read_file (inside ${options.root}). Call independent tools in the same reply. Be concise.`,
+  });
+  const redis = options.redis === undefined ? undefined : await redisSessionsAt(options.redis, options.leaseMs, (store) => Agent.open({ ...agentOptions(), store }));
   const server = await serveWebUi({
     port: options.port,
     host: options.host,
     ...(options.token === undefined ? {} : { auth: acceptToken(options.token) }),
     ...(options.allowOrigins === undefined ? {} : { allowedOrigins: options.allowOrigins }),
-    createAgent: () =>
-      new Agent({
-        model: options.choice.model,
-        tools: options.tools ?? demoTools({ root: options.root, stepDelay: options.toolStepDelay }),
-        systemPrompt: `You are a helpful assistant in a browser, run by rxagent. Tools: calculator, clock, list_files and read_file (inside ${options.root}). Call independent tools in the same reply. Be concise.`,
-      }),
+    createAgent: () => new Agent(agentOptions()),
+    ...redis?.serveOptions,
+  }).catch(async (error: unknown) => {
+    await redis?.close();
+    throw error;
   });
   // The token travels in the fragment: browsers never send it to a server in a request line or a log.
   const pageUrl = options.token === undefined ? server.url : `${server.url}#token=${encodeURIComponent(options.token)}`;
   const warning = options.token === undefined && !isLoopbackHost(options.host) ? "WARNING: no token; anyone who reaches this address can drive the agent.\n" : "";
-  options.output.write(`rxagent · ${options.choice.description}\n${warning}Serving the web UI at ${pageUrl}  (Ctrl-C stops)\n`);
-  return () => server.close();
+  const shared = options.redis === undefined ? "" : `Sessions shared through Redis at ${options.redis}.\n`;
+  options.output.write(`rxagent · ${options.choice.description}\n${warning}${shared}Serving the web UI at ${pageUrl}  (Ctrl-C stops)\n`);
+  return async () => {
+    await server.close();
+    await redis?.close();
+  };
+}
+
+/** `--redis`: sessions on Redis, so several processes serve them; needs the optional peer ioredis. */
+async function redisSessionsAt(url: string, leaseMs: number | undefined, openAgent: (store: TranscriptStore) => Promise<Agent>) {
+  const { redisSessions } = await importPeer(() => import("../redis/index.js"), "ioredis", "rxagent serve --redis");
+  return redisSessions({ redis: url, ...(leaseMs === undefined ? {} : { leaseMs }), createAgent: (_sessionId, store) => openAgent(store) });
 }
