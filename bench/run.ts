@@ -21,6 +21,7 @@ import { type BenchOptions, collectGarbage, repIsolation, type WorkloadResult } 
 import { longSession } from "./workloads/long-session.js";
 import { manySessions } from "./workloads/many-sessions.js";
 import { parallelLatency } from "./workloads/parallel-latency.js";
+import { redisSessionsWorkload } from "./workloads/redis-sessions.js";
 import { toolHeavy } from "./workloads/tool-heavy.js";
 
 const workloads: Record<string, (options: BenchOptions) => Promise<WorkloadResult>> = {
@@ -29,6 +30,7 @@ const workloads: Record<string, (options: BenchOptions) => Promise<WorkloadResul
   W3: parallelLatency,
   W4: longSession,
   W5: manySessions,
+  W7: redisSessionsWorkload,
 };
 
 export async function main(argv: readonly string[]): Promise<BenchReport> {

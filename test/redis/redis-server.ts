@@ -13,14 +13,16 @@ export class RedisServerProcess {
   private constructor(
     readonly port: number,
     readonly folder: string,
+    /** `always`: what Redis acknowledged is on disk (the tests); `everysec`: Redis's usual setting (the bench). */
+    readonly appendfsync: "always" | "everysec",
   ) {}
 
   get url(): string {
     return `redis://127.0.0.1:${this.port}`;
   }
 
-  static async start(): Promise<RedisServerProcess> {
-    const server = new RedisServerProcess(await freePort(), mkdtempSync(path.join(tmpdir(), "rxagent-redis-")));
+  static async start(appendfsync: "always" | "everysec" = "always"): Promise<RedisServerProcess> {
+    const server = new RedisServerProcess(await freePort(), mkdtempSync(path.join(tmpdir(), "rxagent-redis-")), appendfsync);
     await server.launch();
     return server;
   }
@@ -37,8 +39,7 @@ export class RedisServerProcess {
   }
 
   private async launch(): Promise<void> {
-    // appendfsync always: what Redis acknowledged is on disk, so a restart loses nothing that ended.
-    const child = spawn(REDIS_SERVER, ["--port", String(this.port), "--bind", "127.0.0.1", "--dir", this.folder, "--save", "", "--appendonly", "yes", "--appendfsync", "always"], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(REDIS_SERVER, ["--port", String(this.port), "--bind", "127.0.0.1", "--dir", this.folder, "--save", "", "--appendonly", "yes", "--appendfsync", this.appendfsync], { stdio: ["ignore", "pipe", "pipe"] });
     this.child = child;
     let output = "";
     await new Promise<void>((resolve, reject) => {
