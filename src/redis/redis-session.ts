@@ -54,7 +54,6 @@ export class RedisSession implements HostedSession {
     const session = new RedisSession(context, sessionId, keys, onClose);
     try {
       await context.listen(keys.frames, (message) => session.receive(message));
-      await context.listen(keys.commands, (message) => session.receiveCommand(message));
       await session.load();
     } catch (error) {
       session.close();
@@ -133,7 +132,6 @@ export class RedisSession implements HostedSession {
     this.closed = true;
     clearInterval(this.watch);
     this.context.unlisten(this.keys.frames);
-    this.context.unlisten(this.keys.commands);
     this.runner?.dispose();
     this.mirror?.close();
     this.onClose(this);
@@ -272,6 +270,8 @@ export class RedisSession implements HostedSession {
     const { redis, leaseMs, processId } = this.context;
     const token = `${processId}:${randomUUID()}`;
     if ((await redis.set(this.keys.lease, token, "PX", leaseMs, "NX")) !== "OK") return undefined;
+    // Only the runner listens for commands: a command no process receives has no runner to answer it.
+    await this.context.listen(this.keys.commands, (message) => this.receiveCommand(message));
     // Frames of the previous runner may still be on their way through the channel: the stream has them all.
     await this.readStream();
     const store = new RedisTranscriptStore(redis, this.id, { keyPrefix: this.context.keyPrefix, onWarning: (text) => this.context.warn(text) });
@@ -279,11 +279,14 @@ export class RedisSession implements HostedSession {
     try {
       agent = await this.context.createAgent(this.id, store);
     } catch (error) {
+      this.context.unlisten(this.keys.commands);
       await redis.rxagentReleaseLease(this.keys.lease, this.keys.meta, token);
       throw new Error(`createAgent failed: ${errorText(error)}`, { cause: error });
     }
     const runner = new SessionRunner(this.context, this.keys, this.mirror, agent, store, token, (ended) => {
-      if (this.runner === ended) this.runner = undefined;
+      if (this.runner !== ended) return;
+      this.runner = undefined;
+      this.context.unlisten(this.keys.commands);
     });
     this.runner = runner;
     if (this.mirror.isRunning) runner.publish({ type: "agent_end", messages: [], reason: "failed", errorMessage: TAKEOVER_TEXT });

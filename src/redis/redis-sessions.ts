@@ -91,7 +91,8 @@ export function redisSessions(options: RedisSessionsOptions): RedisSessions {
     if (channel === replyChannel) return answer(message);
     handlers.get(channel)?.(message);
   });
-  let subscribed = subscriber.subscribe(replyChannel);
+  // The chain of subscribe and unsubscribe calls, in order; it never rejects (each caller hears its own failure).
+  let subscribed: Promise<unknown> = subscriber.subscribe(replyChannel).catch((error: unknown) => warn(`Redis: could not subscribe to ${replyChannel}: ${errorText(error)}`));
 
   function answer(message: string): void {
     const reply = JSON.parse(message) as ForwardedReply;
@@ -115,12 +116,13 @@ export function redisSessions(options: RedisSessionsOptions): RedisSessions {
     warn,
     async listen(channel, handler) {
       handlers.set(channel, handler);
-      subscribed = subscribed.then(() => subscriber.subscribe(channel));
-      await subscribed;
+      const done = subscribed.then(() => subscriber.subscribe(channel));
+      subscribed = done.catch(() => undefined);
+      await done;
     },
     unlisten(channel) {
       handlers.delete(channel);
-      subscribed = subscribed.then(() => subscriber.unsubscribe(channel)).catch(() => 0);
+      subscribed = subscribed.then(() => subscriber.unsubscribe(channel)).catch(() => undefined);
     },
     expectReply(replyId, commandId, waiting) {
       const timer = setTimeout(() => {

@@ -164,7 +164,7 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
   async function attach(peer: Peer, command: Extract<ClientCommand, { type: "attach" }>): Promise<void> {
     const sessionId = command.session ?? randomUUID();
     const found = await sessionFor(sessionId, peer.request).catch((error: unknown) => {
-      peer.connection.sendFrame(errorFrame(command.id, "internal", `createAgent failed: ${errorText(error)}`));
+      peer.connection.sendFrame(errorFrame(command.id, "internal", `${options.hostSession ? "Could not open the session" : "createAgent failed"}: ${errorText(error)}`));
       return undefined;
     });
     if (found === undefined) return;
