@@ -16,6 +16,11 @@ const SCRIPTS = {
     numberOfKeys: 2,
     lua: `if redis.call("get", KEYS[1]) == ARGV[1] then redis.call("hdel", KEYS[2], "runSeq", "runLength") return redis.call("del", KEYS[1]) end return 0`,
   },
+  /** Appends one transcript message if this token still holds the lease. */
+  rxagentFencedPush: {
+    numberOfKeys: 2,
+    lua: `if redis.call("get", KEYS[1]) ~= ARGV[1] then return 0 end return redis.call("rpush", KEYS[2], ARGV[2])`,
+  },
   /** Appends one frame to the stream (id `<seq>-0`, trimmed, with an expiry) and publishes it. */
   rxagentAppendFrame: {
     numberOfKeys: 2,
@@ -48,6 +53,7 @@ return 1`,
 export interface ScriptedRedis extends Redis {
   rxagentRenewLease(lease: string, token: string, ttlMs: number): Promise<number>;
   rxagentReleaseLease(lease: string, meta: string, token: string): Promise<number>;
+  rxagentFencedPush(lease: string, transcript: string, token: string, json: string): Promise<number>;
   rxagentAppendFrame(lease: string, events: string, token: string, seq: number, type: string, json: string, maxLength: number, ttlMs: number, channel: string): Promise<number>;
   rxagentStartRun(lease: string, meta: string, token: string, runSeq: number, runLength: number): Promise<number>;
   rxagentResetSession(lease: string, transcript: string, events: string, meta: string, token: string, seq: number, epoch: string, json: string, channel: string): Promise<number>;

@@ -274,7 +274,7 @@ export class RedisSession implements HostedSession {
     await this.context.listen(this.keys.commands, (message) => this.receiveCommand(message));
     // Frames of the previous runner may still be on their way through the channel: the stream has them all.
     await this.readStream();
-    const store = new RedisTranscriptStore(redis, this.id, { keyPrefix: this.context.keyPrefix, onWarning: (text) => this.context.warn(text) });
+    const store = new RedisTranscriptStore(redis, this.id, { keyPrefix: this.context.keyPrefix, fenceToken: token, onWarning: (text) => this.context.warn(text) });
     let agent: Agent;
     try {
       agent = await this.context.createAgent(this.id, store);

@@ -2,11 +2,17 @@ import type { Redis } from "ioredis";
 import { errorText } from "../errors.js";
 import { safeJsonLine } from "../server/safe-json-line.js";
 import type { AgentMessage, TranscriptStore } from "../types.js";
+import { withSessionScripts } from "./redis-scripts.js";
 import { DEFAULT_KEY_PREFIX, sessionKeys } from "./session-keys.js";
 
 export interface RedisTranscriptStoreOptions {
   /** Default `"rxagent:"`; the list is `<prefix>{<sessionId>}:transcript`. */
   keyPrefix?: string;
+  /**
+   * Appends only while this lease token holds the session (the runner's store): a process that
+   * lost its lease cannot add to a transcript another process now runs.
+   */
+  fenceToken?: string;
   /** Told about messages Redis refused and elements that could not be read. Default: `console.warn`. */
   onWarning?: (message: string) => void;
 }
@@ -24,6 +30,7 @@ export interface RedisTranscriptStoreOptions {
  */
 export class RedisTranscriptStore implements TranscriptStore {
   readonly key: string;
+  private readonly lease: string;
   private pending: Promise<unknown> = Promise.resolve();
   private failure: Error | undefined;
 
@@ -32,7 +39,9 @@ export class RedisTranscriptStore implements TranscriptStore {
     readonly sessionId: string,
     private readonly options: RedisTranscriptStoreOptions = {},
   ) {
-    this.key = sessionKeys(options.keyPrefix ?? DEFAULT_KEY_PREFIX, sessionId).transcript;
+    const keys = sessionKeys(options.keyPrefix ?? DEFAULT_KEY_PREFIX, sessionId);
+    this.key = keys.transcript;
+    this.lease = keys.lease;
   }
 
   async load(): Promise<AgentMessage[]> {
@@ -52,7 +61,15 @@ export class RedisTranscriptStore implements TranscriptStore {
     this.assertReady("append a message");
     const { line, repaired } = safeJsonLine(message);
     if (repaired) this.warn(`${this.key}: a message held values JSON cannot store (a BigInt or a cycle); stored them in a safe form.`);
-    this.track(this.redis.rpush(this.key, line.slice(0, -1)), "append a message");
+    const json = line.slice(0, -1);
+    const token = this.options.fenceToken;
+    if (token === undefined) return this.track(this.redis.rpush(this.key, json), "append a message");
+    const fenced = withSessionScripts(this.redis)
+      .rxagentFencedPush(this.lease, this.key, token, json)
+      .then((length) => {
+        if (length === 0) throw new Error("this process no longer holds the session's lease");
+      });
+    this.track(fenced, "append a message");
   }
 
   clear(): void {

@@ -57,6 +57,19 @@ describe.skipIf(!hasRedisServer)("RedisTranscriptStore", () => {
     expect(warnings).toStrictEqual(["rxagent:{bigint}:transcript: a message held values JSON cannot store (a BigInt or a cycle); stored them in a safe form."]);
   });
 
+  it("with a fence token, appends only while that token holds the session's lease", async () => {
+    const warnings: string[] = [];
+    const store = new RedisTranscriptStore(redis, "fenced", { fenceToken: "mine", onWarning: (text) => warnings.push(text) });
+    await redis.set("rxagent:{fenced}:lease", "mine");
+    store.append(user("while leased"));
+    await store.flush();
+    await redis.set("rxagent:{fenced}:lease", "another process");
+    store.append(user("after the lease was lost"));
+    await expect(store.flush()).rejects.toThrow("rxagent:{fenced}:transcript: could not append a message: this process no longer holds the session's lease");
+    expect(await store.load()).toStrictEqual([user("while leased")]);
+    expect(warnings).toStrictEqual(["rxagent:{fenced}:transcript: could not append a message: this process no longer holds the session's lease"]);
+  });
+
   it("skips an element that is not JSON, with a warning", async () => {
     await redis.rpush("rxagent:{torn}:transcript", JSON.stringify(user("kept")), "{not json");
     const warnings: string[] = [];
