@@ -171,6 +171,23 @@ export class RedisSession implements HostedSession {
     for (const message of held) this.receive(message);
   }
 
+  /**
+   * Reads the session again after this process lost its lease: the frames it made after the
+   * loss were refused, and the new runner numbers its own from the last stored one, so the
+   * clients here start again from a snapshot.
+   */
+  private reload(): void {
+    const previous = this.mirror;
+    this.held = [];
+    this.load().then(
+      () => previous.handOver(this.mirror),
+      (error: unknown) => {
+        this.held = undefined;
+        this.context.warn(`session ${this.id}: could not read it again after losing its lease: ${errorText(error)}`);
+      },
+    );
+  }
+
   /** A frame or a reset published by the runner (possibly this process's own, already applied). */
   private receive(message: string): void {
     if (this.held) {
@@ -283,10 +300,11 @@ export class RedisSession implements HostedSession {
       await redis.rxagentReleaseLease(this.keys.lease, this.keys.meta, token);
       throw new Error(`createAgent failed: ${errorText(error)}`, { cause: error });
     }
-    const runner = new SessionRunner(this.context, this.keys, this.mirror, agent, store, token, (ended) => {
+    const runner = new SessionRunner(this.context, this.keys, this.mirror, agent, store, token, (ended, lost) => {
       if (this.runner !== ended) return;
       this.runner = undefined;
       this.context.unlisten(this.keys.commands);
+      if (lost && !this.closed) this.reload();
     });
     this.runner = runner;
     if (this.mirror.isRunning) runner.publish({ type: "agent_end", messages: [], reason: "failed", errorMessage: TAKEOVER_TEXT });

@@ -134,6 +134,15 @@ export class SessionMirror {
     }
   }
 
+  /** Moves every client to `next`, each starting there from a snapshot. */
+  handOver(next: SessionMirror): void {
+    for (const client of this.clients) {
+      client.dropEvents();
+      next.attach(client, undefined);
+    }
+    this.clients.clear();
+  }
+
   close(): void {
     this.clients.clear();
   }

@@ -27,8 +27,8 @@ export class SessionRunner {
     readonly agent: Agent,
     readonly store: RedisTranscriptStore,
     readonly token: string,
-    /** Called once when this runner stops: its run ended, or its lease was lost. */
-    private readonly onEnd: (runner: SessionRunner) => void,
+    /** Called once when this runner stops: its run ended (`lost` false), or its lease was lost. */
+    private readonly onEnd: (runner: SessionRunner, lost: boolean) => void,
   ) {
     this.subscription = agent.events$.subscribe((event) => {
       this.publish(event);
@@ -61,13 +61,13 @@ export class SessionRunner {
   }
 
   /** Stops without waiting for the run: the process is going away, or another holds the lease. */
-  dispose(): void {
+  dispose(lost = false): void {
     if (this.ended) return;
     this.ended = true;
     clearInterval(this.renewal);
     this.subscription.unsubscribe();
     this.agent.dispose();
-    this.onEnd(this);
+    this.onEnd(this, lost);
   }
 
   /** The run ended (or never started): the lease goes back (with the run's start marker), for any process to take. */
@@ -93,6 +93,6 @@ export class SessionRunner {
   private lose(why: string): void {
     if (this.ended) return;
     this.context.warn(`session ${this.mirror.id}: stopped its run here: ${why}.`);
-    this.dispose();
+    this.dispose(true);
   }
 }

@@ -5,7 +5,7 @@ import { redisSessions, type RedisSessions, TAKEOVER_TEXT } from "../../src/redi
 import { type AgentServer, serveAgents } from "../../src/server/index.js";
 import { Agent } from "../../src/streams/agent.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";
-import { assertContiguous, RawClient, waitFor } from "../server/helpers.js";
+import { assertContiguous, type EventCarrier, RawClient, waitFor } from "../server/helpers.js";
 import { hasRedisServer, RedisServerProcess } from "./redis-server.js";
 
 const LONG_REPLY = Array.from({ length: 40 }, (_, index) => `word${index}`).join(" ");
@@ -165,6 +165,25 @@ describe.skipIf(!hasRedisServer)("sessions on Redis: bad input and odd states", 
     const transcript = (await check.lrange("rxagent:{orphan}:transcript", 0, -1)).map((line) => JSON.parse(line) as { role: string });
     check.disconnect();
     expect(transcript.map((message) => message.role)).toStrictEqual(["user", "assistant"]);
+  }, 30_000);
+
+  it("a runner whose lease is taken stops its run, its clients start again from a snapshot, and the run is taken over", async () => {
+    const warnings: string[] = [];
+    const client = await attached(await serve(redisServer.url, warnings), "stolen");
+    expect(await client.request({ type: "prompt", input: "go" })).toStrictEqual({ type: "ack", id: "t2" });
+    await waitFor(() => client.hasEvent("message_update"), "the reply to stream", 20_000);
+    const redis = new Redis(redisServer.url);
+    // Another process's token, as if this one had paused past its lease; it expires in turn.
+    await redis.set("rxagent:{stolen}:lease", "another process", "PX", 300);
+    redis.disconnect();
+    await waitFor(() => client.agentEvents().filter((event) => event.type === "agent_end").length === 2, "the takeover's two agent_ends", 20_000);
+    expect(warnings).toStrictEqual(["session stolen: stopped its run here: its lease was taken by another process."]);
+    expect(client.frames.filter((frame) => frame.type === "snapshot").length).toBe(2);
+    const ends = client.agentEvents().filter((event) => event.type === "agent_end");
+    expect(ends[0]).toStrictEqual({ type: "agent_end", messages: [], reason: "failed", errorMessage: TAKEOVER_TEXT });
+    expect(ends[1]).toMatchObject({ type: "agent_end", reason: "idle" });
+    const after = client.frames.slice(client.frames.findLastIndex((frame) => frame.type === "snapshot"));
+    assertContiguous(after.filter((frame): frame is EventCarrier => frame.type === "event" || frame.type === "update"), (after[0] as { seq: number }).seq);
   }, 30_000);
 
   it("Redis down: attaching gets an error naming the cause, and the server keeps serving", async () => {
