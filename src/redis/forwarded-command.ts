@@ -1,5 +1,6 @@
 import type { Redis } from "ioredis";
 import { type ClientCommand, parseClientFrame, type ServerFrame } from "../protocol/protocol-schemas.js";
+import { errorFrame } from "../server/execute-command.js";
 import type { CommandReplies } from "../server/hosted-session.js";
 
 /** A client's command on its way from the process it reached to the process running its session. */
@@ -37,4 +38,18 @@ export function remoteReplies(redis: Redis, forwarded: ForwardedCommand): Comman
     redis.publish(forwarded.replyChannel, JSON.stringify(reply)).catch(() => undefined);
   };
   return { sendFrame: send, hold: () => undefined, release: send };
+}
+
+/** The answer when no process listens for the session's commands: nothing runs it. */
+export function answerWithoutRunner(command: Exclude<ClientCommand, { type: "attach" }>, leaseMs: number): ServerFrame {
+  switch (command.type) {
+    case "abort":
+      return { type: "ack", id: command.id };
+    case "prompt":
+    case "continue":
+    case "reset":
+      return errorFrame(command.id, "busy", `The process running this session stopped answering; another process takes it over within ${leaseMs} ms. Try again then.`);
+    default:
+      return errorFrame(command.id, "invalid_state", `Cannot ${command.type}: no run of this session is live (send "prompt" to start one).`);
+  }
 }

@@ -1,16 +1,16 @@
 import { randomUUID } from "node:crypto";
 import { errorText } from "../errors.js";
-import type { ClientCommand, ServerFrame, SnapshotFrame } from "../protocol/protocol-schemas.js";
+import type { ClientCommand, SnapshotFrame } from "../protocol/protocol-schemas.js";
 import type { ClientConnection, ClientStats } from "../server/client-connection.js";
 import { errorFrame, executeCommand } from "../server/execute-command.js";
 import type { CommandReplies, HostedSession } from "../server/hosted-session.js";
 import type { Agent } from "../streams/agent.js";
-import type { AgentEvent, AgentMessage } from "../types.js";
-import { forwardedCommand, type ForwardedCommand, remoteReplies } from "./forwarded-command.js";
+import { answerWithoutRunner, forwardedCommand, type ForwardedCommand, remoteReplies } from "./forwarded-command.js";
+import { readSession } from "./read-session.js";
 import type { RedisSessionContext } from "./redis-session-context.js";
 import { RedisTranscriptStore } from "./redis-transcript-store.js";
 import { type SessionKeys, sessionKeys } from "./session-keys.js";
-import { SessionMirror } from "./session-mirror.js";
+import type { SessionMirror } from "./session-mirror.js";
 import { SessionRunner } from "./session-runner.js";
 
 type Command = Exclude<ClientCommand, { type: "attach" }>;
@@ -145,27 +145,7 @@ export class RedisSession implements HostedSession {
 
   /** Reads the session in one transaction; frames published meanwhile wait in `held`. */
   private async load(): Promise<void> {
-    const { redis } = this.context;
-    const results = await redis
-      .multi()
-      .hsetnx(this.keys.meta, "epoch", randomUUID())
-      .hgetall(this.keys.meta)
-      .lrange(this.keys.transcript, 0, -1)
-      .xrange(this.keys.events, "-", "+")
-      .exec();
-    if (!results) throw new Error(`session ${this.id}: the transaction that reads it was aborted.`);
-    const failed = results.find(([error]) => error);
-    if (failed) throw failed[0] as Error;
-    const meta = results[1]?.[1] as Record<string, string>;
-    const transcript = (results[2]?.[1] as string[]).map((line) => JSON.parse(line) as AgentMessage);
-    const entries = (results[3]?.[1] as [string, string[]][]).map(([id, fields]) => ({ seq: Number.parseInt(id, 10), type: fields[1] as AgentEvent["type"], json: fields[3] as string }));
-    const runSeq = meta["runSeq"] === undefined ? undefined : Number(meta["runSeq"]);
-    const runLength = meta["runLength"] === undefined ? transcript.length : Number(meta["runLength"]);
-    const epoch = meta["epoch"] as string;
-    const baseSeq = Number(meta["seq"] ?? 0);
-    this.mirror = new SessionMirror(this.id, epoch, baseSeq, runSeq === undefined ? transcript : transcript.slice(0, runLength), this.context.maxEvents);
-    this.mirror.keep(runSeq === undefined ? entries : entries.filter((entry) => entry.seq <= runSeq));
-    if (runSeq !== undefined) this.mirror.replayRun(entries.filter((entry) => entry.seq > runSeq));
+    this.mirror = await readSession(this.context.redis, this.keys, this.id, this.context.maxEvents, this.context.warn);
     const held = this.held ?? [];
     this.held = undefined;
     for (const message of held) this.receive(message);
@@ -271,11 +251,18 @@ export class RedisSession implements HostedSession {
 
   /** A command another process forwarded: answered only by the process that runs the session. */
   private receiveCommand(message: string): void {
-    const runner = this.runner;
-    if (!runner) return;
     const forwarded = forwardedCommand(message);
     if (!forwarded) return this.context.warn(`session ${this.id}: ignored a malformed forwarded command.`);
-    executeCommand(runner.agent, forwarded.command, remoteReplies(this.context.redis, forwarded), () => this.resetHere(runner, forwarded.command.id, remoteReplies(this.context.redis, forwarded)));
+    const replies = remoteReplies(this.context.redis, forwarded);
+    const answer = (): void => {
+      const runner = this.runner;
+      // The run ended between the publish and now: answered as if no process had listened.
+      if (!runner) return replies.sendFrame(answerWithoutRunner(forwarded.command, this.context.leaseMs));
+      executeCommand(runner.agent, forwarded.command, replies, () => this.resetHere(runner, forwarded.command.id, replies));
+    };
+    // While this process is still opening the Agent it took the lease for, the command waits for it.
+    if (!this.runner && this.queue) void this.queue.then(answer);
+    else answer();
   }
 
   /**
@@ -339,19 +326,5 @@ export class RedisSession implements HostedSession {
     void queued.then(() => {
       if (this.queue === queued) this.queue = undefined;
     });
-  }
-}
-
-/** The answer when no process listens for the session's commands: nothing runs it. */
-function answerWithoutRunner(command: Command, leaseMs: number): ServerFrame {
-  switch (command.type) {
-    case "abort":
-      return { type: "ack", id: command.id };
-    case "prompt":
-    case "continue":
-    case "reset":
-      return errorFrame(command.id, "busy", `The process running this session stopped answering; another process takes it over within ${leaseMs} ms. Try again then.`);
-    default:
-      return errorFrame(command.id, "invalid_state", `Cannot ${command.type}: no run of this session is live (send "prompt" to start one).`);
   }
 }
