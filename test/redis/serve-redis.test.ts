@@ -13,7 +13,7 @@ const START_MS = 60_000;
 
 /** An `rxagent serve --redis` process on the offline demo model, and its WebSocket URL. */
 async function serveOnRedis(url: string): Promise<{ cli: CliProcess; wsUrl: string }> {
-  const cli = startCli(["serve", "--port", "0", "--demo", "--delay", "15", "--redis", url, "--lease", String(LEASE_MS)]);
+  const cli = startCli(["serve", "--port", "0", "--demo", "--delay", "30", "--redis", url, "--lease", String(LEASE_MS)]);
   await cli.waitFor((stdout) => /Serving the web UI at http:\/\/127\.0\.0\.1:\d+\//.test(stdout), START_MS);
   const port = /http:\/\/127\.0\.0\.1:(\d+)\//.exec(cli.stdout())?.[1] ?? "";
   return { cli, wsUrl: `ws://127.0.0.1:${port}/ws` };
@@ -86,7 +86,8 @@ describe.skipIf(!hasRedisServer)("rxagent serve --redis: two processes serve the
     const onA = await attach(processA.wsUrl, "takeover");
     const onB = await attach(processB.wsUrl, "takeover");
     expect(await onA.request({ type: "prompt", input: "What is (1+2)*(3+4)*(5+6)?" })).toStrictEqual({ type: "ack", id: "t2" });
-    await waitFor(() => onB.hasEvent("tool_execution_start"), "the calculator to start on A", 20_000);
+    // The calculator takes a step every 180 ms (6 x --delay): A's own client hears it start first.
+    await waitFor(() => onA.hasEvent("tool_execution_start"), "the calculator to start on A", 20_000);
     processA.cli.child.kill("SIGKILL");
     await processA.cli.exited;
     const lastSeenOnA = onA.events().at(-1)?.seq ?? 0;
