@@ -97,6 +97,7 @@ async function main(argv: string[]): Promise<number> {
   const mcp = await mcpServers(values.mcp ?? [], values["mcp-url"] ?? [], root, toolStepDelay);
 
   if (values.record !== undefined && command !== "chat") throw new UsageError("--record works with chat.");
+  if (values.lease !== undefined && (command !== "serve" || values.redis === undefined)) throw new UsageError("--lease works with serve --redis.");
   if (command === "chat") {
     const { runChat } = await import("./chat-command.js");
     const initialPrompt = rest.join(" ").trim();
