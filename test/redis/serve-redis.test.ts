@@ -131,3 +131,11 @@ describe.skipIf(!hasRedisServer)("rxagent serve --redis: two processes serve the
     expect(processB.cli.stderr()).toMatch(/^(rxagent: Redis: [^\n]*; reconnecting\.\n)+$/);
   }, 60_000);
 });
+
+describe("rxagent serve --lease", () => {
+  it("is a usage error without --redis", async () => {
+    const cli = startCli(["serve", "--port", "0", "--lease", "1000"]);
+    expect(await cli.exited).toBe(2);
+    expect(cli.stderr()).toBe("rxagent: --lease works with serve --redis.\nRun rxagent --help for the options.\n");
+  }, START_MS);
+});
