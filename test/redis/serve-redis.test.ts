@@ -127,8 +127,9 @@ describe.skipIf(!hasRedisServer)("rxagent serve --redis: two processes serve the
     expect(after.slice(0, before.length)).toStrictEqual(before);
     expect(after.slice(before.length).map((message) => message.role)).toStrictEqual(["user", "assistant", "toolResult", "assistant"]);
     expect(unpairedCalls(after)).toStrictEqual([]);
-    // B said the connection dropped, and nothing else: no lost lease, no refused write.
-    expect(processB.cli.stderr()).toMatch(/^(rxagent: Redis: [^\n]*; reconnecting\.\n)+$/);
+    // At most B said the connection dropped (a quick restart may reconnect without an error), and
+    // nothing else: no lost lease, no refused write.
+    expect(processB.cli.stderr()).toMatch(/^(rxagent: Redis: [^\n]*; reconnecting\.\n)*$/);
   }, 60_000);
 });
 
