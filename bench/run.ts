@@ -23,6 +23,7 @@ import { type BenchOptions, collectGarbage, repIsolation, type WorkloadResult } 
 import { longSession } from "./workloads/long-session.js";
 import { manySessions } from "./workloads/many-sessions.js";
 import { parallelLatency } from "./workloads/parallel-latency.js";
+import { redisSessionsWorkload } from "./workloads/redis-sessions.js";
 import { toolHeavy } from "./workloads/tool-heavy.js";
 
 const workloads: Record<string, (options: BenchOptions) => Promise<WorkloadResult>> = {
@@ -32,6 +33,7 @@ const workloads: Record<string, (options: BenchOptions) => Promise<WorkloadResul
   W4: longSession,
   W5: manySessions,
   W6: eagerTools,
+  W7: redisSessionsWorkload,
 };
 
 export async function main(argv: readonly string[]): Promise<BenchReport> {

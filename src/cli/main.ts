@@ -34,6 +34,8 @@ Options:
   --insecure          serve: allow a non-loopback --host without a token
   --store <dir>       serve: keep each session's transcript in <dir>/<session>.jsonl and reopen it
                       after a restart (calls waiting for approval wait again)
+  --redis <url>       serve: share sessions with other serve processes through Redis (redis://host:port)
+  --lease <ms>        serve --redis: a run's lease; a dead process's run is taken over after it (default 10000)
   --mcp "<command>"   add the tools of an MCP server started with this command line (stdio;
                       repeatable), e.g. --mcp "npx -y @modelcontextprotocol/server-everything"
   --mcp-url <url>     add the tools of an MCP server at this Streamable HTTP URL (repeatable)
@@ -69,6 +71,8 @@ async function main(argv: string[]): Promise<number> {
       "allow-origin": { type: "string", multiple: true },
       insecure: { type: "boolean" },
       store: { type: "string" },
+      redis: { type: "string" },
+      lease: { type: "string" },
       mcp: { type: "string", multiple: true },
       "mcp-url": { type: "string", multiple: true },
       help: { type: "boolean", short: "h" },
@@ -99,6 +103,8 @@ async function main(argv: string[]): Promise<number> {
   const mcp = await mcpServers(values.mcp ?? [], values["mcp-url"] ?? [], root, toolStepDelay);
 
   if (values.record !== undefined && command !== "chat") throw new UsageError("--record works with chat.");
+  if (values.lease !== undefined && (command !== "serve" || values.redis === undefined)) throw new UsageError("--lease works with serve --redis.");
+  if (values.store !== undefined && values.redis !== undefined) throw new UsageError("--store and --redis exclude each other: with --redis the transcripts live in Redis.");
   if (command === "chat") {
     const { runChat } = await import("./chat-command.js");
     const initialPrompt = rest.join(" ").trim();
@@ -153,6 +159,8 @@ async function main(argv: string[]): Promise<number> {
       ...(values.store === undefined ? {} : { storeDirectory: values.store }),
       output: process.stdout,
       ...serveSecurity(values.token ?? process.env["RXAGENT_TOKEN"], values["allow-origin"], values.insecure === true),
+      ...(values.redis === undefined ? {} : { redis: values.redis }),
+      ...(values.lease === undefined ? {} : { leaseMs: numberOption("--lease", values.lease, 10_000) }),
     });
     await stopped;
     await close();

@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { demoTools } from "../demo/demo-tools.js";
 import { Agent } from "../streams/agent.js";
 import { acceptToken, isLoopbackHost, JsonlTranscriptStore, serveWebUi } from "../server/index.js";
-import type { AgentTool } from "../types.js";
+import type { AgentTool, TranscriptStore } from "../types.js";
+import { importPeer } from "./import-peer.js";
 import type { ModelChoice } from "./model-from-environment.js";
 
 export interface ServeOptions {
@@ -24,6 +25,10 @@ export interface ServeOptions {
   insecure?: boolean;
   /** Keep each session's transcript in `<storeDirectory>/<session>.jsonl`, reopened after a restart. */
   storeDirectory?: string;
+  /** Share the sessions with other `rxagent serve --redis` processes through this Redis (`redis://host:port`). */
+  redis?: string;
+  /** With `redis`: the lease of a run, in milliseconds (see `RedisSessionsOptions.leaseMs`). */
+  leaseMs?: number;
 }
 
 /** Refuses to expose the agent (and its file tools) beyond this machine without a token. */
@@ -42,25 +47,40 @@ export async function runServe(options: ServeOptions): Promise<() => Promise<voi
   const problem = exposureProblem(options);
   if (problem) throw new Error(problem);
   if (options.storeDirectory !== undefined) mkdirSync(options.storeDirectory, { recursive: true });
+  const agentOptions = () => ({
+    model: options.choice.model,
+    tools: options.tools ?? demoTools({ root: options.root, stepDelay: options.toolStepDelay }),
+    systemPrompt: `You are a helpful assistant in a browser, run by rxagent. Tools: calculator, clock, list_files and read_file (inside ${options.root}). Call independent tools in the same reply. Be concise.`,
+  });
+  const redis = options.redis === undefined ? undefined : await redisSessionsAt(options.redis, options.leaseMs, (store) => Agent.open({ ...agentOptions(), store }));
   const server = await serveWebUi({
     port: options.port,
     host: options.host,
     ...(options.token === undefined ? {} : { auth: acceptToken(options.token) }),
     ...(options.allowOrigins === undefined ? {} : { allowedOrigins: options.allowOrigins }),
     createAgent: (session) => {
-      const agentOptions = {
-        model: options.choice.model,
-        tools: options.tools ?? demoTools({ root: options.root, stepDelay: options.toolStepDelay }),
-        systemPrompt: `You are a helpful assistant in a browser, run by rxagent. Tools: calculator, clock, list_files and read_file (inside ${options.root}). Call independent tools in the same reply. Be concise.`,
-      };
-      if (options.storeDirectory === undefined) return new Agent(agentOptions);
+      if (options.storeDirectory === undefined) return new Agent(agentOptions());
       // A session id is [A-Za-z0-9_.:-]{1,128} (PROTOCOL.md): with ".jsonl" after it, a file name of the folder.
-      return Agent.open({ ...agentOptions, store: new JsonlTranscriptStore(join(options.storeDirectory, `${session}.jsonl`)) });
+      return Agent.open({ ...agentOptions(), store: new JsonlTranscriptStore(join(options.storeDirectory, `${session}.jsonl`)) });
     },
+    ...redis?.serveOptions,
+  }).catch(async (error: unknown) => {
+    await redis?.close();
+    throw error;
   });
   // The token travels in the fragment: browsers never send it to a server in a request line or a log.
   const pageUrl = options.token === undefined ? server.url : `${server.url}#token=${encodeURIComponent(options.token)}`;
   const warning = options.token === undefined && !isLoopbackHost(options.host) ? "WARNING: no token; anyone who reaches this address can drive the agent.\n" : "";
-  options.output.write(`rxagent · ${options.choice.description}\n${warning}Serving the web UI at ${pageUrl}  (Ctrl-C stops)\n`);
-  return () => server.close();
+  const shared = options.redis === undefined ? "" : `Sessions shared through Redis at ${options.redis}.\n`;
+  options.output.write(`rxagent · ${options.choice.description}\n${warning}${shared}Serving the web UI at ${pageUrl}  (Ctrl-C stops)\n`);
+  return async () => {
+    await server.close();
+    await redis?.close();
+  };
+}
+
+/** `--redis`: sessions on Redis, so several processes serve them; needs the optional peer ioredis. */
+async function redisSessionsAt(url: string, leaseMs: number | undefined, openAgent: (store: TranscriptStore) => Promise<Agent>) {
+  const { redisSessions } = await importPeer(() => import("../redis/index.js"), "ioredis", "rxagent serve --redis");
+  return redisSessions({ redis: url, ...(leaseMs === undefined ? {} : { leaseMs }), createAgent: (_sessionId, store) => openAgent(store) });
 }

@@ -9,6 +9,7 @@ export type { RateLimitOptions } from "./rate-limiter.js";
 export { acceptToken, isLoopbackHost, pageOrigins, tokenOf } from "./verify-upgrade.js";
 export { MemoryEventLog } from "./event-log.js";
 export type { EventLog, LoggedFrame } from "./event-log.js";
+export type { CommandReplies, HostedSession } from "./hosted-session.js";
 
 // Browser UI
 export { serveWebUi } from "./web-ui-server.js";

@@ -3,6 +3,7 @@ import type { SchedulerLike } from "rxjs";
 import type { Agent } from "../streams/agent.js";
 import type { BackpressureOptions, ClientStats } from "./client-connection.js";
 import type { EventLog, EventLogOptions } from "./event-log.js";
+import type { HostedSession } from "./hosted-session.js";
 import type { RateLimitOptions } from "./rate-limiter.js";
 
 /** The configuration of `serveAgents` and what it returns. */
@@ -63,6 +64,13 @@ export interface ServeAgentsOptions {
    * `eventLog`. Contract: a fresh, empty log per session.
    */
   createEventLog?: (sessionId: string) => EventLog;
+  /**
+   * Hosts sessions somewhere other than this process, in place of `createAgent` (which is then
+   * not called): `redisSessions(...).hostSession` of `rxagent/redis` shares them through Redis.
+   *
+   * Contract: a new session object per call, or `undefined` to refuse the id; the server closes it.
+   */
+  hostSession?: (sessionId: string, request: IncomingMessage) => HostedSession | undefined | Promise<HostedSession | undefined>;
   /** How long `close()` waits for runs to end and queues to drain. Default 10 000. */
   shutdownTimeoutMs?: number;
   /** Clock for the heartbeat and the rate limit. Default `asyncScheduler`. */

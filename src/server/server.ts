@@ -9,6 +9,7 @@ import { Heartbeat } from "./heartbeat.js";
 import { IdleSweep, type SweptConnection } from "./idle-sweep.js";
 import { type ClientCommand, parseClientFrame, PROTOCOL_VERSION } from "../protocol/protocol-schemas.js";
 import { RateLimiter } from "./rate-limiter.js";
+import type { HostedSession } from "./hosted-session.js";
 import { errorFrame, SessionHub } from "./session-hub.js";
 import { type UpgradeRefusal, verifyUpgrade } from "./verify-upgrade.js";
 import type { AgentServer, ServeAgentsOptions } from "./serve-agents-options.js";
@@ -19,7 +20,7 @@ interface Peer extends SweptConnection {
   socket: WebSocket;
   request: IncomingMessage;
   connection: ClientConnection;
-  hub: SessionHub | undefined;
+  hub: HostedSession | undefined;
   limiter: RateLimiter | undefined;
   /** Commands run one after another, since an attach may wait for `createAgent`. */
   chain: Promise<void>;
@@ -47,8 +48,8 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
   const scheduler = options.scheduler ?? asyncScheduler;
   const maxSessions = options.maxSessions ?? 100;
   const shutdownTimeoutMs = options.shutdownTimeoutMs ?? 10_000;
-  const sessions = new Map<string, SessionHub>();
-  const pending = new Map<string, Promise<SessionHub | "unknown_session">>();
+  const sessions = new Map<string, HostedSession>();
+  const pending = new Map<string, Promise<HostedSession | "unknown_session">>();
   const peers = new Set<Peer>();
   const sweep = new IdleSweep(
     { attachTimeoutMs: options.attachTimeoutMs ?? 30_000, idleTimeoutMs: options.idleTimeoutMs ?? 30 * 60_000 },
@@ -110,7 +111,7 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
         return peer.hub !== undefined;
       },
       get busy() {
-        return peer.hub?.agent.isRunning === true;
+        return peer.hub?.isRunning === true;
       },
     };
     peers.add(peer);
@@ -163,11 +164,11 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
   async function attach(peer: Peer, command: Extract<ClientCommand, { type: "attach" }>): Promise<void> {
     const sessionId = command.session ?? randomUUID();
     const found = await sessionFor(sessionId, peer.request).catch((error: unknown) => {
-      peer.connection.sendFrame(errorFrame(command.id, "internal", `createAgent failed: ${errorText(error)}`));
+      peer.connection.sendFrame(errorFrame(command.id, "internal", `${options.hostSession ? "Could not open the session" : "createAgent failed"}: ${errorText(error)}`));
       return undefined;
     });
     if (found === undefined) return;
-    if (!(found instanceof SessionHub)) {
+    if (typeof found === "string") {
       const message = found === "session_limit" ? sessionLimitMessage() : `No session "${sessionId}" here, and the server would not create it.`;
       peer.connection.sendFrame(errorFrame(command.id, found, message));
       return;
@@ -184,7 +185,7 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
   }
 
   /** The session's hub, created on first use, or why there is none. */
-  async function sessionFor(sessionId: string, request: IncomingMessage): Promise<SessionHub | "session_limit" | "unknown_session"> {
+  async function sessionFor(sessionId: string, request: IncomingMessage): Promise<HostedSession | "session_limit" | "unknown_session"> {
     const existing = sessions.get(sessionId);
     if (existing) {
       // Map order is recency order for eviction.
@@ -195,7 +196,7 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
     const inFlight = pending.get(sessionId);
     if (inFlight) return inFlight;
     if (sessions.size + pending.size >= maxSessions && !evictOne()) return "session_limit";
-    const creation = Promise.resolve(options.createAgent(sessionId, request)).then((agent) => {
+    const creation = options.hostSession ? hosted(sessionId, request) : Promise.resolve(options.createAgent(sessionId, request)).then((agent) => {
       if (!agent) return "unknown_session" as const;
       if (closing) {
         // Made while the server shut down: it never joins, but its owner still hears it closed.
@@ -214,10 +215,22 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
     }
   }
 
+  /** A session from `hostSession`, which the server then holds like its own. */
+  async function hosted(sessionId: string, request: IncomingMessage): Promise<HostedSession | "unknown_session"> {
+    const session = await (options.hostSession as NonNullable<ServeAgentsOptions["hostSession"]>)(sessionId, request);
+    if (!session) return "unknown_session";
+    if (closing) {
+      session.close();
+      return "unknown_session";
+    }
+    sessions.set(sessionId, session);
+    return session;
+  }
+
   function sessionLimitMessage(): string {
     const hubs = [...sessions.values()];
     const attached = hubs.filter((hub) => hub.clientCount > 0).length;
-    const running = hubs.filter((hub) => hub.clientCount === 0 && hub.agent.isRunning).length;
+    const running = hubs.filter((hub) => hub.clientCount === 0 && hub.isRunning).length;
     return (
       `The server holds ${sessions.size + pending.size} of at most ${maxSessions} sessions: ${attached} with clients attached, ` +
       `${running} running without clients, ${pending.size} being created; none can be closed to make room. Try again later.`
@@ -235,7 +248,7 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
 
   function evictOne(): boolean {
     for (const [id, hub] of sessions) {
-      if (hub.clientCount === 0 && !hub.agent.isRunning) {
+      if (hub.clientCount === 0 && !hub.isRunning) {
         closeSession(id, hub);
         return true;
       }
@@ -243,10 +256,10 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
     return false;
   }
 
-  function closeSession(id: string, hub: SessionHub): void {
+  function closeSession(id: string, hub: HostedSession): void {
     sessions.delete(id);
     hub.close();
-    options.onSessionClose?.(id, hub.agent);
+    if (hub.agent) options.onSessionClose?.(id, hub.agent);
   }
 
   const address = wss.address() ?? options.server?.address();
@@ -258,7 +271,7 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
     port,
     session(id) {
       const hub = sessions.get(id);
-      return hub && { agent: hub.agent, lastSeq: hub.lastSeq, clients: hub.clientStats() };
+      return hub?.agent && { agent: hub.agent, lastSeq: hub.lastSeq, clients: hub.clientStats() };
     },
     sessionIds: () => [...sessions.keys()],
     async close() {

@@ -1,10 +1,13 @@
 import { randomUUID } from "node:crypto";
 import type { Subscription } from "rxjs";
-import { errorText, InvalidStateError } from "../errors.js";
 import type { Agent } from "../streams/agent.js";
 import type { AgentEvent } from "../types.js";
 import type { ClientConnection, ClientStats, ReplaySource } from "./client-connection.js";
-import type { ClientCommand, ErrorCode, ServerFrame, SnapshotFrame } from "../protocol/protocol-schemas.js";
+import type { CommandReplies, HostedSession } from "./hosted-session.js";
+import type { ClientCommand, SnapshotFrame } from "../protocol/protocol-schemas.js";
+import { executeCommand } from "./execute-command.js";
+
+export { errorFrame } from "./execute-command.js";
 import { MessageDeltaEncoder } from "../protocol/message-delta.js";
 import { type EventLog, type EventLogOptions, MemoryEventLog } from "./event-log.js";
 
@@ -14,7 +17,7 @@ export type { EventLogOptions } from "./event-log.js";
  * One session: an `Agent`, the sequence numbers of its events, a bounded log of recent frames
  * for resume, and the clients attached to it, who all get the same frames.
  */
-export class SessionHub {
+export class SessionHub implements HostedSession {
   private seq = 0;
   private readonly log: EventLog;
   private readonly encoder = new MessageDeltaEncoder();
@@ -42,6 +45,10 @@ export class SessionHub {
   /** The sequence number of the latest event (0 before the first). */
   get lastSeq(): number {
     return this.seq;
+  }
+
+  get isRunning(): boolean {
+    return this.agent.isRunning;
   }
 
   /** Changes on `reset`; a client that resumes from another epoch gets a snapshot. */
@@ -82,54 +89,15 @@ export class SessionHub {
   }
 
   /** Runs one command for `client`; the ack or error goes to that client only. */
-  execute(command: Exclude<ClientCommand, { type: "attach" }>, client: ClientConnection): void {
-    const ack: ServerFrame = { type: "ack", id: command.id };
-    try {
-      switch (command.type) {
-        case "prompt":
-        case "continue":
-          if (this.agent.isRunning) {
-            client.sendFrame(errorFrame(command.id, "busy", `Cannot ${command.type} while the agent is running: send "steer" to redirect it now or "follow_up" to queue a message for when it finishes.`));
-            return;
-          }
-          // The run may emit events synchronously; the ack must still come first.
-          this.acknowledgeFirst(client, command.id, () => (command.type === "prompt" ? this.agent.prompt(command.input) : this.agent.continue()));
-          return;
-        case "steer":
-          this.agent.steer(command.input);
-          break;
-        case "follow_up":
-          this.agent.followUp(command.input);
-          break;
-        case "abort":
-          // The run's agent_end is emitted during abort(): the ack goes first, as for prompt.
-          this.acknowledgeFirst(client, command.id, () => this.agent.abort(command.clearFollowUps ? { clearFollowUps: true } : {}));
-          return;
-        case "cancel_tool":
-          // The cancelled call's tool_execution_end may be emitted during the cancel: the ack goes first.
-          this.acknowledgeFirst(client, command.id, () => this.agent.cancelToolCall(command.toolCallId, command.reason));
-          return;
-        case "approve":
-          // An approved call may start (and emit) at once: the ack goes first.
-          this.acknowledgeFirst(client, command.id, () => this.agent.approve(command.toolCallId));
-          return;
-        case "deny":
-          this.acknowledgeFirst(client, command.id, () => this.agent.deny(command.toolCallId, command.reason));
-          return;
-        case "reset":
-          this.agent.reset();
-          this.startEpoch();
-          client.sendFrame(ack);
-          for (const other of this.clients) {
-            other.dropEvents();
-            other.sendFrame(this.snapshot());
-          }
-          return;
+  execute(command: Exclude<ClientCommand, { type: "attach" }>, client: CommandReplies): void {
+    executeCommand(this.agent, command, client, () => {
+      this.startEpoch();
+      client.sendFrame({ type: "ack", id: command.id });
+      for (const other of this.clients) {
+        other.dropEvents();
+        other.sendFrame(this.snapshot());
       }
-      client.sendFrame(ack);
-    } catch (error) {
-      client.sendFrame(commandError(command.id, error));
-    }
+    });
   }
 
   /** Aborts the active run and resolves once it has ended (or after `timeoutMs`). */
@@ -146,16 +114,6 @@ export class SessionHub {
   close(): void {
     this.subscription.unsubscribe();
     this.clients.clear();
-  }
-
-  private acknowledgeFirst(client: ClientConnection, id: string, run: () => void): void {
-    client.hold();
-    try {
-      run();
-      client.release({ type: "ack", id });
-    } catch (error) {
-      client.release(commandError(id, error));
-    }
   }
 
   /**
@@ -179,12 +137,4 @@ export class SessionHub {
     const mergeable = update && this.encoder.current ? { event: update.event, message: this.encoder.current } : undefined;
     for (const client of this.clients) client.sendEvent(frame, mergeable);
   }
-}
-
-export function errorFrame(id: string | undefined, code: ErrorCode, message: string): ServerFrame {
-  return id === undefined ? { type: "error", code, message } : { type: "error", id, code, message };
-}
-
-function commandError(id: string, error: unknown): ServerFrame {
-  return errorFrame(id, error instanceof InvalidStateError ? "invalid_state" : "internal", errorText(error));
 }

@@ -1,0 +1,67 @@
+import type { Redis } from "ioredis";
+
+/**
+ * The Lua scripts of a session, each one atomic on the server. Every write a runner makes is
+ * fenced by its lease token: a process that lost its lease (paused past the expiry, cut off from
+ * Redis) cannot append a frame after another process took the session over.
+ */
+const SCRIPTS = {
+  /** Extends the lease if this token still holds it. */
+  rxagentRenewLease: {
+    numberOfKeys: 1,
+    lua: `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) end return 0`,
+  },
+  /** Ends the run: forgets where its state starts and frees the lease, if this token holds it. */
+  rxagentReleaseLease: {
+    numberOfKeys: 2,
+    lua: `if redis.call("get", KEYS[1]) == ARGV[1] then redis.call("hdel", KEYS[2], "runSeq", "runLength") return redis.call("del", KEYS[1]) end return 0`,
+  },
+  /** Appends one transcript message if this token still holds the lease. */
+  rxagentFencedPush: {
+    numberOfKeys: 2,
+    lua: `if redis.call("get", KEYS[1]) ~= ARGV[1] then return 0 end return redis.call("rpush", KEYS[2], ARGV[2])`,
+  },
+  /** Appends one frame to the stream (id `<seq>-0`, trimmed, with an expiry) and publishes it. */
+  rxagentAppendFrame: {
+    numberOfKeys: 2,
+    lua: `if redis.call("get", KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call("xadd", KEYS[2], "MAXLEN", "~", ARGV[5], ARGV[2] .. "-0", "t", ARGV[3], "f", ARGV[4])
+redis.call("pexpire", KEYS[2], ARGV[6])
+redis.call("publish", ARGV[7], ARGV[4])
+return 1`,
+  },
+  /** Marks where the live run's state starts: after frame `runSeq`, on the first `runLength` messages. */
+  rxagentStartRun: {
+    numberOfKeys: 2,
+    lua: `if redis.call("get", KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call("hset", KEYS[2], "runSeq", ARGV[2], "runLength", ARGV[3])
+return 1`,
+  },
+  /** Forgets the transcript and the frames, starts a new epoch after `seq`, and tells the watchers. */
+  rxagentResetSession: {
+    numberOfKeys: 4,
+    lua: `if redis.call("get", KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call("del", KEYS[2], KEYS[3])
+redis.call("hset", KEYS[4], "epoch", ARGV[3], "seq", ARGV[2])
+redis.call("hdel", KEYS[4], "runSeq", "runLength")
+redis.call("publish", ARGV[5], ARGV[4])
+return 1`,
+  },
+} as const;
+
+/** A connection with the session scripts defined (ioredis sends each by its SHA after the first call). */
+export interface ScriptedRedis extends Redis {
+  rxagentRenewLease(lease: string, token: string, ttlMs: number): Promise<number>;
+  rxagentReleaseLease(lease: string, meta: string, token: string): Promise<number>;
+  rxagentFencedPush(lease: string, transcript: string, token: string, json: string): Promise<number>;
+  rxagentAppendFrame(lease: string, events: string, token: string, seq: number, type: string, json: string, maxLength: number, ttlMs: number, channel: string): Promise<number>;
+  rxagentStartRun(lease: string, meta: string, token: string, runSeq: number, runLength: number): Promise<number>;
+  rxagentResetSession(lease: string, transcript: string, events: string, meta: string, token: string, seq: number, epoch: string, json: string, channel: string): Promise<number>;
+}
+
+export function withSessionScripts(redis: Redis): ScriptedRedis {
+  for (const [name, { numberOfKeys, lua }] of Object.entries(SCRIPTS)) {
+    if (!(name in redis)) redis.defineCommand(name, { numberOfKeys, lua });
+  }
+  return redis as ScriptedRedis;
+}

@@ -1,0 +1,163 @@
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage } from "node:http";
+import { Redis } from "ioredis";
+import { errorText } from "../errors.js";
+import type { ServerFrame } from "../protocol/protocol-schemas.js";
+import { errorFrame } from "../server/execute-command.js";
+import type { CommandReplies, HostedSession } from "../server/hosted-session.js";
+import type { ServeAgentsOptions } from "../server/serve-agents-options.js";
+import type { Agent } from "../streams/agent.js";
+import type { ForwardedReply } from "./forwarded-command.js";
+import { withSessionScripts } from "./redis-scripts.js";
+import type { RedisSessionContext } from "./redis-session-context.js";
+import { RedisSession } from "./redis-session.js";
+import type { RedisTranscriptStore } from "./redis-transcript-store.js";
+import { DEFAULT_KEY_PREFIX } from "./session-keys.js";
+
+export interface RedisSessionsOptions {
+  /** A `redis://` URL, or an ioredis connection (it is duplicated once for pub/sub). */
+  redis: string | Redis;
+  /**
+   * Makes the Agent of a session when this process is to run it, on the session's transcript.
+   * Contract: open the agent on `store` (`Agent.open({ store, model, tools })`), so it starts from
+   * the transcript and every message it ends is appended there.
+   * @example createAgent: (sessionId, store) => Agent.open({ store, model, tools })
+   */
+  createAgent(sessionId: string, store: RedisTranscriptStore): Agent | Promise<Agent>;
+  /** Default `"rxagent:"`. */
+  keyPrefix?: string;
+  /**
+   * How long a run's lease lasts without renewal (renewed every third of it): a run whose process
+   * died is taken over this long after its last renewal, at most. Default 10 000.
+   */
+  leaseMs?: number;
+  /** Frames kept per session in its Redis stream (trimmed with `MAXLEN ~`). Default 10 000. */
+  maxEvents?: number;
+  /** A session's stream expires this long after its last frame. Default 86 400 000 (a day). */
+  eventTtlMs?: number;
+  /** How long a command sent to another process waits for its answer. Default: `leaseMs`. */
+  commandTimeoutMs?: number;
+  /** Told about problems that must not stop the server (Redis refused a write, a lease was lost). Default: `console.warn`. */
+  onWarning?: (message: string) => void;
+}
+
+/** Sessions on Redis for one process; give `serveOptions` to `serveAgents` or `serveWebUi`. */
+export interface RedisSessions {
+  /** `createAgent` and `hostSession` for `serveAgents` / `serveWebUi`. */
+  readonly serveOptions: Pick<ServeAgentsOptions, "createAgent" | "hostSession">;
+  hostSession(sessionId: string): Promise<HostedSession>;
+  /** Closes the connections (after the server closed its sessions). */
+  close(): Promise<void>;
+}
+
+/**
+ * Shares sessions between processes (and machines) through Redis: any process serves any
+ * session's clients, one process at a time runs it (a lease), commands reach that process
+ * through Redis, and a run whose process died is taken over by another. README, "Several
+ * processes on Redis".
+ *
+ * @example
+ * const redis = redisSessions({ redis: "redis://localhost:6379", createAgent: (id, store) => Agent.open({ store, model }) });
+ * const server = await serveAgents({ port: 8787, ...redis.serveOptions });
+ */
+export function redisSessions(options: RedisSessionsOptions): RedisSessions {
+  const redis = withSessionScripts(typeof options.redis === "string" ? new Redis(options.redis) : options.redis);
+  const subscriber = redis.duplicate();
+  const processId = randomUUID();
+  const keyPrefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
+  const replyChannel = `${keyPrefix}process:${processId}`;
+  const leaseMs = options.leaseMs ?? 10_000;
+  const commandTimeoutMs = options.commandTimeoutMs ?? leaseMs;
+  const warn = options.onWarning ?? ((message: string) => console.warn(`rxagent: ${message}`));
+  const handlers = new Map<string, (message: string) => void>();
+  const replies = new Map<string, { replies: CommandReplies; timer: ReturnType<typeof setTimeout> }>();
+  const sessions = new Set<RedisSession>();
+  // ioredis reports connection errors as events; without a listener Node would print each one.
+  // Once per outage, not once per reconnection attempt.
+  let connected = true;
+  redis.on("error", (error: unknown) => {
+    if (connected) warn(`Redis: ${errorText(error)}; reconnecting.`);
+    connected = false;
+  });
+  redis.on("ready", () => (connected = true));
+  subscriber.on("error", () => undefined);
+  // Frames published while the channel was down are read from the streams.
+  let subscriberReady = false;
+  subscriber.on("ready", () => {
+    if (subscriberReady) for (const session of sessions) session.resync();
+    subscriberReady = true;
+  });
+  subscriber.on("message", (channel: string, message: string) => {
+    if (channel === replyChannel) return answer(message);
+    handlers.get(channel)?.(message);
+  });
+  // The chain of subscribe and unsubscribe calls, in order; it never rejects (each caller hears its own failure).
+  let subscribed: Promise<unknown> = subscriber.subscribe(replyChannel).catch((error: unknown) => warn(`Redis: could not subscribe to ${replyChannel}: ${errorText(error)}`));
+
+  function answer(message: string): void {
+    const reply = JSON.parse(message) as ForwardedReply;
+    const waiting = replies.get(reply.replyId);
+    if (!waiting) return;
+    replies.delete(reply.replyId);
+    clearTimeout(waiting.timer);
+    waiting.replies.release(reply.frame);
+  }
+
+  const context: RedisSessionContext = {
+    redis,
+    keyPrefix,
+    leaseMs,
+    maxEvents: options.maxEvents ?? 10_000,
+    eventTtlMs: options.eventTtlMs ?? 86_400_000,
+    commandTimeoutMs,
+    replyChannel,
+    processId,
+    createAgent: (sessionId, store) => options.createAgent(sessionId, store),
+    warn,
+    async listen(channel, handler) {
+      handlers.set(channel, handler);
+      const done = subscribed.then(() => subscriber.subscribe(channel));
+      subscribed = done.catch(() => undefined);
+      await done;
+    },
+    unlisten(channel) {
+      handlers.delete(channel);
+      subscribed = subscribed.then(() => subscriber.unsubscribe(channel)).catch(() => undefined);
+    },
+    expectReply(replyId, commandId, waiting) {
+      const timer = setTimeout(() => {
+        replies.delete(replyId);
+        const frame: ServerFrame = errorFrame(commandId, "internal", `The process running this session did not answer within ${commandTimeoutMs} ms.`);
+        waiting.release(frame);
+      }, commandTimeoutMs);
+      timer.unref();
+      replies.set(replyId, { replies: waiting, timer });
+    },
+    forgetReply(replyId) {
+      const waiting = replies.get(replyId);
+      if (waiting) clearTimeout(waiting.timer);
+      replies.delete(replyId);
+    },
+  };
+
+  async function hostSession(sessionId: string): Promise<HostedSession> {
+    const session = await RedisSession.open(context, sessionId, (closed) => sessions.delete(closed));
+    sessions.add(session);
+    return session;
+  }
+
+  return {
+    serveOptions: {
+      createAgent: (_sessionId: string, _request: IncomingMessage) => undefined,
+      hostSession: (sessionId) => hostSession(sessionId),
+    },
+    hostSession,
+    async close() {
+      for (const session of [...sessions]) session.close();
+      for (const { timer } of replies.values()) clearTimeout(timer);
+      replies.clear();
+      await Promise.allSettled([subscribed]);
+      await Promise.allSettled([subscriber.quit(), redis.quit()]);
+    },
+  };
+}

@@ -1,0 +1,157 @@
+import type { ClientConnection, ClientStats, MergeableUpdate, ReplaySource } from "../server/client-connection.js";
+import { type LoggedFrame, MemoryEventLog } from "../server/event-log.js";
+import type { SnapshotFrame, UpdateFrame } from "../protocol/protocol-schemas.js";
+import { MessageDeltaDecoder } from "../protocol/message-delta.js";
+import { initialAgentState, reduceAgentState } from "../streams/agent-state.js";
+import type { AgentEvent, AgentMessage, AgentState } from "../types.js";
+
+/**
+ * One process's copy of a session shared through Redis: the recent frames (for resume), the
+ * state they lead to (for snapshots), and the clients attached here. Fed in order by the runner
+ * of this process or by the frames other processes publish; a frame it already has is ignored.
+ */
+export class SessionMirror {
+  private readonly log: MemoryEventLog;
+  private readonly decoder = new MessageDeltaDecoder();
+  private readonly clients = new Set<ClientConnection>();
+  private state: AgentState;
+  private seq: number;
+  readonly replaySource: ReplaySource;
+
+  constructor(
+    readonly id: string,
+    epoch: string,
+    lastSeq: number,
+    messages: readonly AgentMessage[],
+    maxEvents: number,
+  ) {
+    this.log = new MemoryEventLog(epoch, { maxEvents });
+    this.log.reset(lastSeq, epoch);
+    this.seq = lastSeq;
+    this.state = initialAgentState(messages);
+    const mirror = this;
+    this.replaySource = {
+      read: (seq) => mirror.log.read(seq),
+      get lastSeq() {
+        return mirror.seq;
+      },
+    };
+  }
+
+  get lastSeq(): number {
+    return this.seq;
+  }
+
+  get epoch(): string {
+    return this.log.epoch;
+  }
+
+  /** True while the frames say a run lives (it began and has not ended). */
+  get isRunning(): boolean {
+    return this.state.isStreaming;
+  }
+
+  get clientCount(): number {
+    return this.clients.size;
+  }
+
+  get messages(): readonly AgentMessage[] {
+    return this.state.messages;
+  }
+
+  clientStats(): ClientStats[] {
+    return [...this.clients].map((client) => ({ ...client.stats }));
+  }
+
+  snapshot(): SnapshotFrame {
+    return { type: "snapshot", session: this.id, seq: this.seq, epoch: this.log.epoch, state: this.state };
+  }
+
+  /** Same rules as `SessionHub.resumeMode`. */
+  resumeMode(lastSeq: number | undefined, epoch?: string): "replay" | "snapshot" {
+    if (lastSeq === undefined || lastSeq > this.seq) return "snapshot";
+    if (epoch !== undefined && epoch !== this.log.epoch) return "snapshot";
+    if (lastSeq < this.log.oldestSeq) return "snapshot";
+    return lastSeq === this.seq || this.log.read(lastSeq + 1) !== undefined ? "replay" : "snapshot";
+  }
+
+  attach(client: ClientConnection, lastSeq: number | undefined, epoch?: string): void {
+    if (lastSeq === undefined || this.resumeMode(lastSeq, epoch) === "snapshot") client.sendFrame(this.snapshot());
+    else client.startReplay(this.replaySource, lastSeq);
+    this.clients.add(client);
+  }
+
+  detach(client: ClientConnection): void {
+    this.clients.delete(client);
+  }
+
+  /** A frame the runner of this process made: its event is known, nothing to parse. */
+  applyOwn(frame: LoggedFrame, event: AgentEvent, mergeable: MergeableUpdate | undefined): void {
+    this.decoder.observe(event);
+    this.apply(frame, event, mergeable);
+  }
+
+  /** A frame read from Redis (its stream or its channel), as JSON. Returns false when it is not the next one. */
+  applyJson(seq: number, json: string): boolean {
+    if (seq <= this.seq) return true;
+    if (seq !== this.seq + 1) return false;
+    const frame = JSON.parse(json) as { type: "event"; event: AgentEvent } | UpdateFrame;
+    let event: AgentEvent;
+    if (frame.type === "update") {
+      event = this.decoder.decode(frame);
+    } else {
+      event = frame.event;
+      this.decoder.observe(event);
+    }
+    this.apply({ seq, type: event.type, json }, event, undefined);
+    return true;
+  }
+
+  /** Frames of a run that began before this mirror: they rebuild the state, and are kept for resume. */
+  replayRun(frames: readonly { seq: number; json: string }[]): void {
+    for (const { seq, json } of frames) this.applyJson(seq, json);
+  }
+
+  /** Frames from before the live run: kept for resume; the transcript already holds what they did. */
+  keep(frames: readonly { seq: number; type: AgentEvent["type"]; json: string }[]): void {
+    for (const frame of frames) {
+      // The stream may have been trimmed: the log then starts at its first frame.
+      if (frame.seq <= this.seq) continue;
+      this.seq = frame.seq;
+      this.log.append(frame);
+    }
+  }
+
+  /** A reset: a new epoch after `seq`, an empty transcript; every client gets a snapshot. */
+  reset(seq: number, epoch: string): void {
+    this.seq = seq;
+    this.log.reset(seq, epoch);
+    this.decoder.reset(undefined);
+    this.state = initialAgentState([]);
+    for (const client of this.clients) {
+      client.dropEvents();
+      client.sendFrame(this.snapshot());
+    }
+  }
+
+  /** Moves every client to `next`, each starting there from a snapshot. */
+  handOver(next: SessionMirror): void {
+    for (const client of this.clients) {
+      client.dropEvents();
+      next.attach(client, undefined);
+    }
+    this.clients.clear();
+  }
+
+  close(): void {
+    this.clients.clear();
+  }
+
+  private apply(frame: LoggedFrame, event: AgentEvent, mergeable: MergeableUpdate | undefined): void {
+    this.seq = frame.seq;
+    this.state = reduceAgentState(this.state, event);
+    if (event.type === "agent_end") this.decoder.reset(undefined);
+    this.log.append(frame);
+    for (const client of this.clients) client.sendEvent(frame, mergeable);
+  }
+}

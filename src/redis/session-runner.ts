@@ -1,0 +1,98 @@
+import type { Subscription } from "rxjs";
+import { errorText } from "../errors.js";
+import { MessageDeltaEncoder } from "../protocol/message-delta.js";
+import type { Agent } from "../streams/agent.js";
+import type { AgentEvent } from "../types.js";
+import type { RedisSessionContext } from "./redis-session-context.js";
+import type { RedisTranscriptStore } from "./redis-transcript-store.js";
+import type { SessionKeys } from "./session-keys.js";
+import type { SessionMirror } from "./session-mirror.js";
+
+/**
+ * The run of a session in the one process that holds its lease: the Agent's events get their
+ * sequence numbers here, go to the local clients at once, and to Redis (stream and channel)
+ * through a script fenced by the lease. The lease is renewed every third of its time while the
+ * run lives; once lost, this process stops the run, since another may have taken it over.
+ */
+export class SessionRunner {
+  private readonly encoder = new MessageDeltaEncoder();
+  private readonly subscription: Subscription;
+  private readonly renewal: ReturnType<typeof setInterval>;
+  private ended = false;
+
+  constructor(
+    private readonly context: RedisSessionContext,
+    private readonly keys: SessionKeys,
+    private readonly mirror: SessionMirror,
+    readonly agent: Agent,
+    readonly store: RedisTranscriptStore,
+    readonly token: string,
+    /** Called once when this runner stops: its run ended (`lost` false), or its lease was lost. */
+    private readonly onEnd: (runner: SessionRunner, lost: boolean) => void,
+  ) {
+    this.subscription = agent.events$.subscribe((event) => {
+      this.publish(event);
+      if (event.type === "agent_end" && !agent.isRunning) this.release();
+    });
+    this.renewal = setInterval(() => this.renew(), Math.max(1, Math.floor(context.leaseMs / 3)));
+    this.renewal.unref();
+  }
+
+  /** Records where the run's state starts (so a process that joins later rebuilds it). */
+  markRunStart(): void {
+    const { redis } = this.context;
+    redis.rxagentStartRun(this.keys.lease, this.keys.meta, this.token, this.mirror.lastSeq, this.agent.state.messages.length).catch((error: unknown) => this.context.warn(`session ${this.mirror.id}: could not mark the run's start: ${errorText(error)}`));
+  }
+
+  /** Gives the session one more frame, numbered after the last one. */
+  publish(event: AgentEvent): void {
+    const seq = this.mirror.lastSeq + 1;
+    const update = this.encoder.encode(event);
+    const json = update ? JSON.stringify({ type: "update", seq, event: update.event, patch: update.patch }) : `{"type":"event","seq":${seq},"event":${JSON.stringify(event)}}`;
+    const { redis, maxEvents, eventTtlMs } = this.context;
+    redis.rxagentAppendFrame(this.keys.lease, this.keys.events, this.token, seq, event.type, json, maxEvents, eventTtlMs, this.keys.frames).then(
+      (appended) => {
+        if (appended === 0) this.lose("its lease was taken by another process");
+      },
+      (error: unknown) => this.context.warn(`session ${this.mirror.id}: could not append frame ${seq} to Redis: ${errorText(error)}`),
+    );
+    const mergeable = update && this.encoder.current ? { event: update.event, message: this.encoder.current } : undefined;
+    this.mirror.applyOwn({ seq, type: event.type, json }, event, mergeable);
+  }
+
+  /** Stops without waiting for the run: the process is going away, or another holds the lease. */
+  dispose(lost = false): void {
+    if (this.ended) return;
+    this.ended = true;
+    clearInterval(this.renewal);
+    this.subscription.unsubscribe();
+    this.agent.dispose();
+    this.onEnd(this, lost);
+  }
+
+  /** The run ended (or never started): the lease goes back (with the run's start marker), for any process to take. */
+  release(): void {
+    if (this.ended) return;
+    const { redis } = this.context;
+    // Sent before anything else this process sends for the session, on the same connection,
+    // so a prompt right after this one finds the lease free.
+    redis.rxagentReleaseLease(this.keys.lease, this.keys.meta, this.token).catch((error: unknown) => this.context.warn(`session ${this.mirror.id}: could not release its lease: ${errorText(error)}`));
+    this.dispose();
+  }
+
+  private renew(): void {
+    this.context.redis.rxagentRenewLease(this.keys.lease, this.token, this.context.leaseMs).then(
+      (renewed) => {
+        if (renewed === 0) this.lose("its lease expired before it was renewed");
+      },
+      // Redis may be restarting: the next renewal tries again, and a lease that expired meanwhile is lost then.
+      (error: unknown) => this.context.warn(`session ${this.mirror.id}: could not renew its lease: ${errorText(error)}`),
+    );
+  }
+
+  private lose(why: string): void {
+    if (this.ended) return;
+    this.context.warn(`session ${this.mirror.id}: stopped its run here: ${why}.`);
+    this.dispose(true);
+  }
+}

@@ -1,0 +1,202 @@
+import { Redis, type RedisOptions } from "ioredis";
+import { asyncScheduler } from "rxjs";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { redisSessions, type RedisSessions, TAKEOVER_TEXT } from "../../src/redis/index.js";
+import { type AgentServer, serveAgents } from "../../src/server/index.js";
+import { Agent } from "../../src/streams/agent.js";
+import { scriptedModel } from "../../src/testing/scripted-model.js";
+import { assertContiguous, type EventCarrier, RawClient, waitFor } from "../server/helpers.js";
+import { hasRedisServer, RedisServerProcess } from "./redis-server.js";
+
+const LONG_REPLY = Array.from({ length: 40 }, (_, index) => `word${index}`).join(" ");
+
+describe.skipIf(!hasRedisServer)("sessions shared by two servers through Redis", () => {
+  let redisServer: RedisServerProcess;
+  const opened: { sessions: RedisSessions; server: AgentServer }[] = [];
+  const clients: RawClient[] = [];
+
+  beforeAll(async () => {
+    redisServer = await RedisServerProcess.start();
+  }, 30_000);
+
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map((client) => client.close()));
+    for (const { server, sessions } of opened.splice(0)) {
+      await server.close();
+      await sessions.close();
+    }
+  });
+
+  afterAll(async () => {
+    await redisServer?.stop();
+  });
+
+  async function serve(leaseMs = 2000): Promise<AgentServer> {
+    const sessions = redisSessions({
+      redis: redisServer.url,
+      leaseMs,
+      createAgent: (_id, store) => Agent.open({ store, model: scriptedModel([LONG_REPLY, "Steered."], { scheduler: asyncScheduler, delay: 5 }) }),
+    });
+    const server = await serveAgents({ port: 0, ...sessions.serveOptions });
+    opened.push({ sessions, server });
+    return server;
+  }
+
+  async function client(server: AgentServer, session: string): Promise<RawClient> {
+    const connected = await RawClient.open(server.url);
+    clients.push(connected);
+    expect(await connected.request({ type: "attach", session })).toMatchObject({ type: "ack", session, resume: "snapshot" });
+    return connected;
+  }
+
+  it("a client of B steers the run of A and sees every event A's client sees, in order", async () => {
+    const [serverA, serverB] = [await serve(), await serve()];
+    const onA = await client(serverA, "steer");
+    const onB = await client(serverB, "steer");
+    expect(await onA.request({ type: "prompt", input: "go" })).toStrictEqual({ type: "ack", id: "t2" });
+    await waitFor(() => onB.hasEvent("message_update"), "B to see A's run");
+    expect(await onB.request({ type: "steer", input: "change course" })).toStrictEqual({ type: "ack", id: "t2" });
+    await waitFor(() => onA.hasEvent("agent_end") && onB.hasEvent("agent_end"), "both clients to see the run end", 20_000);
+    assertContiguous(onA.events(), 0);
+    expect(onB.events()).toStrictEqual(onA.events());
+    expect(onA.agentEvents().filter((event) => event.type === "message_end").map((event) => (event.type === "message_end" ? event.message.role : ""))).toStrictEqual(["user", "assistant", "user", "assistant"]);
+    const redis = new Redis(redisServer.url);
+    const transcript = (await redis.lrange("rxagent:{steer}:transcript", 0, -1)).map((line) => JSON.parse(line) as { role: string });
+    redis.disconnect();
+    expect(transcript.map((message) => message.role)).toStrictEqual(["user", "assistant", "user", "assistant"]);
+  }, 30_000);
+});
+
+describe.skipIf(!hasRedisServer)("sessions on Redis: bad input and odd states", () => {
+  let redisServer: RedisServerProcess;
+  const closing: (() => Promise<void>)[] = [];
+  const clients: RawClient[] = [];
+
+  beforeAll(async () => {
+    redisServer = await RedisServerProcess.start();
+  }, 30_000);
+
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map((client) => client.close()));
+    for (const close of closing.splice(0)) await close();
+  });
+
+  afterAll(async () => {
+    await redisServer?.stop();
+  });
+
+  async function serve(url = redisServer.url, warnings: string[] = [], redisOptions: RedisOptions = {}): Promise<AgentServer> {
+    const sessions = redisSessions({
+      redis: new Redis(url, redisOptions),
+      leaseMs: 1000,
+      onWarning: (text) => warnings.push(text),
+      createAgent: (_id, store) => Agent.open({ store, model: scriptedModel([LONG_REPLY, "Again."], { scheduler: asyncScheduler, delay: 5 }) }),
+    });
+    const server = await serveAgents({ port: 0, ...sessions.serveOptions });
+    closing.push(async () => {
+      await server.close();
+      await sessions.close();
+    });
+    return server;
+  }
+
+  async function attached(server: AgentServer, session: string): Promise<RawClient> {
+    const connected = await RawClient.open(server.url);
+    clients.push(connected);
+    await connected.request({ type: "attach", session });
+    return connected;
+  }
+
+  it("a command that needs a live run, for a session no process runs: invalid_state; an abort: ack", async () => {
+    const client = await attached(await serve(), "idle");
+    expect(await client.request({ type: "steer", input: "hello?" })).toStrictEqual({ type: "error", id: "t2", code: "invalid_state", message: 'Cannot steer: no run of this session is live (send "prompt" to start one).' });
+    expect(await client.request({ type: "approve", toolCallId: "call-1" })).toStrictEqual({ type: "error", id: "t3", code: "invalid_state", message: 'Cannot approve: no run of this session is live (send "prompt" to start one).' });
+    expect(await client.request({ type: "abort" })).toStrictEqual({ type: "ack", id: "t4" });
+    expect(client.eventTypes()).toStrictEqual([]);
+  }, 30_000);
+
+  it("a malformed message on a session's command channel is ignored with a warning, and the run goes on", async () => {
+    const warnings: string[] = [];
+    const server = await serve(redisServer.url, warnings);
+    const client = await attached(server, "garbage");
+    expect(await client.request({ type: "prompt", input: "go" })).toStrictEqual({ type: "ack", id: "t2" });
+    const redis = new Redis(redisServer.url);
+    expect(await redis.publish("rxagent:{garbage}:commands", '{"command":{"type":"steer"},"replyChannel":"x","replyId":"y"}')).toBe(1);
+    redis.disconnect();
+    await waitFor(() => client.hasEvent("agent_end"), "the run to end", 20_000);
+    expect(warnings).toStrictEqual(["session garbage: ignored a malformed forwarded command."]);
+    expect(client.agentEvents().filter((event) => event.type === "agent_end")).toMatchObject([{ type: "agent_end", reason: "idle" }]);
+  }, 30_000);
+
+  it("a reset from a client of B starts a new epoch for the clients of A too, and empties the transcript", async () => {
+    const [serverA, serverB] = [await serve(), await serve()];
+    const onA = await attached(serverA, "reset");
+    const onB = await attached(serverB, "reset");
+    expect(await onA.request({ type: "prompt", input: "go" })).toStrictEqual({ type: "ack", id: "t2" });
+    await waitFor(() => onA.hasEvent("agent_end") && onB.hasEvent("agent_end"), "the run to end", 20_000);
+    const [firstEpoch] = onA.frames.filter((frame) => frame.type === "snapshot").map((frame) => (frame as { epoch: string }).epoch);
+    expect(await onB.request({ type: "reset" })).toStrictEqual({ type: "ack", id: "t2" });
+    await waitFor(() => onA.frames.filter((frame) => frame.type === "snapshot").length === 2, "A's client to get a snapshot", 20_000);
+    const snapshotOnA = onA.frames.filter((frame) => frame.type === "snapshot")[1] as unknown as { seq: number; epoch: string; state: { messages: unknown[] } };
+    expect(snapshotOnA.epoch).not.toBe(firstEpoch);
+    expect(snapshotOnA.state.messages).toStrictEqual([]);
+    const redis = new Redis(redisServer.url);
+    expect(await redis.llen("rxagent:{reset}:transcript")).toBe(0);
+    redis.disconnect();
+  }, 30_000);
+
+  it("a run whose runner died before anyone watched: the first process to open the session takes it over and goes on", async () => {
+    const redis = new Redis(redisServer.url);
+    // What a runner leaves when killed right after its run started: the prompt stored, agent_start
+    // and the prompt's events in the stream, the run's start marked, and a lease that expired.
+    const prompt = { role: "user", content: "go", timestamp: 1 };
+    await redis.rpush("rxagent:{orphan}:transcript", JSON.stringify(prompt));
+    await redis.hset("rxagent:{orphan}:meta", "epoch", "e1", "runSeq", "0", "runLength", "0");
+    await redis.xadd("rxagent:{orphan}:events", "1-0", "t", "agent_start", "f", '{"type":"event","seq":1,"event":{"type":"agent_start"}}');
+    await redis.xadd("rxagent:{orphan}:events", "2-0", "t", "turn_start", "f", '{"type":"event","seq":2,"event":{"type":"turn_start"}}');
+    redis.disconnect();
+    const client = await attached(await serve(), "orphan");
+    await waitFor(() => client.agentEvents().filter((event) => event.type === "agent_end").length === 2, "the takeover to end the dead run and finish a new one", 20_000);
+    const ends = client.agentEvents().filter((event) => event.type === "agent_end");
+    expect(ends[0]).toStrictEqual({ type: "agent_end", messages: [], reason: "failed", errorMessage: TAKEOVER_TEXT });
+    expect(ends[1]).toMatchObject({ type: "agent_end", reason: "idle" });
+    assertContiguous(client.events(), 2);
+    const check = new Redis(redisServer.url);
+    const transcript = (await check.lrange("rxagent:{orphan}:transcript", 0, -1)).map((line) => JSON.parse(line) as { role: string });
+    check.disconnect();
+    expect(transcript.map((message) => message.role)).toStrictEqual(["user", "assistant"]);
+  }, 30_000);
+
+  it("a runner whose lease is taken stops its run, its clients start again from a snapshot, and the run is taken over", async () => {
+    const warnings: string[] = [];
+    const client = await attached(await serve(redisServer.url, warnings), "stolen");
+    expect(await client.request({ type: "prompt", input: "go" })).toStrictEqual({ type: "ack", id: "t2" });
+    await waitFor(() => client.hasEvent("message_update"), "the reply to stream", 20_000);
+    const redis = new Redis(redisServer.url);
+    // Another process's token, as if this one had paused past its lease; it expires in turn.
+    await redis.set("rxagent:{stolen}:lease", "another process", "PX", 300);
+    redis.disconnect();
+    await waitFor(() => client.agentEvents().filter((event) => event.type === "agent_end").length === 2, "the takeover's two agent_ends", 20_000);
+    expect(warnings).toStrictEqual(["session stolen: stopped its run here: its lease was taken by another process."]);
+    expect(client.frames.filter((frame) => frame.type === "snapshot").length).toBe(2);
+    const ends = client.agentEvents().filter((event) => event.type === "agent_end");
+    expect(ends[0]).toStrictEqual({ type: "agent_end", messages: [], reason: "failed", errorMessage: TAKEOVER_TEXT });
+    expect(ends[1]).toMatchObject({ type: "agent_end", reason: "idle" });
+    const after = client.frames.slice(client.frames.findLastIndex((frame) => frame.type === "snapshot"));
+    assertContiguous(after.filter((frame): frame is EventCarrier => frame.type === "event" || frame.type === "update"), (after[0] as { seq: number }).seq);
+  }, 30_000);
+
+  it("Redis down: attaching gets an error naming the cause, and the server keeps serving", async () => {
+    const lonely = await RedisServerProcess.start();
+    const warnings: string[] = [];
+    const server = await serve(lonely.url, warnings, { maxRetriesPerRequest: 1 });
+    await lonely.stop();
+    const client = await RawClient.open(server.url);
+    clients.push(client);
+    const reply = await client.request({ type: "attach", session: "down" });
+    expect(reply).toMatchObject({ type: "error", code: "internal" });
+    expect((reply as { message: string }).message).toMatch(/^Could not open the session: /);
+    expect(warnings[0]).toMatch(/^Redis: .*; reconnecting\.$/);
+    expect(client.socket.readyState).toBe(client.socket.OPEN);
+  }, 30_000);
+});

@@ -1,0 +1,109 @@
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RedisTranscriptStore } from "../../src/redis/redis-transcript-store.js";
+import { Agent } from "../../src/streams/agent.js";
+import { INTERRUPTED_TOOL_TEXT } from "../../src/streams/repair-transcript.js";
+import { scriptedModel } from "../../src/testing/scripted-model.js";
+import type { AgentMessage, AssistantMessage } from "../../src/types.js";
+import { hasRedisServer, RedisServerProcess } from "./redis-server.js";
+
+const user = (text: string): AgentMessage => ({ role: "user", content: text, timestamp: 1 });
+
+describe.skipIf(!hasRedisServer)("RedisTranscriptStore", () => {
+  let server: RedisServerProcess;
+  let redis: Redis;
+
+  beforeAll(async () => {
+    server = await RedisServerProcess.start();
+    redis = new Redis(server.url, { lazyConnect: true });
+    await redis.connect();
+  }, 30_000);
+
+  afterAll(async () => {
+    redis?.disconnect();
+    await server?.stop();
+  });
+
+  it("appends in order, and another connection loads the same transcript", async () => {
+    const store = new RedisTranscriptStore(redis, "order");
+    const messages = [user("one"), user("two"), user("three")];
+    for (const message of messages) store.append(message);
+    await store.flush();
+    const other = new Redis(server.url);
+    try {
+      expect(await new RedisTranscriptStore(other, "order").load()).toStrictEqual(messages);
+    } finally {
+      other.disconnect();
+    }
+  });
+
+  it("keeps sessions apart and clear forgets only its own", async () => {
+    const first = new RedisTranscriptStore(redis, "first");
+    const second = new RedisTranscriptStore(redis, "second");
+    first.append(user("a"));
+    second.append(user("b"));
+    first.clear();
+    await Promise.all([first.flush(), second.flush()]);
+    expect(await first.load()).toStrictEqual([]);
+    expect(await second.load()).toStrictEqual([user("b")]);
+  });
+
+  it("stores a message with a BigInt in a safe form, with a warning, instead of losing it", async () => {
+    const warnings: string[] = [];
+    const store = new RedisTranscriptStore(redis, "bigint", { onWarning: (text) => warnings.push(text) });
+    store.append({ role: "user", content: "n", timestamp: 1, details: 10n } as unknown as AgentMessage);
+    await store.flush();
+    expect(await store.load()).toStrictEqual([{ role: "user", content: "n", timestamp: 1, details: "10" }]);
+    expect(warnings).toStrictEqual(["rxagent:{bigint}:transcript: a message held values JSON cannot store (a BigInt or a cycle); stored them in a safe form."]);
+  });
+
+  it("with a fence token, appends only while that token holds the session's lease", async () => {
+    const warnings: string[] = [];
+    const store = new RedisTranscriptStore(redis, "fenced", { fenceToken: "mine", onWarning: (text) => warnings.push(text) });
+    await redis.set("rxagent:{fenced}:lease", "mine");
+    store.append(user("while leased"));
+    await store.flush();
+    await redis.set("rxagent:{fenced}:lease", "another process");
+    store.append(user("after the lease was lost"));
+    await expect(store.flush()).rejects.toThrow("rxagent:{fenced}:transcript: could not append a message: this process no longer holds the session's lease");
+    expect(await store.load()).toStrictEqual([user("while leased")]);
+    expect(warnings).toStrictEqual(["rxagent:{fenced}:transcript: could not append a message: this process no longer holds the session's lease"]);
+  });
+
+  it("skips an element that is not JSON, with a warning", async () => {
+    await redis.rpush("rxagent:{torn}:transcript", JSON.stringify(user("kept")), "{not json");
+    const warnings: string[] = [];
+    expect(await new RedisTranscriptStore(redis, "torn", { onWarning: (text) => warnings.push(text) }).load()).toStrictEqual([user("kept")]);
+    expect(warnings).toStrictEqual(["rxagent:{torn}:transcript[1]: skipped an element that is not valid JSON."]);
+  });
+
+  it("throws on append while Redis is not connected, so the Agent reports the message it could not store", async () => {
+    const offline = new Redis(server.url, { lazyConnect: true });
+    const store = new RedisTranscriptStore(offline, "offline");
+    expect(() => store.append(user("lost?"))).toThrow("rxagent:{offline}:transcript: could not append a message: Redis is not connected (wait).");
+    offline.disconnect();
+  });
+
+  it("an Agent opened on the store repairs a transcript whose run died during a tool call, and goes on", async () => {
+    const call: AssistantMessage = {
+      role: "assistant",
+      content: [{ type: "toolCall", id: "call-1", name: "clock", arguments: {} }],
+      api: "scripted",
+      provider: "scripted",
+      model: "scripted",
+      usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+      stopReason: "toolUse",
+      timestamp: 2,
+    };
+    const store = new RedisTranscriptStore(redis, "repair");
+    store.append(user("what time is it?"));
+    store.append(call);
+    await store.flush();
+    const agent = await Agent.open({ store, model: scriptedModel(["I could not read the clock."]) });
+    await new Promise<void>((resolve, reject) => agent.continue().subscribe({ complete: resolve, error: reject }));
+    await store.flush();
+    const stored = await store.load();
+    expect(stored.map((message) => message.role)).toStrictEqual(["user", "assistant", "toolResult", "assistant"]);
+    expect(stored[2]).toMatchObject({ role: "toolResult", toolCallId: "call-1", isError: true, content: [{ type: "text", text: INTERRUPTED_TOOL_TEXT }] });
+  });
+});
