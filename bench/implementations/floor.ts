@@ -106,8 +106,14 @@ function runTools(
   onEvent: AgentSink,
 ): ToolResultMessage[] | Promise<ToolResultMessage[]> {
   const results: ToolResultMessage[] = [];
+  const limit = Math.min(scenario.maxConcurrency ?? Infinity, toolCalls.length);
   for (const toolCall of toolCalls) {
     onEvent({ type: "tool_execution_start", toolCallId: toolCall.id, toolName: toolCall.name, args: toolCall.arguments });
+  }
+  // rxagent announces the calls past the limit as waiting for a slot; the floor does the same work.
+  for (let index = limit; index < toolCalls.length; index++) {
+    const toolCall = toolCalls[index]!;
+    onEvent({ type: "tool_slot_wait_start", toolCallId: toolCall.id, toolName: toolCall.name, since: 0 });
   }
   const finish = (index: number, result: BenchToolResult) => {
     const toolCall = toolCalls[index]!;
@@ -126,6 +132,7 @@ function runTools(
   const worker = (): Promise<void> | undefined => {
     while (next < toolCalls.length) {
       const index = next++;
+      if (index >= limit) onEvent({ type: "tool_slot_wait_end", toolCallId: toolCalls[index]!.id, toolName: toolCalls[index]!.name });
       const output = scenario.tool(toolCalls[index]!.arguments as BenchToolArguments, floorToolContext);
       if (output instanceof Promise) {
         return output.then((result) => {
@@ -138,7 +145,6 @@ function runTools(
     return undefined;
   };
   const workers: Promise<void>[] = [];
-  const limit = Math.min(scenario.maxConcurrency ?? Infinity, toolCalls.length);
   for (let slot = 0; slot < limit; slot++) {
     const pending = worker();
     if (pending) workers.push(pending);
