@@ -82,5 +82,12 @@ export async function runServe(options: ServeOptions): Promise<() => Promise<voi
 /** `--redis`: sessions on Redis, so several processes serve them; needs the optional peer ioredis. */
 async function redisSessionsAt(url: string, leaseMs: number | undefined, openAgent: (store: TranscriptStore) => Promise<Agent>) {
   const { redisSessions } = await importPeer(() => import("../redis/index.js"), "ioredis", "rxagent serve --redis");
-  return redisSessions({ redis: url, ...(leaseMs === undefined ? {} : { leaseMs }), createAgent: (_sessionId, store) => openAgent(store) });
+  const sessions = redisSessions({ redis: url, ...(leaseMs === undefined ? {} : { leaseMs }), createAgent: (_sessionId, store) => openAgent(store) });
+  try {
+    await sessions.ready();
+  } catch (error) {
+    await sessions.close();
+    throw error;
+  }
+  return sessions;
 }

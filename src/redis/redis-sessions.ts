@@ -46,6 +46,12 @@ export interface RedisSessions {
   /** `createAgent` and `hostSession` for `serveAgents` / `serveWebUi`. */
   readonly serveOptions: Pick<ServeAgentsOptions, "createAgent" | "hostSession">;
   hostSession(sessionId: string): Promise<HostedSession>;
+  /**
+   * Resolves once Redis answers a `PING`; rejects, naming the URL, when it does not within
+   * `timeoutMs` (default 5000). Why: ioredis queues commands while it reconnects, so a server on
+   * a wrong URL would otherwise start and fail only at the first client.
+   */
+  ready(timeoutMs?: number): Promise<void>;
   /** Closes the connections (after the server closed its sessions). */
   close(): Promise<void>;
 }
@@ -95,7 +101,14 @@ export function redisSessions(options: RedisSessionsOptions): RedisSessions {
   let subscribed: Promise<unknown> = subscriber.subscribe(replyChannel).catch((error: unknown) => warn(`Redis: could not subscribe to ${replyChannel}: ${errorText(error)}`));
 
   function answer(message: string): void {
-    const reply = JSON.parse(message) as ForwardedReply;
+    let reply: Partial<ForwardedReply> | null;
+    try {
+      reply = JSON.parse(message) as Partial<ForwardedReply> | null;
+    } catch {
+      // Thrown here it would be an uncaught exception inside ioredis's event handler.
+      return warn(`Redis: a malformed reply on ${replyChannel} was ignored: ${message.slice(0, 80)}`);
+    }
+    if (typeof reply?.replyId !== "string" || reply.frame === undefined) return;
     const waiting = replies.get(reply.replyId);
     if (!waiting) return;
     replies.delete(reply.replyId);
@@ -152,6 +165,22 @@ export function redisSessions(options: RedisSessionsOptions): RedisSessions {
       hostSession: (sessionId) => hostSession(sessionId),
     },
     hostSession,
+    ready(timeoutMs = 5000) {
+      const where = typeof options.redis === "string" ? options.redis : "the given connection";
+      return new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`Redis at ${where} did not answer within ${timeoutMs} ms.`)), timeoutMs);
+        redis.ping().then(
+          () => {
+            clearTimeout(timer);
+            resolve();
+          },
+          (error: unknown) => {
+            clearTimeout(timer);
+            reject(new Error(`Redis at ${where}: ${errorText(error)}`));
+          },
+        );
+      });
+    },
     async close() {
       for (const session of [...sessions]) session.close();
       for (const { timer } of replies.values()) clearTimeout(timer);

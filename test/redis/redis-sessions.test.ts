@@ -128,6 +128,33 @@ describe.skipIf(!hasRedisServer)("sessions on Redis: bad input and odd states", 
     expect(client.agentEvents().filter((event) => event.type === "agent_end")).toMatchObject([{ type: "agent_end", reason: "idle" }]);
   }, 30_000);
 
+  it("malformed replies on a process's reply channel are ignored with a warning; the process goes on serving", async () => {
+    const warnings: string[] = [];
+    const server = await serve(redisServer.url, warnings);
+    const redis = new Redis(redisServer.url);
+    const channels = (await redis.pubsub("CHANNELS", "rxagent:process:*")) as string[];
+    expect(channels).toHaveLength(1);
+    for (const garbage of ["not json", "null", '{"replyId":7}', '{"replyId":"unknown","frame":{}}']) {
+      expect(await redis.publish(channels[0]!, garbage)).toBe(1);
+    }
+    redis.disconnect();
+    const client = await attached(server, "after-garbage");
+    expect(await client.request({ type: "prompt", input: "go" })).toStrictEqual({ type: "ack", id: "t2" });
+    await waitFor(() => client.hasEvent("agent_end"), "the run to end", 20_000);
+    expect(warnings).toStrictEqual([`Redis: a malformed reply on ${channels[0]!} was ignored: not json`]);
+  }, 30_000);
+
+  it("ready() resolves when Redis answers, and rejects naming the URL when nothing listens there", async () => {
+    const answering = redisSessions({ redis: redisServer.url, createAgent: () => new Agent({ model: scriptedModel([]) }) });
+    await expect(answering.ready()).resolves.toBeUndefined();
+    await answering.close();
+    // Port 1: nothing listens there, so every connection is refused.
+    const url = "redis://127.0.0.1:1";
+    const silent = redisSessions({ redis: url, onWarning: () => undefined, createAgent: () => new Agent({ model: scriptedModel([]) }) });
+    await expect(silent.ready(300)).rejects.toThrow(`Redis at ${url} did not answer within 300 ms.`);
+    await silent.close();
+  }, 30_000);
+
   it("a reset from a client of B starts a new epoch for the clients of A too, and empties the transcript", async () => {
     const [serverA, serverB] = [await serve(), await serve()];
     const onA = await attached(serverA, "reset");

@@ -140,6 +140,14 @@ describe("rxagent serve --lease", () => {
     expect(cli.stderr()).toBe("rxagent: --lease works with serve --redis.\nRun rxagent --help for the options.\n");
   }, START_MS);
 
+  it("--redis at an address where no Redis answers: the server does not start, and says why", async () => {
+    // Port 1: nothing listens there, so every connection is refused.
+    const url = "redis://127.0.0.1:1";
+    const cli = startCli(["serve", "--port", "0", "--redis", url]);
+    expect(await cli.exited).toBe(1);
+    expect(cli.stderr()).toContain(`Redis at ${url} did not answer within 5000 ms.`);
+  }, START_MS);
+
   it("--store with --redis is a usage error (the transcripts live in Redis)", async () => {
     const cli = startCli(["serve", "--port", "0", "--redis", "redis://127.0.0.1:1", "--store", "sessions"]);
     expect(await cli.exited).toBe(2);
