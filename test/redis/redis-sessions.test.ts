@@ -131,6 +131,8 @@ describe.skipIf(!hasRedisServer)("sessions on Redis: bad input and odd states", 
   it("malformed replies on a process's reply channel are ignored with a warning; the process goes on serving", async () => {
     const warnings: string[] = [];
     const server = await serve(redisServer.url, warnings);
+    // Attaching waits for the process's subscriptions, its reply channel's first.
+    const client = await attached(server, "after-garbage");
     const redis = new Redis(redisServer.url);
     const channels = (await redis.pubsub("CHANNELS", "rxagent:process:*")) as string[];
     expect(channels).toHaveLength(1);
@@ -138,7 +140,6 @@ describe.skipIf(!hasRedisServer)("sessions on Redis: bad input and odd states", 
       expect(await redis.publish(channels[0]!, garbage)).toBe(1);
     }
     redis.disconnect();
-    const client = await attached(server, "after-garbage");
     expect(await client.request({ type: "prompt", input: "go" })).toStrictEqual({ type: "ack", id: "t2" });
     await waitFor(() => client.hasEvent("agent_end"), "the run to end", 20_000);
     expect(warnings).toStrictEqual([`Redis: a malformed reply on ${channels[0]!} was ignored: not json`]);
