@@ -108,8 +108,9 @@ async function realTimeRun(index: number): Promise<{ leftovers: string[]; proble
   await new Promise((resolve) => setImmediate(resolve));
   const resourcesAfter = process.getActiveResourcesInfo();
   // File-system requests belong to the module loader (tsx compiles and caches lazily; seen on
-  // Node 24 as FSReqCallback / FSReqPromise), never to the loop, which does no I/O.
-  const leftovers = resourcesAfter.filter((name) => !name.startsWith("FSReq"));
+  // Node 24 as FSReqCallback / FSReqPromise, and CloseReq as it closes a cache file), never to
+  // the loop, which does no I/O.
+  const leftovers = resourcesAfter.filter((name) => !name.startsWith("FSReq") && !name.endsWith("CloseReq"));
   for (const name of resourcesBefore) {
     const at = leftovers.indexOf(name);
     if (at >= 0) leftovers.splice(at, 1);
