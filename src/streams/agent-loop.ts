@@ -11,16 +11,17 @@ import {
   Subscription,
 } from "rxjs";
 import { InvalidStateError } from "../errors.js";
-import { isAssistantMessage } from "../types/messages.js";
+import { isAssistantMessage, isModelMessage } from "../types/messages.js";
 import type { AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, DrainableQueue, OutputOf, OutputSchema } from "../types.js";
 import { checkConfig, checkPrompts } from "./check-config.js";
+import { checkedPrefix } from "./checked-transcripts.js";
 import { fromAbortSignal } from "./from-abort-signal.js";
 import { LazyAbortController } from "./lazy-abort-controller.js";
 import { MessageQueue, noMessages } from "./message-queue.js";
 import type { TurnStart } from "./next-step.js";
 import { NextTurn, type Turn } from "./next-turn.js";
 import { announce, appendMessage, type RunState } from "./run-state.js";
-import { pairToolCalls } from "./repair-transcript.js";
+import { lastTurnStart, pairToolCalls } from "./repair-transcript.js";
 import type { ReopenedToolCalls } from "./reopened-tool-calls.js";
 import { resumeToolCalls } from "./resume-tool-calls.js";
 import { runTurn } from "./run-turn.js";
@@ -120,7 +121,17 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
     const scheduler = config.scheduler ?? asyncScheduler;
     // Before any model call: a tool call without a result anywhere makes providers refuse it.
     const answeredFirst = reopened?.calls.map((call) => call.toolCall.id);
-    const messages = pairToolCalls(context.messages, scheduler.now(), prompts, answeredFirst) ?? [...context.messages];
+    const checked = checkedPrefix(context.messages);
+    const paired = pairToolCalls(context.messages, scheduler.now(), prompts, answeredFirst, checked?.paired ?? 0);
+    const messages = paired ?? [...context.messages];
+    let modelMessagesSeen = 0;
+    if (checked !== undefined && paired === undefined) {
+      checked.paired = lastTurnStart(messages, checked.paired);
+      if (config.convertMessageToLlm === undefined) {
+        while (checked.modelMessages < messages.length && isModelMessage(messages[checked.modelMessages]!)) checked.modelMessages += 1;
+        modelMessagesSeen = checked.modelMessages;
+      }
+    }
     const run: RunState = {
       config,
       scheduler,
@@ -135,7 +146,7 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
       abort$: fromAbortSignal(config.signal),
       turns: 0,
       modelMessages: undefined,
-      modelMessagesSeen: 0,
+      modelMessagesSeen,
       ended: false,
     };
 

@@ -22,6 +22,7 @@ import type {
 } from "../types.js";
 import { agentLoop, agentLoopContinue, agentLoopReopened } from "./agent-loop.js";
 import { checkConfig } from "./check-config.js";
+import { registerGrowingTranscript } from "./checked-transcripts.js";
 import { initialAgentState, reduceAgentState } from "./agent-state.js";
 import { MessageQueue } from "./message-queue.js";
 import { OnDemandSubject, OnDemandValue } from "./on-demand-subject.js";
@@ -101,7 +102,7 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     this.options = options;
     this.steeringMode = options.steeringMode ?? "one-at-a-time";
     this.followUpMode = options.followUpMode ?? "one-at-a-time";
-    this.stateValue = new OnDemandValue(initialAgentState(options.messages ?? []));
+    this.stateValue = new OnDemandValue(freshState(options.messages ?? []));
   }
 
   private get steeringQueue(): MessageQueue {
@@ -335,7 +336,7 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     this.clearQueues();
     this.storedResults = undefined;
     this.options.store?.clear();
-    this.stateValue.next(initialAgentState([]));
+    this.stateValue.next(freshState([]));
   }
 
   /** Resolves once no run is active. */
@@ -527,3 +528,12 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
   }
 }
 
+/**
+ * The state of a new or reset agent. Its transcript is only ever appended to (agent-state.ts), so
+ * it is registered as such: each run then checks only what was added since the last one.
+ */
+function freshState(messages: readonly AgentMessage[]): AgentState {
+  const state = initialAgentState(messages);
+  registerGrowingTranscript(state.messages);
+  return state;
+}

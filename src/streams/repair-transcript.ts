@@ -34,16 +34,18 @@ export function missingToolResults(messages: readonly AgentMessage[], timestamp:
  * once per run, over the transcript it starts from; its own turns pair every call. `following`:
  * the messages the run adds first (its prompts), which may hold the results the last calls lack
  * (`Agent.continue` repairs the end of a transcript that way). `answeredFirst`: ids of the last
- * calls the run answers before its first model call (a reopened batch, `Agent.open`).
+ * calls the run answers before its first model call (a reopened batch, `Agent.open`). `from`: where
+ * to start, when the messages before it are known to be paired (`lastTurnStart`).
  */
 export function pairToolCalls(
   messages: readonly AgentMessage[],
   timestamp: number,
   following: readonly AgentMessage[] = [],
   answeredFirst: readonly string[] = [],
+  from = 0,
 ): AgentMessage[] | undefined {
   let paired: AgentMessage[] | undefined;
-  for (let index = 0; index < messages.length; index++) {
+  for (let index = from; index < messages.length; index++) {
     const message = messages[index]!;
     const calls = isAssistantMessage(message) && !isFailedMessage(message) ? toolCallsOf(message) : [];
     if (calls.length === 0) {
@@ -74,6 +76,19 @@ export function pairToolCalls(
     index = end - 1;
   }
   return paired;
+}
+
+/**
+ * Where the last user or assistant message at or after `from` stands (`from` when there is none).
+ * Once `pairToolCalls` found everything paired, the messages before it stay paired whatever is
+ * appended: a call's results come after it and before the next user or assistant message.
+ */
+export function lastTurnStart(messages: readonly AgentMessage[], from: number): number {
+  for (let index = messages.length - 1; index > from; index--) {
+    const role = roleOf(messages[index]);
+    if (role === "user" || role === "assistant") return index;
+  }
+  return from;
 }
 
 /** The error result of a call that was running when its process stopped. */
