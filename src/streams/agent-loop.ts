@@ -123,7 +123,10 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
     const answeredFirst = reopened?.calls.map((call) => call.toolCall.id);
     const checked = checkedPrefix(context.messages);
     const paired = pairToolCalls(context.messages, scheduler.now(), prompts, answeredFirst, checked?.paired ?? 0);
-    const messages = paired ?? [...context.messages];
+    // A lent transcript is worked on as it is; a repaired one, or any other, on a copy.
+    const lent = checked?.lent === true && paired === undefined ? checked : undefined;
+    if (checked !== undefined) checked.lent = false;
+    const messages = paired ?? (lent ? context.messages : [...context.messages]);
     let modelMessagesSeen = 0;
     if (checked !== undefined && paired === undefined) {
       checked.paired = lastTurnStart(messages, checked.paired);
@@ -136,6 +139,7 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
       config,
       scheduler,
       context: { ...context, messages },
+      lent,
       firstNewMessage: messages.length,
       carriedNewMessages: undefined,
       lastTurn: undefined,
@@ -145,7 +149,7 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
       cancellation,
       abort$: fromAbortSignal(config.signal),
       turns: 0,
-      modelMessages: undefined,
+      converted: undefined,
       modelMessagesSeen,
       ended: false,
     };

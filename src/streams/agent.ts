@@ -22,7 +22,7 @@ import type {
 } from "../types.js";
 import { agentLoop, agentLoopContinue, agentLoopReopened } from "./agent-loop.js";
 import { checkConfig } from "./check-config.js";
-import { registerGrowingTranscript } from "./checked-transcripts.js";
+import { lendTranscript, registerGrowingTranscript } from "./checked-transcripts.js";
 import { initialAgentState, reduceAgentState } from "./agent-state.js";
 import { MessageQueue } from "./message-queue.js";
 import { OnDemandSubject, OnDemandValue } from "./on-demand-subject.js";
@@ -405,25 +405,35 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
       cancellations,
       approvals,
     };
-    const subscription = createLoop(config).subscribe({
-      next: (loopEvent) => {
-        // The loop runs with this agent's `output` schema, so its agent_end carries that output type.
-        const event = loopEvent as AgentEvent<unknown, OutputOf<TOutputSchema>>;
-        if (this.activeRun !== run) return;
-        this.apply(event, run);
-        events.next(event);
-      },
-      error: (error: unknown) => {
-        if (this.activeRun === run) this.activeRun = undefined;
-        this.patchState({ isStreaming: false });
-        events.error(error);
-      },
-      complete: () => {
-        cancellations.complete();
-        approvals.complete();
-        events.complete();
-      },
-    });
+    const loop = createLoop(config);
+    // The run works on the transcript itself, which `apply` appends to as each message ends; the
+    // run takes the loan as it is subscribed.
+    const transcript = this.state.messages;
+    lendTranscript(transcript, true);
+    let subscription: Subscription;
+    try {
+      subscription = loop.subscribe({
+        next: (loopEvent) => {
+          // The loop runs with this agent's `output` schema, so its agent_end carries that output type.
+          const event = loopEvent as AgentEvent<unknown, OutputOf<TOutputSchema>>;
+          if (this.activeRun !== run) return;
+          this.apply(event, run);
+          events.next(event);
+        },
+        error: (error: unknown) => {
+          if (this.activeRun === run) this.activeRun = undefined;
+          this.patchState({ isStreaming: false });
+          events.error(error);
+        },
+        complete: () => {
+          cancellations.complete();
+          approvals.complete();
+          events.complete();
+        },
+      });
+    } finally {
+      lendTranscript(transcript, false);
+    }
     run.subscription.add(subscription);
     return events.asObservable();
   }
