@@ -408,8 +408,7 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     const loop = createLoop(config);
     // The run works on the transcript itself, which `apply` appends to as each message ends; the
     // run takes the loan as it is subscribed.
-    const transcript = this.state.messages;
-    lendTranscript(transcript, true);
+    lendTranscript(this.state.messages);
     let subscription: Subscription;
     try {
       subscription = loop.subscribe({
@@ -432,7 +431,7 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
         },
       });
     } finally {
-      lendTranscript(transcript, false);
+      lendTranscript(undefined);
     }
     run.subscription.add(subscription);
     return events.asObservable();

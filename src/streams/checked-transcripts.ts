@@ -16,13 +16,6 @@ export interface CheckedPrefix {
   paired: number;
   /** The messages before this index are all model messages (the default conversion sends them as they are). */
   modelMessages: number;
-  /**
-   * Set by the owner just before it starts a run on the transcript, taken by that run: the run
-   * works on the transcript itself instead of a copy, and appends nothing to it, since the owner
-   * appends each message as its `message_end` passes. Why: copying the transcript per prompt made
-   * a long session slower every prompt (bench W4, Agent over 10,000 turns).
-   */
-  lent: boolean;
   /** `convertMessageToLlm`'s answers for the transcript so far, carried from run to run. */
   converted: ConvertedMessages | undefined;
 }
@@ -31,7 +24,7 @@ const checkedPrefixes = new WeakMap<readonly AgentMessage[], CheckedPrefix>();
 
 /** Registers a transcript that will only ever be appended to. */
 export function registerGrowingTranscript(messages: readonly AgentMessage[]): void {
-  checkedPrefixes.set(messages, { paired: 0, modelMessages: 0, lent: false, converted: undefined });
+  checkedPrefixes.set(messages, { paired: 0, modelMessages: 0, converted: undefined });
 }
 
 /** What is checked of a registered transcript; undefined for any other array. */
@@ -40,13 +33,29 @@ export function checkedPrefix(messages: readonly AgentMessage[]): CheckedPrefix 
 }
 
 /**
- * Lends a registered transcript to the next run started on it (see `CheckedPrefix.lent`), or
- * takes the loan back (`false`) once that run was started, whether it took it or not.
+ * The transcript lent to the run being subscribed, if any. Why one slot and not a flag per
+ * transcript: the loan is made and taken in one synchronous call (`Agent` subscribing to its run),
+ * and a field per transcript is a field per idle `Agent` (bench W5).
+ */
+let lentTranscript: readonly AgentMessage[] | undefined;
+
+/**
+ * Lends a registered transcript to the run subscribed next (`undefined`: takes back a loan no run
+ * took). That run works on the transcript itself instead of a copy, and appends nothing to it.
+ * Why: copying the transcript per prompt made a long session slower every prompt (bench W4, Agent
+ * over 10,000 turns).
  *
  * Contract: the owner appends every message of that run to the transcript as the run's
  * `message_end` for it passes, as `reduceAgentState` does.
  */
-export function lendTranscript(messages: readonly AgentMessage[], lent: boolean): void {
-  const checked = checkedPrefixes.get(messages);
-  if (checked !== undefined) checked.lent = lent;
+export function lendTranscript(messages: readonly AgentMessage[] | undefined): void {
+  lentTranscript = messages;
+}
+
+/** What is checked of `messages` when it is the transcript lent to this run, taking the loan; else undefined. */
+export function takeLentTranscript(messages: readonly AgentMessage[]): CheckedPrefix | undefined {
+  if (lentTranscript === undefined) return undefined;
+  const lent = lentTranscript === messages ? checkedPrefixes.get(messages) : undefined;
+  lentTranscript = undefined;
+  return lent;
 }
