@@ -1,6 +1,5 @@
-import { asyncScheduler, defer, filter, firstValueFrom, map, type Observable, type SchedulerLike, type Subject, type Subscription, throwIfEmpty } from "rxjs";
+import { asyncScheduler, defer, filter, firstValueFrom, map, type Observable, type SchedulerLike, type Subject, throwIfEmpty } from "rxjs";
 import { InvalidStateError } from "../errors.js";
-import { isAssistantMessage } from "../types/messages.js";
 import type {
   AgentContext,
   AgentEvent,
@@ -24,12 +23,12 @@ import { agentLoop, agentLoopContinue, agentLoopReopened } from "./agent-loop.js
 import { AgentQueues, type QueueCounts } from "./agent-queues.js";
 import { initialAgentState, reduceAgentState } from "./agent-state.js";
 import { checkConfig } from "./check-config.js";
+import { continueInput } from "./continue-input.js";
 import { registerGrowingTranscript } from "./checked-transcripts.js";
 import { OnDemandSubject, OnDemandValue } from "./on-demand-subject.js";
 import { toMessages } from "./prompt-input.js";
 import { QueueView } from "./queue-view.js";
 import { reopenedToolCalls } from "./reopened-tool-calls.js";
-import { missingToolResults } from "./repair-transcript.js";
 import { warn, writeToStore } from "./store-writer.js";
 
 export interface AgentOptions<TOutputSchema extends OutputSchema = OutputSchema> extends Omit<AgentLoopConfig, "steering" | "followUp" | "signal" | "output" | "cancellations" | "approvals"> {
@@ -208,25 +207,9 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
    */
   continue(): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
     this.assertIdle("continue");
-    const messages = this.state.messages;
-    const repairs = this.takeStoredResults() ?? missingToolResults(messages, this.now());
-    if (repairs.length > 0) {
-      return this.startRun((config) => agentLoop(repairs, this.context(), config));
-    }
-    const last = messages[messages.length - 1];
-    if (last === undefined) {
-      throw new InvalidStateError("Cannot continue: the transcript is empty. Use prompt() to start.");
-    }
-    if (!isAssistantMessage(last)) {
-      return this.startRun((config) => agentLoopContinue(this.context(), config));
-    }
-    const queued = this.queuesValue?.takeForContinue(this.steeringMode, this.followUpMode) ?? [];
-    if (queued.length === 0) {
-      throw new InvalidStateError(
-        "Cannot continue: the transcript ends with an assistant message and no messages are queued. Use prompt().",
-      );
-    }
-    return this.startRun((config) => agentLoop(queued, this.context(), config));
+    const input = continueInput(this.state.messages, this.takeStoredResults(), () => this.queuesValue?.takeForContinue(this.steeringMode, this.followUpMode) ?? [], this.now());
+    if (input.type === "transcript") return this.startRun((config) => agentLoopContinue(this.context(), config));
+    return this.startRun((config) => agentLoop(input.messages, this.context(), config));
   }
 
   /** Queues a message injected before the next model call of the active (or next) run. */
