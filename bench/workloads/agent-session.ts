@@ -31,8 +31,8 @@ export async function agentSessionRows(options: BenchOptions): Promise<Pick<Work
     const scenario: Scenario = { replies, tool: instantTool, ...(conversion ? { conversion } : {}) };
     const implementations = options.implementations.filter((implementation) => supportsConversion(implementation.name, conversion));
     options.log(`W4 agent session: ${prompts} prompts (${turns} turns), ${label}`);
-    // One rep: the run is its own warm-up (the first tenth), and its cost grows with the square
-    // of the turns while an agent's run copies the transcript (see bench/README.md).
+    // One rep: the run is its own warm-up (the first tenth), and the reference's agent costs more
+    // per turn as the session grows, so its total grows faster than the turns (see bench/README.md).
     const [warmup, reps] = [0, 1];
     const { samples, counts } = await interleaved(`W4 agent ${label}`, implementations, warmup, reps, (implementation) =>
       timeTurns(implementation, window, turns, (onEvent) => {

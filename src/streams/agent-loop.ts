@@ -14,7 +14,7 @@ import { InvalidStateError } from "../errors.js";
 import { isAssistantMessage, isModelMessage } from "../types/messages.js";
 import type { AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, DrainableQueue, OutputOf, OutputSchema } from "../types.js";
 import { checkConfig, checkPrompts } from "./check-config.js";
-import { checkedPrefix } from "./checked-transcripts.js";
+import { checkedPrefix, takeLentTranscript } from "./checked-transcripts.js";
 import { fromAbortSignal } from "./from-abort-signal.js";
 import { LazyAbortController } from "./lazy-abort-controller.js";
 import { MessageQueue, noMessages } from "./message-queue.js";
@@ -121,9 +121,12 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
     const scheduler = config.scheduler ?? asyncScheduler;
     // Before any model call: a tool call without a result anywhere makes providers refuse it.
     const answeredFirst = reopened?.calls.map((call) => call.toolCall.id);
-    const checked = checkedPrefix(context.messages);
+    const lentPrefix = takeLentTranscript(context.messages);
+    const checked = lentPrefix ?? checkedPrefix(context.messages);
     const paired = pairToolCalls(context.messages, scheduler.now(), prompts, answeredFirst, checked?.paired ?? 0);
-    const messages = paired ?? [...context.messages];
+    // A lent transcript is worked on as it is; a repaired one, or any other, on a copy.
+    const lent = paired === undefined ? lentPrefix : undefined;
+    const messages = paired ?? (lent ? context.messages : [...context.messages]);
     let modelMessagesSeen = 0;
     if (checked !== undefined && paired === undefined) {
       checked.paired = lastTurnStart(messages, checked.paired);
@@ -136,6 +139,7 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
       config,
       scheduler,
       context: { ...context, messages },
+      lent,
       firstNewMessage: messages.length,
       carriedNewMessages: undefined,
       lastTurn: undefined,
@@ -145,7 +149,7 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
       cancellation,
       abort$: fromAbortSignal(config.signal),
       turns: 0,
-      modelMessages: undefined,
+      converted: undefined,
       modelMessagesSeen,
       ended: false,
     };

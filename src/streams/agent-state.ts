@@ -1,14 +1,20 @@
 import { emptyUsage, isAssistantMessage, isFailedMessage, roleOf } from "../types/messages.js";
 import type { AgentEvent, AgentMessage, AgentState, Usage } from "../types.js";
 
+/**
+ * The id and approval lists of a state with none. Shared: an idle agent kept three empty arrays of
+ * its own, about 100 bytes (bench W5, heap per idle agent). Frozen, as the state is read-only.
+ */
+const none: readonly never[] = Object.freeze([]);
+
 /** The state of an agent that has not run, on its own copy of `messages` (it grows in place). */
 export function initialAgentState(messages: readonly AgentMessage[]): AgentState {
   return {
     messages: [...messages],
     isStreaming: false,
-    pendingToolCalls: [],
-    waitingToolCalls: [],
-    pendingApprovals: [],
+    pendingToolCalls: none,
+    waitingToolCalls: none,
+    pendingApprovals: none,
     queuedSteering: 0,
     queuedFollowUp: 0,
     usage: messages.reduce((total, message) => addUsage(total, message), emptyUsage()),
@@ -28,7 +34,7 @@ export function initialAgentState(messages: readonly AgentMessage[]): AgentState
 export function reduceAgentState(state: AgentState, event: AgentEvent): AgentState {
   switch (event.type) {
     case "agent_start": {
-      const next: AgentState = { ...state, isStreaming: true, pendingToolCalls: [], waitingToolCalls: [], pendingApprovals: [] };
+      const next: AgentState = { ...state, isStreaming: true, pendingToolCalls: none, waitingToolCalls: none, pendingApprovals: none };
       delete next.errorMessage;
       delete next.streamingMessage;
       return next;
@@ -85,7 +91,7 @@ export function reduceAgentState(state: AgentState, event: AgentEvent): AgentSta
         pendingApprovals: state.pendingApprovals.filter((pending) => pending.toolCallId !== event.toolCallId),
       };
     case "agent_end": {
-      const next: AgentState = { ...state, isStreaming: false, pendingToolCalls: [], waitingToolCalls: [], pendingApprovals: [] };
+      const next: AgentState = { ...state, isStreaming: false, pendingToolCalls: none, waitingToolCalls: none, pendingApprovals: none };
       delete next.streamingMessage;
       // A run that failed outside any assistant message (a hook or a queue of the caller's).
       if (event.errorMessage !== undefined) next.errorMessage = event.errorMessage;

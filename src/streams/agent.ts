@@ -1,6 +1,5 @@
-import { asyncScheduler, defer, filter, firstValueFrom, map, type Observable, ReplaySubject, Subject, Subscription, throwIfEmpty } from "rxjs";
-import { errorText, InvalidStateError } from "../errors.js";
-import { isAssistantMessage, isFailedMessage, toolCallsOf } from "../types/messages.js";
+import { asyncScheduler, defer, filter, firstValueFrom, map, type Observable, type SchedulerLike, type Subject, throwIfEmpty } from "rxjs";
+import { InvalidStateError } from "../errors.js";
 import type {
   AgentContext,
   AgentEvent,
@@ -14,24 +13,23 @@ import type {
   PromptInput,
   QueuedMessages,
   QueueMode,
-  ToolCallCancellation,
   ToolCallDecision,
   ToolResultMessage,
   TranscriptRecord,
   TranscriptStore,
 } from "../types.js";
+import { type ActiveRun, isAwaitingApproval, isUnfinishedToolCall, newActiveRun, subscribeRun } from "./active-run.js";
 import { agentLoop, agentLoopContinue, agentLoopReopened } from "./agent-loop.js";
-import { checkConfig } from "./check-config.js";
-import { registerGrowingTranscript } from "./checked-transcripts.js";
+import { AgentQueues, type QueueCounts } from "./agent-queues.js";
 import { initialAgentState, reduceAgentState } from "./agent-state.js";
-import { MessageQueue } from "./message-queue.js";
+import { checkConfig } from "./check-config.js";
+import { continueInput } from "./continue-input.js";
+import { registerGrowingTranscript } from "./checked-transcripts.js";
 import { OnDemandSubject, OnDemandValue } from "./on-demand-subject.js";
-import { QueueInput } from "./queue-input.js";
-import { QueueView } from "./queue-view.js";
 import { toMessages } from "./prompt-input.js";
-import { missingToolResults } from "./repair-transcript.js";
+import { QueueView } from "./queue-view.js";
 import { reopenedToolCalls } from "./reopened-tool-calls.js";
-import { approvalRecordOf } from "./approval-records.js";
+import { warn, writeToStore } from "./store-writer.js";
 
 export interface AgentOptions<TOutputSchema extends OutputSchema = OutputSchema> extends Omit<AgentLoopConfig, "steering" | "followUp" | "signal" | "output" | "cancellations" | "approvals"> {
   /** A structured final answer for every run, in `agent_end.output` (see `AgentLoopConfig.output`). */
@@ -46,23 +44,6 @@ export interface AgentOptions<TOutputSchema extends OutputSchema = OutputSchema>
   onWarning?: (message: string) => void;
 }
 
-interface ActiveRun<TOutput> {
-  controller: AbortController;
-  subscription: Subscription;
-  events: ReplaySubject<AgentEvent<unknown, TOutput>>;
-  /**
-   * `cancelToolCall`'s cancels. Replayed: a cancel made just after the assistant message ended,
-   * before its batch subscribed, must still reach it; a batch ignores ids not its own.
-   */
-  cancellations: ReplaySubject<ToolCallCancellation>;
-  /** `approve` / `deny`: only for calls in `state.pendingApprovals`, whose batch listens already. */
-  approvals: Subject<ToolCallDecision>;
-  /** The id of the last call that started (calls start in source order): the ones after it have not. */
-  lastStartedToolCall: string | undefined;
-  /** A call of the current batch waited for approval: the store keeps each result as it comes (`approvalRecordOf`). */
-  recordsResults: boolean;
-}
-
 /**
  * A long-lived agent around the loop: it keeps the transcript, owns the steering and follow-up
  * queues that feed every run (filled by `steer`, `followUp` or their Subjects), and publishes
@@ -75,14 +56,9 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
   steeringMode: QueueMode;
   followUpMode: QueueMode;
 
-  // The queues and their inputs are made on first use, and runs get views of them (queue-view.ts):
-  // most agents are never steered, and four objects and two closures were a fifth of an idle
-  // agent (bench W5, heap per idle agent).
-  private steeringQueueValue: MessageQueue | undefined;
-  private followUpQueueValue: MessageQueue | undefined;
-  private steeringInputValue: QueueInput | undefined;
-  private followUpInputValue: QueueInput | undefined;
-  private inputsClosed = false;
+  // Made on first use, and runs get views of the queues (queue-view.ts): most agents are never
+  // steered (agent-queues.ts).
+  private queuesValue: AgentQueues | undefined;
   // Subjects are made when first asked for: a server may hold thousands of idle agents, and most
   // of them are never listened to between runs.
   private readonly stateValue: OnDemandValue<AgentState>;
@@ -105,36 +81,18 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     this.stateValue = new OnDemandValue(freshState(options.messages ?? []));
   }
 
-  private get steeringQueue(): MessageQueue {
-    return (this.steeringQueueValue ??= new MessageQueue((queuedSteering) => this.patchState({ queuedSteering })));
-  }
-
-  private get followUpQueue(): MessageQueue {
-    return (this.followUpQueueValue ??= new MessageQueue((queuedFollowUp) => this.patchState({ queuedFollowUp })));
-  }
-
-  private get steeringInput(): QueueInput {
-    return (this.steeringInputValue ??= this.input(this.steeringQueue));
-  }
-
-  private get followUpInput(): QueueInput {
-    return (this.followUpInputValue ??= this.input(this.followUpQueue));
-  }
-
-  private input(queue: MessageQueue): QueueInput {
-    const input = new QueueInput(queue);
-    if (this.inputsClosed) input.close();
-    return input;
+  private get queues(): AgentQueues {
+    return (this.queuesValue ??= new AgentQueues((counts: QueueCounts) => this.patchState(counts)));
   }
 
   /** Push a message here (or call `steer`) to redirect the agent before its next model call. */
   get steering(): Subject<AgentMessage> {
-    return this.steeringInput.subject$;
+    return this.queues.steering$;
   }
 
   /** Push a message here (or call `followUp`) to handle it once the agent would stop. */
   get followUps(): Subject<AgentMessage> {
-    return this.followUpInput.subject$;
+    return this.queues.followUps$;
   }
 
   /** Every event of every run, hot: a late subscriber gets what comes next. */
@@ -249,41 +207,24 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
    */
   continue(): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
     this.assertIdle("continue");
-    const messages = this.state.messages;
-    const repairs = this.takeStoredResults() ?? missingToolResults(messages, this.now());
-    if (repairs.length > 0) {
-      return this.startRun((config) => agentLoop(repairs, this.context(), config));
-    }
-    const last = messages[messages.length - 1];
-    if (last === undefined) {
-      throw new InvalidStateError("Cannot continue: the transcript is empty. Use prompt() to start.");
-    }
-    if (!isAssistantMessage(last)) {
-      return this.startRun((config) => agentLoopContinue(this.context(), config));
-    }
-    const queued =
-      (this.steeringQueueValue?.size ?? 0) > 0 ? this.steeringQueue.drain(this.steeringMode) : (this.followUpQueueValue?.drain(this.followUpMode) ?? []);
-    if (queued.length === 0) {
-      throw new InvalidStateError(
-        "Cannot continue: the transcript ends with an assistant message and no messages are queued. Use prompt().",
-      );
-    }
-    return this.startRun((config) => agentLoop(queued, this.context(), config));
+    const input = continueInput(this.state.messages, this.takeStoredResults(), () => this.queuesValue?.takeForContinue(this.steeringMode, this.followUpMode) ?? [], this.now());
+    if (input.type === "transcript") return this.startRun((config) => agentLoopContinue(this.context(), config));
+    return this.startRun((config) => agentLoop(input.messages, this.context(), config));
   }
 
   /** Queues a message injected before the next model call of the active (or next) run. */
   steer(input: PromptInput): void {
-    for (const message of toMessages(input, this.now())) this.steeringInput.push(message);
+    this.queues.steer(toMessages(input, this.now()));
   }
 
   /** Queues a message handled once the agent would stop. */
   followUp(input: PromptInput): void {
-    for (const message of toMessages(input, this.now())) this.followUpInput.push(message);
+    this.queues.followUp(toMessages(input, this.now()));
   }
 
   /** Drops every queued steering and follow-up message and returns them. */
   clearQueues(): QueuedMessages {
-    return { steering: this.steeringQueueValue?.clear() ?? [], followUp: this.followUpQueueValue?.clear() ?? [] };
+    return { steering: this.queuesValue?.clearSteering() ?? [], followUp: this.queuesValue?.clearFollowUps() ?? [] };
   }
 
   /**
@@ -291,8 +232,8 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
    * drops queued steering; queued follow-ups stay unless `clearFollowUps`.
    */
   abort(options: { clearFollowUps?: boolean } = {}): void {
-    this.steeringQueueValue?.clear();
-    if (options.clearFollowUps) this.followUpQueueValue?.clear();
+    this.queuesValue?.clearSteering();
+    if (options.clearFollowUps) this.queuesValue?.clearFollowUps();
     this.activeRun?.controller.abort(new Error("Aborted by the user"));
   }
 
@@ -306,7 +247,7 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
    */
   cancelToolCall(toolCallId: string, reason?: string): void {
     const run = this.activeRun;
-    if (!run || !this.isUnfinishedToolCall(run, toolCallId)) {
+    if (!run || !isUnfinishedToolCall(this.state, run, toolCallId)) {
       throw new InvalidStateError(`Cannot cancel tool call "${String(toolCallId)}": no unfinished tool call of the running agent has that id.`);
     }
     run.cancellations.next(reason === undefined ? { toolCallId } : { toolCallId, reason });
@@ -354,7 +295,7 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     const snapshot: AgentSnapshot = {
       version: 1,
       messages: [...this.state.messages],
-      queued: { steering: [...(this.steeringQueueValue?.peek() ?? [])], followUp: [...(this.followUpQueueValue?.peek() ?? [])] },
+      queued: this.queuesValue?.peek() ?? { steering: [], followUp: [] },
     };
     if (this.options.systemPrompt !== undefined) snapshot.systemPrompt = this.options.systemPrompt;
     return snapshot;
@@ -363,9 +304,7 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
   /** Tears down the active run and stops publishing; the transcript store keeps what it has. */
   dispose(): void {
     this.tearDownRun();
-    this.inputsClosed = true;
-    this.steeringInputValue?.close();
-    this.followUpInputValue?.close();
+    this.queues.close();
     this.eventStream.complete();
     this.stateValue.complete();
     this.options.store?.close?.();
@@ -380,71 +319,35 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
   }
 
   private startRun(createLoop: (config: AgentLoopConfig) => Observable<AgentEvent>): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
-    const controller = new AbortController();
-    const events = new ReplaySubject<AgentEvent<unknown, OutputOf<TOutputSchema>>>();
-    const cancellations = new ReplaySubject<ToolCallCancellation>();
-    const approvals = new Subject<ToolCallDecision>();
-    const run: ActiveRun<OutputOf<TOutputSchema>> = {
-      controller,
-      events,
-      subscription: new Subscription(),
-      cancellations,
-      approvals,
-      lastStartedToolCall: undefined,
-      recordsResults: false,
-    };
+    const run = newActiveRun<OutputOf<TOutputSchema>>();
+    const { controller, events, cancellations, approvals } = run;
     this.activeRun = run;
     const { messages: _messages, store: _store, onWarning: _onWarning, systemPrompt: _systemPrompt, tools: _tools, ...loopOptions } = this.options;
     const config: AgentLoopConfig = {
       ...loopOptions,
-      steering: new QueueView(() => this.steeringQueueValue, () => this.steeringQueue),
-      followUp: new QueueView(() => this.followUpQueueValue, () => this.followUpQueue),
+      steering: new QueueView(() => this.queuesValue?.existingSteering, () => this.queues.steeringQueue),
+      followUp: new QueueView(() => this.queuesValue?.existingFollowUp, () => this.queues.followUpQueue),
       steeringMode: this.steeringMode,
       followUpMode: this.followUpMode,
       signal: controller.signal,
       cancellations,
       approvals,
     };
-    const subscription = createLoop(config).subscribe({
-      next: (loopEvent) => {
-        // The loop runs with this agent's `output` schema, so its agent_end carries that output type.
-        const event = loopEvent as AgentEvent<unknown, OutputOf<TOutputSchema>>;
-        if (this.activeRun !== run) return;
-        this.apply(event, run);
-        events.next(event);
-      },
-      error: (error: unknown) => {
+    subscribeRun(run, createLoop(config), this.state.messages, {
+      isCurrent: () => this.activeRun === run,
+      apply: (event) => this.apply(event, run),
+      fail: () => {
         if (this.activeRun === run) this.activeRun = undefined;
         this.patchState({ isStreaming: false });
-        events.error(error);
-      },
-      complete: () => {
-        cancellations.complete();
-        approvals.complete();
-        events.complete();
       },
     });
-    run.subscription.add(subscription);
     return events.asObservable();
   }
 
+  /** Takes in an event of the active run: the store, the state, `events$`. */
   private apply(event: AgentEvent<unknown, OutputOf<TOutputSchema>>, run: ActiveRun<OutputOf<TOutputSchema>>): void {
     const store = this.options.store;
-    if (event.type === "message_end" && store) {
-      try {
-        store.append(event.message);
-      } catch (error) {
-        this.warn(`The transcript store failed to append a message: ${errorText(error)}`);
-      }
-    }
-    const record = store?.record ? approvalRecordOf(event, run, this.now()) : undefined;
-    if (record) {
-      try {
-        store!.record!(record);
-      } catch (error) {
-        this.warn(`The transcript store failed to keep a ${record.type} record: ${errorText(error)}`);
-      }
-    }
+    if (store) writeToStore(store, event, run, this.clock(), this.options.onWarning);
     if (event.type === "tool_execution_start") run.lastStartedToolCall = event.toolCallId;
     if (event.type === "agent_end" && this.activeRun === run) {
       // Idle before anyone hears agent_end, so a listener may prompt again at once.
@@ -474,26 +377,9 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     return stored;
   }
 
-  /** Running or waiting (started, not ended), or a call of the current assistant message not started yet. */
-  private isUnfinishedToolCall(run: ActiveRun<OutputOf<TOutputSchema>>, toolCallId: string): boolean {
-    if (this.state.pendingToolCalls.includes(toolCallId) || this.isAwaitingApproval(toolCallId)) return true;
-    const messages = this.state.messages;
-    let index = messages.length - 1;
-    while (index >= 0 && !isAssistantMessage(messages[index]!)) index--;
-    const assistant = messages[index];
-    if (assistant === undefined || !isAssistantMessage(assistant) || isFailedMessage(assistant) || assistant.stopReason === "length") return false;
-    const calls = toolCallsOf(assistant);
-    const started = run.lastStartedToolCall === undefined ? -1 : calls.findIndex((call) => call.id === run.lastStartedToolCall);
-    return calls.findIndex((call) => call.id === toolCallId) > started;
-  }
-
-  private isAwaitingApproval(toolCallId: string): boolean {
-    return this.state.pendingApprovals.some((pending) => pending.toolCallId === toolCallId);
-  }
-
   private answer(decision: ToolCallDecision, action: string): void {
     const run = this.activeRun;
-    if (!run || !this.isAwaitingApproval(decision.toolCallId)) {
+    if (!run || !isAwaitingApproval(this.state, decision.toolCallId)) {
       throw new InvalidStateError(`Cannot ${action} tool call "${String(decision.toolCallId)}": it is not waiting for approval.`);
     }
     run.approvals.next(decision);
@@ -519,12 +405,16 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     }
   }
 
+  private clock(): SchedulerLike {
+    return this.options.scheduler ?? asyncScheduler;
+  }
+
   private now(): number {
-    return (this.options.scheduler ?? asyncScheduler).now();
+    return this.clock().now();
   }
 
   private warn(message: string): void {
-    (this.options.onWarning ?? ((text: string) => console.warn(`rxagent: ${text}`)))(message);
+    warn(this.options.onWarning, message);
   }
 }
 

@@ -29,16 +29,58 @@ export function convertEachMessage(messages: readonly AgentMessage[], from: numb
     cache = new WeakMap();
     conversions.set(convert, cache);
   }
+  // On a throw `into` is as it was: a list carried to later model calls must not hold half a pass.
+  const length = into.length;
   for (let index = from; index < messages.length; index++) {
     const message = messages[index]!;
     let converted = cache.get(message);
     if (converted === undefined) {
-      converted = convertOne(convert, message, index);
+      try {
+        converted = convertOne(convert, message, index);
+      } catch (error) {
+        into.length = length;
+        throw error;
+      }
       cache.set(message, converted);
     }
     if (converted === null) continue;
     if (isArray(converted)) into.push(...converted);
     else into.push(converted);
+  }
+}
+
+/**
+ * A growing transcript's model messages, brought up to date from where the last update stopped:
+ * `convert`'s answers (`convertEachMessage`), or without `convert` the model messages as they are.
+ * Why an object: an `Agent` hands the same one from run to run (checked-transcripts.ts), so a
+ * prompt converts only what is new instead of looking every message up again (bench W4, Agent with
+ * `convertMessageToLlm` over 10,000 turns).
+ */
+export class ConvertedMessages {
+  /** The model messages; the same array from update to update. */
+  readonly messages: Message[] = [];
+  /** How many transcript messages are taken in. */
+  private seen = 0;
+
+  constructor(readonly convert: ConvertMessageToLlm | undefined) {}
+
+  /**
+   * Takes in the messages appended since the last update and returns the list.
+   *
+   * Contract: `transcript` is the one given before, or it with messages appended. Throws a
+   * `HookError` as `convertEachMessage` does, leaving the list as it was.
+   */
+  update(transcript: readonly AgentMessage[]): readonly Message[] {
+    if (this.convert !== undefined) {
+      convertEachMessage(transcript, this.seen, this.convert, this.messages);
+    } else {
+      for (let index = this.seen; index < transcript.length; index++) {
+        const message = transcript[index]!;
+        if (isModelMessage(message)) this.messages.push(message);
+      }
+    }
+    this.seen = transcript.length;
+    return this.messages;
   }
 }
 

@@ -55,8 +55,9 @@ export function applyTurnUpdate(run: RunState, update: AgentLoopTurnUpdate | und
       // A copy: the run appends to its transcript, and the caller's array must not change.
       target.messages = [...context.messages];
       run.firstNewMessage = target.messages.length;
-      run.modelMessages = undefined;
+      run.converted = undefined;
       run.modelMessagesSeen = 0;
+      run.lent = undefined;
     }
   }
   if (model) run.config = { ...run.config, model };

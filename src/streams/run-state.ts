@@ -1,6 +1,7 @@
 import type { Observable, SchedulerLike } from "rxjs";
 import { isModelMessage } from "../types/messages.js";
-import { convertEachMessage } from "./convert-each-message.js";
+import type { CheckedPrefix } from "./checked-transcripts.js";
+import { ConvertedMessages } from "./convert-each-message.js";
 import type { LazyAbortController } from "./lazy-abort-controller.js";
 import type { EndStep } from "./next-step.js";
 import type {
@@ -9,6 +10,7 @@ import type {
   AgentLoopConfig,
   AgentMessage,
   AssistantMessage,
+  ConvertMessageToLlm,
   DrainableQueue,
   Message,
   QueuedMessages,
@@ -23,8 +25,17 @@ export interface RunState {
   /** Replaced (not changed) when `prepareNextTurn` gives another model. */
   config: AgentLoopConfig;
   readonly scheduler: SchedulerLike;
-  /** The run's own copy of the transcript; the caller's array is never changed. */
+  /**
+   * The run's own copy of the transcript; the caller's array is never changed. Or the `Agent`'s
+   * transcript itself, lent to the run (`lent`).
+   */
   readonly context: AgentContext;
+  /**
+   * What is known of the owner's transcript while the run works on it itself (`lendTranscript`):
+   * the owner appends the run's messages, and the model messages carry over to the next run.
+   * Undefined for a run on its own copy, and once `prepareNextTurn` replaced the transcript.
+   */
+  lent: CheckedPrefix | undefined;
   /**
    * Where the run's own messages start in the transcript: `agent_end` reports every message from
    * there on. Why an index and not a second array: a long session would pay a slot per message.
@@ -55,8 +66,8 @@ export interface RunState {
    * Undefined while every message of the transcript is a model message and there is no
    * `convertMessageToLlm`: the transcript itself is that list then.
    */
-  modelMessages: Message[] | undefined;
-  /** How many transcript messages `modelMessages` has taken in. */
+  converted: ConvertedMessages | undefined;
+  /** Without `convertMessageToLlm`: how many transcript messages are known to be model messages. */
   modelMessagesSeen: number;
   /** Set as `agent_end` is emitted: from then on, leaving is not an abort. */
   ended: boolean;
@@ -72,32 +83,26 @@ export interface RunState {
 export function currentModelMessages(run: RunState): readonly Message[] {
   const { messages } = run.context;
   const convert = run.config.convertMessageToLlm;
-  if (convert !== undefined) {
-    run.modelMessages ??= [];
-    convertEachMessage(messages, run.modelMessagesSeen, convert, run.modelMessages);
-    run.modelMessagesSeen = messages.length;
-    return run.modelMessages;
-  }
-  let index = run.modelMessagesSeen;
-  if (run.modelMessages === undefined) {
+  if (run.converted === undefined && convert === undefined) {
+    let index = run.modelMessagesSeen;
     while (index < messages.length && isModelMessage(messages[index]!)) index++;
-    if (index === messages.length) {
-      run.modelMessagesSeen = index;
-      return messages as Message[];
-    }
-    run.modelMessages = messages.slice(0, index) as Message[];
+    run.modelMessagesSeen = index;
+    if (index === messages.length) return messages as Message[];
   }
-  for (; index < messages.length; index++) {
-    const message = messages[index]!;
-    if (isModelMessage(message)) run.modelMessages.push(message);
-  }
-  run.modelMessagesSeen = messages.length;
-  return run.modelMessages;
+  run.converted ??= convertedFor(run.lent, convert);
+  return run.converted.update(messages);
 }
 
-/** Adds a message to the transcript. */
+/** A lent transcript's model messages carried from the last run (made anew for another `convert`), or a new list. */
+function convertedFor(lent: CheckedPrefix | undefined, convert: ConvertMessageToLlm | undefined): ConvertedMessages {
+  if (lent === undefined) return new ConvertedMessages(convert);
+  if (lent.converted === undefined || lent.converted.convert !== convert) lent.converted = new ConvertedMessages(convert);
+  return lent.converted;
+}
+
+/** Adds a message to the transcript, unless the transcript is lent: its owner appends it then. */
 export function appendMessage(run: RunState, message: AgentMessage): void {
-  run.context.messages.push(message);
+  if (run.lent === undefined) run.context.messages.push(message);
 }
 
 /** Every message the run added so far, as a new array. */

@@ -80,6 +80,7 @@ export interface BeforeToolCallContext {
   toolCall: ToolCall;
   /** The validated (and coerced) arguments. */
   args: unknown;
+  /** The run's context as the run holds it: read it, do not change it (an `Agent`'s run holds the Agent's own transcript). */
   context: AgentContext;
 }
 
@@ -91,6 +92,7 @@ export interface AfterToolCallContext extends BeforeToolCallContext {
 export interface ShouldStopAfterTurnContext {
   message: AssistantMessage;
   toolResults: ToolResultMessage[];
+  /** The run's context as the run holds it: read it, do not change it (`prepareNextTurn` returns changes). */
   context: AgentContext;
   /** Messages this run has added so far. */
   newMessages: AgentMessage[];
