@@ -1,15 +1,4 @@
-import {
-  asyncScheduler,
-  concat,
-  concatMap,
-  expand,
-  isObservable,
-  Observable,
-  of,
-  queueScheduler,
-  subscribeOn,
-  Subscription,
-} from "rxjs";
+import { asyncScheduler, concat, expand, isObservable, Observable, of, Subscription } from "rxjs";
 import { InvalidStateError } from "../errors.js";
 import { isAssistantMessage, isModelMessage } from "../types/messages.js";
 import type { AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, DrainableQueue, OutputOf, OutputSchema } from "../types.js";
@@ -20,6 +9,7 @@ import { LazyAbortController } from "./lazy-abort-controller.js";
 import { MessageQueue, noMessages } from "./message-queue.js";
 import type { TurnStart } from "./next-step.js";
 import { NextTurn, type Turn } from "./next-turn.js";
+import { playTurns } from "./play-turns.js";
 import { announce, appendMessage, type RunState } from "./run-state.js";
 import { lastTurnStart, pairToolCalls } from "./repair-transcript.js";
 import type { ReopenedToolCalls } from "./reopened-tool-calls.js";
@@ -156,18 +146,16 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
       opening.push(...announce(prompt));
     }
     // Why expand over turns and not over events: expand projects every value it emits, so
-    // expanding over events would cost an inner subscription per text delta.
-    // Why subscribeOn(queueScheduler), on the whole and on each turn: a model that answers
-    // synchronously would otherwise nest every turn inside the previous one's call stack (the
-    // 3000-turn test guards this). Inside the outer queue action each turn is queued, so expand
-    // has subscribed to a turn's `NextTurn` before the turn runs, and the turns run one by one.
+    // expanding over events would cost an inner subscription per text delta. playTurns plays
+    // each turn's events once the turn before completed, trampolined, so a model that answers
+    // synchronously does not nest every turn inside the previous one's call stack.
     const firstTurn = startTurn(run, { type: "first_turn", opening: reopened ? [] : opening });
     const allTurns$ = of(firstTurn).pipe(
       expand((turn) => turn.next),
-      concatMap((turn) => turn.events.pipe(subscribeOn(queueScheduler))),
+      playTurns(),
     );
     // A reopened run's first turn opens with the reopened calls, before its model call.
-    const turns$ = (reopened ? concat(opening, resumeToolCalls(run, reopened), allTurns$) : allTurns$).pipe(subscribeOn(queueScheduler));
+    const turns$ = reopened ? concat(opening, resumeToolCalls(run, reopened), allTurns$) : allTurns$;
     // The queues' sources are subscribed beside the turns, not merged into them: the turns
     // complete right after `agent_end` on their own, and no event passes through a merge.
     // The subscriber itself holds them, not a Subscription of their own: one object and one
