@@ -14,6 +14,7 @@ import { announce, appendMessage, type RunState } from "./run-state.js";
 import { lastTurnStart, pairToolCalls } from "./repair-transcript.js";
 import type { ReopenedToolCalls } from "./reopened-tool-calls.js";
 import { resumeToolCalls } from "./resume-tool-calls.js";
+import { RunTeardown } from "./run-teardown.js";
 import { runTurn } from "./run-turn.js";
 import { withOutput } from "./structured-output.js";
 
@@ -101,11 +102,6 @@ export function agentLoopReopened(reopened: ReopenedToolCalls, context: AgentCon
  */
 function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLoopConfig, reopened?: ReopenedToolCalls): Observable<AgentEvent> {
   return new Observable<AgentEvent>((subscriber) => {
-    const cancellation = new LazyAbortController();
-    const onAbort = () => cancellation.abort(config.signal?.reason);
-    config.signal?.addEventListener("abort", onAbort, { once: true });
-    if (config.signal?.aborted) onAbort();
-
     const steering = queueFrom(config.steering);
     const followUp = queueFrom(config.followUp);
     const scheduler = config.scheduler ?? asyncScheduler;
@@ -132,13 +128,15 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
       steering: steering.queue,
       followUp: followUp.queue,
       ownsQueues: { steering: steering.source !== undefined, followUp: followUp.source !== undefined },
-      cancellation,
+      cancellation: new LazyAbortController(),
       abort$: fromAbortSignal(config.signal),
       turns: 0,
       modelMessages: undefined,
       modelMessagesSeen,
       ended: false,
     };
+
+    const teardown = new RunTeardown(run, config.signal);
 
     const opening: AgentEvent[] = [{ type: "agent_start" }, { type: "turn_start" }];
     for (const prompt of prompts) {
@@ -163,10 +161,7 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
     feed(steering, subscriber);
     feed(followUp, subscriber);
     turns$.subscribe(subscriber);
-    return () => {
-      config.signal?.removeEventListener("abort", onAbort);
-      if (!run.ended) cancellation.abort(new Error("The run was unsubscribed"));
-    };
+    return teardown;
   });
 }
 
