@@ -149,7 +149,7 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
     // synchronously does not nest every turn inside the previous one's call stack.
     const firstTurn = startTurn(run, { type: "first_turn", opening: reopened ? [] : opening });
     const allTurns$ = of(firstTurn).pipe(
-      expand((turn) => turn.next),
+      expand(nextOf),
       playTurns(),
     );
     // A reopened run's first turn opens with the reopened calls, before its model call.
@@ -166,8 +166,14 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
 }
 
 function startTurn(run: RunState, start: TurnStart): Turn {
-  const next = new NextTurn((step) => startTurn(run, step));
+  const next = new NextTurn(run, startTurn);
   return { events: runTurn(run, start, next), next };
+}
+
+// Not a closure made per run: expand keeps its projection for the whole run, and a closure made
+// inside the run's subscribe function would keep that function's context (the prompts) alive.
+function nextOf(turn: Turn): NextTurn {
+  return turn.next;
 }
 
 /** A run's queue, and the Observable the run fills it from when the run made it. */

@@ -2,6 +2,7 @@ import type { Observable, Observer, Subscriber } from "rxjs";
 import { SettleOnce } from "../operators/settle-once.js";
 import type { AgentEvent } from "../types.js";
 import type { NextStep, NextTurnStep } from "./next-step.js";
+import type { RunState } from "./run-state.js";
 
 /** A turn as the loop's expand sees it: its events, then (maybe) the turn after it. */
 export interface Turn {
@@ -23,7 +24,12 @@ export class NextTurn extends SettleOnce<Turn> implements Observer<NextStep> {
   private handedOn: NextTurnStep | undefined;
   private failure: { error: unknown } | undefined;
 
-  constructor(private readonly startTurn: (start: NextTurnStep) => Turn) {
+  // Why a run and a module function rather than a closure over the run: a run waiting for its
+  // model holds this object, and a closure with its context is about 100 bytes more.
+  constructor(
+    private readonly run: RunState,
+    private readonly startTurn: (run: RunState, start: NextTurnStep) => Turn,
+  ) {
     super();
   }
 
@@ -45,7 +51,7 @@ export class NextTurn extends SettleOnce<Turn> implements Observer<NextStep> {
       subscriber.error(this.failure.error);
       return;
     }
-    if (this.handedOn) subscriber.next(this.startTurn(this.handedOn));
+    if (this.handedOn) subscriber.next(this.startTurn(this.run, this.handedOn));
     subscriber.complete();
   }
 }
