@@ -12,27 +12,30 @@ import { currentModelMessages, type RunState } from "./run-state.js";
 
 /**
  * One model call: `transformContext`, `convertToLlm`, `model.stream`, mapped to the assistant
- * message's events.
+ * message's events on `observer`, which then completes; returns the call's teardown. What the
+ * observer's handlers throw reaches its `error` (see `subscribeMessageEvents`).
  *
  * The last event is always the assistant's `message_end`, also when a hook throws (or `failure`
  * is given: a hook before the turn or a queue failed), the model
  * fails, or the run is aborted (then no model call is made if it had not begun). The model gets
  * a signal of its own that fires if the call is torn down before the model sent `done` or `error`
  * (abort, unsubscribe, a broken stream).
+ *
+ * Why a function that subscribes rather than an Observable: it runs once per turn, and a run
+ * waiting for its model held the Observable's subscriber, closures and array of finalizers
+ * (bench W5, heap per waiting session).
  */
-export function streamAssistant(run: RunState, failure?: RxAgentError): Observable<AgentEvent> {
-  return new Observable<AgentEvent>((subscriber) => {
-    const call = new ModelCall(run);
-    const hooked = run.config.transformContext !== undefined || run.config.convertToLlm !== undefined;
-    // Without hooks the context is known at once: no hook machinery on the way to the model.
-    const model$: Subscribable<ModelEvent> = failure
-      ? throwError(() => failure)
-      : hooked
-        ? llmContextFromHooks(run).pipe(mergeMap((llmContext) => call.stream(llmContext)))
-        : call;
-    call.subscription = subscribeMessageEvents(model$, run.abort$, call, subscriber);
-    return call;
-  });
+export function streamAssistant(run: RunState, observer: Observer<AgentEvent>, failure?: RxAgentError): Unsubscribable {
+  const call = new ModelCall(run);
+  const hooked = run.config.transformContext !== undefined || run.config.convertToLlm !== undefined;
+  // Without hooks the context is known at once: no hook machinery on the way to the model.
+  const model$: Subscribable<ModelEvent> = failure
+    ? throwError(() => failure)
+    : hooked
+      ? llmContextFromHooks(run).pipe(mergeMap((llmContext) => call.stream(llmContext)))
+      : call;
+  call.subscription = subscribeMessageEvents(model$, run.abort$, call, observer);
+  return call;
 }
 
 /**
