@@ -88,8 +88,8 @@ export function agentLoopReopened(reopened: ReopenedToolCalls, context: AgentCon
  * 6. else `agent_end`, with the reason of whichever step ended the run  (`decide`, `agentEndEvent`)
  * A next turn asks `prepareNextTurn` before its `turn_start` (`runTurn`, prepare-next-turn.ts).
  *
- * The mechanism: an expand over turns. Each turn hands `NextTurn` its `NextStep`; expand subscribes
- * to the next turn as the one before completes, and concatMap plays each turn's events in order:
+ * The mechanism: an expand over turns. Each turn hands `NextTurn` its `NextStep`; expand emits the
+ * next turn as the one before completes, and `playTurns` plays each turn's events in order:
  *
  * ```text
  * expand emits: T1                    T2                                  (T3 only on next_turn)

@@ -72,7 +72,6 @@ class TurnPlayer extends Subscription implements Observer<Turn> {
       this.waiting = undefined;
       const events = new TurnEvents(this);
       this.current = events;
-      this.add(events);
       turn.events.subscribe(events);
     }
     this.playing = false;
@@ -80,6 +79,14 @@ class TurnPlayer extends Subscription implements Observer<Turn> {
       this.destination.complete();
       this.unsubscribe();
     }
+  }
+
+  // Why the playing turn is a field torn down here and not one of the player's finalizers: a
+  // finalizer that leaves early is spliced out of an array, an array allocated per turn.
+  override unsubscribe(): void {
+    if (this.closed) return;
+    super.unsubscribe();
+    this.current?.unsubscribe();
   }
 
   /** The playing turn completed: the next one may play. */
