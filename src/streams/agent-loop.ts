@@ -1,4 +1,4 @@
-import { asyncScheduler, concat, expand, isObservable, Observable, of, Subscription } from "rxjs";
+import { asyncScheduler, concat, expand, isObservable, Observable, of, pipe, Subscription } from "rxjs";
 import { InvalidStateError } from "../errors.js";
 import { isAssistantMessage, isModelMessage } from "../types/messages.js";
 import type { AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, DrainableQueue, OutputOf, OutputSchema } from "../types.js";
@@ -148,10 +148,7 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
     // each turn's events once the turn before completed, trampolined, so a model that answers
     // synchronously does not nest every turn inside the previous one's call stack.
     const firstTurn = startTurn(run, { type: "first_turn", opening: reopened ? [] : opening });
-    const allTurns$ = of(firstTurn).pipe(
-      expand(nextOf),
-      playTurns(),
-    );
+    const allTurns$ = loopOverTurns(of(firstTurn));
     // A reopened run's first turn opens with the reopened calls, before its model call.
     const turns$ = reopened ? concat(opening, resumeToolCalls(run, reopened), allTurns$) : allTurns$;
     // The queues' sources are subscribed beside the turns, not merged into them: the turns
@@ -175,6 +172,10 @@ function startTurn(run: RunState, start: TurnStart): Turn {
 function nextOf(turn: Turn): NextTurn {
   return turn.next;
 }
+
+// Made once, not per run: the operators keep nothing between subscriptions, and a run waiting for
+// its model would otherwise hold its own copy of expand's closures.
+const loopOverTurns = pipe(expand(nextOf), playTurns());
 
 /** A run's queue, and the Observable the run fills it from when the run made it. */
 type QueueBinding = { queue: DrainableQueue; source?: undefined } | { queue: MessageQueue; source: Observable<AgentMessage> };
