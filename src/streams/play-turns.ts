@@ -21,12 +21,14 @@ export function playTurns(): OperatorFunction<Turn, AgentEvent> {
   return (turns$) =>
     new Observable<AgentEvent>((subscriber) => {
       const player = new TurnPlayer(subscriber);
+      // Linked first: a subscriber that leaves as the first turn's opening events are emitted
+      // (synchronously, within this call) must stop that turn before its model call.
+      subscriber.add(player);
       // Trampolined from the start: the first turn plays only once expand has subscribed to its `next`.
       player.playing = true;
       turns$.subscribe(player);
       player.playing = false;
       player.play();
-      return player;
     });
 }
 
