@@ -1,4 +1,4 @@
-import { AsyncSubject, EMPTY, expand, Observable, of, Subject } from "rxjs";
+import { AsyncSubject, EMPTY, expand, Observable, of, Subject, take } from "rxjs";
 import { describe, expect, it } from "vitest";
 import type { NextTurn, Turn } from "../../src/streams/next-turn.js";
 import { playTurns } from "../../src/streams/play-turns.js";
@@ -39,6 +39,20 @@ describe("playTurns", () => {
       m.expect(of(turn(failing)).pipe(playTurns())).toBeObservable("a 4ms #", values, new Error("broken"));
     }),
   );
+
+  it("stops the first turn when its subscriber leaves as the turn emits synchronously", () => {
+    let closedAfterFirst: boolean | undefined;
+    const events = new Observable<AgentEvent>((subscriber) => {
+      subscriber.next(mark("a"));
+      closedAfterFirst = subscriber.closed;
+      subscriber.next(mark("b"));
+    });
+    const seen: string[] = [];
+    of(turn(events))
+      .pipe(playTurns(), take(1))
+      .subscribe((event) => seen.push(event.type === "agent_end" ? event.errorMessage! : event.type));
+    expect([seen, closedAfterFirst]).toStrictEqual([["a"], true]);
+  });
 
   it("plays a turn only after expand subscribed to its next turn: a turn that decides at once is not lost", () => {
     // `next` is a plain Subject: what it emits before expand subscribes to it is gone.
