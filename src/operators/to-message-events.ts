@@ -1,4 +1,4 @@
-import { NEVER, type Observable, type Observer, type Subscribable, type Subscriber, Subscription } from "rxjs";
+import { NEVER, type Observable, type Observer, type Subscribable, Subscription } from "rxjs";
 import { errorText, RxAgentError } from "../errors.js";
 import { describe, isUsablePartial, problemOfModelMessage, settledModelMessage } from "../model/check-model-message.js";
 import type { AgentEvent, AssistantMessage, ModelEvent, StopReason } from "../types.js";
@@ -37,7 +37,7 @@ export function subscribeMessageEvents(
   source: Subscribable<ModelEvent>,
   abort$: Observable<void>,
   hooks: ModelCallHooks,
-  subscriber: Subscriber<AgentEvent>,
+  subscriber: Observer<AgentEvent>,
 ): Subscription {
   const call = new MessageEvents(subscriber, hooks);
   // NEVER, a run without a signal: nothing to listen to.
@@ -61,7 +61,7 @@ class MessageEvents extends Subscription implements Observer<ModelEvent> {
   private partial: AssistantMessage | undefined;
 
   constructor(
-    private readonly subscriber: Subscriber<AgentEvent>,
+    private readonly subscriber: Observer<AgentEvent>,
     private readonly hooks: ModelCallHooks,
   ) {
     super();

@@ -1,15 +1,4 @@
-import {
-  asyncScheduler,
-  concat,
-  concatMap,
-  expand,
-  isObservable,
-  Observable,
-  of,
-  queueScheduler,
-  subscribeOn,
-  Subscription,
-} from "rxjs";
+import { asyncScheduler, concat, expand, isObservable, Observable, of, pipe, Subscription } from "rxjs";
 import { InvalidStateError } from "../errors.js";
 import { isAssistantMessage, isModelMessage } from "../types/messages.js";
 import type { AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, DrainableQueue, OutputOf, OutputSchema } from "../types.js";
@@ -20,10 +9,12 @@ import { LazyAbortController } from "./lazy-abort-controller.js";
 import { MessageQueue, noMessages } from "./message-queue.js";
 import type { TurnStart } from "./next-step.js";
 import { NextTurn, type Turn } from "./next-turn.js";
+import { playTurns } from "./play-turns.js";
 import { announce, appendMessage, type RunState } from "./run-state.js";
 import { lastTurnStart, pairToolCalls } from "./repair-transcript.js";
 import type { ReopenedToolCalls } from "./reopened-tool-calls.js";
 import { resumeToolCalls } from "./resume-tool-calls.js";
+import { RunTeardown } from "./run-teardown.js";
 import { runTurn } from "./run-turn.js";
 import { withOutput } from "./structured-output.js";
 
@@ -97,8 +88,8 @@ export function agentLoopReopened(reopened: ReopenedToolCalls, context: AgentCon
  * 6. else `agent_end`, with the reason of whichever step ended the run  (`decide`, `agentEndEvent`)
  * A next turn asks `prepareNextTurn` before its `turn_start` (`runTurn`, prepare-next-turn.ts).
  *
- * The mechanism: an expand over turns. Each turn hands `NextTurn` its `NextStep`; expand subscribes
- * to the next turn as the one before completes, and concatMap plays each turn's events in order:
+ * The mechanism: an expand over turns. Each turn hands `NextTurn` its `NextStep`; expand emits the
+ * next turn as the one before completes, and `playTurns` plays each turn's events in order:
  *
  * ```text
  * expand emits: T1                    T2                                  (T3 only on next_turn)
@@ -111,11 +102,6 @@ export function agentLoopReopened(reopened: ReopenedToolCalls, context: AgentCon
  */
 function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLoopConfig, reopened?: ReopenedToolCalls): Observable<AgentEvent> {
   return new Observable<AgentEvent>((subscriber) => {
-    const cancellation = new LazyAbortController();
-    const onAbort = () => cancellation.abort(config.signal?.reason);
-    config.signal?.addEventListener("abort", onAbort, { once: true });
-    if (config.signal?.aborted) onAbort();
-
     const steering = queueFrom(config.steering);
     const followUp = queueFrom(config.followUp);
     const scheduler = config.scheduler ?? asyncScheduler;
@@ -146,7 +132,7 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
       steering: steering.queue,
       followUp: followUp.queue,
       ownsQueues: { steering: steering.source !== undefined, followUp: followUp.source !== undefined },
-      cancellation,
+      cancellation: new LazyAbortController(),
       abort$: fromAbortSignal(config.signal),
       turns: 0,
       converted: undefined,
@@ -154,24 +140,21 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
       ended: false,
     };
 
+    const teardown = new RunTeardown(run, config.signal);
+
     const opening: AgentEvent[] = [{ type: "agent_start" }, { type: "turn_start" }];
     for (const prompt of prompts) {
       appendMessage(run, prompt);
       opening.push(...announce(prompt));
     }
     // Why expand over turns and not over events: expand projects every value it emits, so
-    // expanding over events would cost an inner subscription per text delta.
-    // Why subscribeOn(queueScheduler), on the whole and on each turn: a model that answers
-    // synchronously would otherwise nest every turn inside the previous one's call stack (the
-    // 3000-turn test guards this). Inside the outer queue action each turn is queued, so expand
-    // has subscribed to a turn's `NextTurn` before the turn runs, and the turns run one by one.
+    // expanding over events would cost an inner subscription per text delta. playTurns plays
+    // each turn's events once the turn before completed, trampolined, so a model that answers
+    // synchronously does not nest every turn inside the previous one's call stack.
     const firstTurn = startTurn(run, { type: "first_turn", opening: reopened ? [] : opening });
-    const allTurns$ = of(firstTurn).pipe(
-      expand((turn) => turn.next),
-      concatMap((turn) => turn.events.pipe(subscribeOn(queueScheduler))),
-    );
+    const allTurns$ = loopOverTurns(of(firstTurn));
     // A reopened run's first turn opens with the reopened calls, before its model call.
-    const turns$ = (reopened ? concat(opening, resumeToolCalls(run, reopened), allTurns$) : allTurns$).pipe(subscribeOn(queueScheduler));
+    const turns$ = reopened ? concat(opening, resumeToolCalls(run, reopened), allTurns$) : allTurns$;
     // The queues' sources are subscribed beside the turns, not merged into them: the turns
     // complete right after `agent_end` on their own, and no event passes through a merge.
     // The subscriber itself holds them, not a Subscription of their own: one object and one
@@ -179,17 +162,24 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
     feed(steering, subscriber);
     feed(followUp, subscriber);
     turns$.subscribe(subscriber);
-    return () => {
-      config.signal?.removeEventListener("abort", onAbort);
-      if (!run.ended) cancellation.abort(new Error("The run was unsubscribed"));
-    };
+    return teardown;
   });
 }
 
 function startTurn(run: RunState, start: TurnStart): Turn {
-  const next = new NextTurn((step) => startTurn(run, step));
+  const next = new NextTurn(run, startTurn);
   return { events: runTurn(run, start, next), next };
 }
+
+// Not a closure made per run: expand keeps its projection for the whole run, and a closure made
+// inside the run's subscribe function would keep that function's context (the prompts) alive.
+function nextOf(turn: Turn): NextTurn {
+  return turn.next;
+}
+
+// Made once, not per run: the operators keep nothing between subscriptions, and a run waiting for
+// its model would otherwise hold its own copy of expand's closures.
+const loopOverTurns = pipe(expand(nextOf), playTurns());
 
 /** A run's queue, and the Observable the run fills it from when the run made it. */
 type QueueBinding = { queue: DrainableQueue; source?: undefined } | { queue: MessageQueue; source: Observable<AgentMessage> };

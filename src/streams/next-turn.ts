@@ -1,7 +1,7 @@
-import type { Observable, Observer, Subscriber } from "rxjs";
-import { SettleOnce } from "../operators/settle-once.js";
+import { Observable, type Observer, type Subscriber } from "rxjs";
 import type { AgentEvent } from "../types.js";
 import type { NextStep, NextTurnStep } from "./next-step.js";
+import type { RunState } from "./run-state.js";
 
 /** A turn as the loop's expand sees it: its events, then (maybe) the turn after it. */
 export interface Turn {
@@ -11,20 +11,34 @@ export interface Turn {
 
 /**
  * Where a turn hands on its decision, a `NextStep` (as an Observer), and where the loop's
- * `expand` picks up the next turn (as an Observable): once the turn completes it, it emits the
- * next turn, made by `startTurn` from a `next_turn` step, or nothing, then completes.
+ * `expand` picks up the next turn (as an Observable, for one subscriber): once the turn completes
+ * it, it emits the next turn, made by `startTurn` from a `next_turn` step, or nothing, then
+ * completes; at once to a subscriber that comes after that.
  *
  * Why not an AsyncSubject and a `map`: a run waiting for its model holds one of these, and one
  * object serving its one subscriber costs about a kilobyte less than a subject, its subscription
  * and an operator. Why it keeps what was handed on and not the next turn: that turn would hold
  * its own `NextTurn`, and every turn of a run would stay reachable from the first.
+ *
+ * Why not a `SettleOnce` (the tool calls' cell): it gives its subscriber a teardown, and rxjs
+ * then gives expand's subscriber an array of finalizers; a run waiting for its model held both,
+ * about 300 bytes (bench W5, heap per waiting session). Nothing needs tearing down here: the
+ * subscriber leaves only when the run is torn down, and a closed subscriber is not served.
  */
-export class NextTurn extends SettleOnce<Turn> implements Observer<NextStep> {
+export class NextTurn extends Observable<Turn> implements Observer<NextStep> {
+  private settled = false;
+  private waiting: Subscriber<Turn> | undefined;
   private handedOn: NextTurnStep | undefined;
   private failure: { error: unknown } | undefined;
 
-  constructor(private readonly startTurn: (start: NextTurnStep) => Turn) {
-    super();
+  // Why a run and a module function rather than a closure over the run: a run waiting for its
+  // model holds this object, and a closure with its context is about 100 bytes more.
+  constructor(
+    private readonly run: RunState,
+    private readonly startTurn: (run: RunState, start: NextTurnStep) => Turn,
+  ) {
+    // A static function rather than a closure per object: rxjs calls it with the object as `this`.
+    super(NextTurn.serve);
   }
 
   next(step: NextStep): void {
@@ -40,12 +54,26 @@ export class NextTurn extends SettleOnce<Turn> implements Observer<NextStep> {
     this.settle();
   }
 
-  protected deliver(subscriber: Subscriber<Turn>): void {
+  private settle(): void {
+    this.settled = true;
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    if (waiting) this.deliver(waiting);
+  }
+
+  private deliver(subscriber: Subscriber<Turn>): void {
+    if (subscriber.closed) return;
     if (this.failure) {
       subscriber.error(this.failure.error);
       return;
     }
-    if (this.handedOn) subscriber.next(this.startTurn(this.handedOn));
+    if (this.handedOn) subscriber.next(this.startTurn(this.run, this.handedOn));
     subscriber.complete();
+  }
+
+  private static serve(this: Observable<Turn>, subscriber: Subscriber<Turn>): void {
+    const cell = this as NextTurn;
+    if (cell.settled) cell.deliver(subscriber);
+    else cell.waiting = subscriber;
   }
 }

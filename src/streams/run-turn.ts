@@ -1,4 +1,4 @@
-import { map, Observable, type Observer, race, type Subscriber, type Subscription, take } from "rxjs";
+import { map, Observable, type Observer, race, type Subscriber, type Subscription, take, type Unsubscribable } from "rxjs";
 import { type HookError, RxAgentError } from "../errors.js";
 import { callHook } from "../operators/call-hook.js";
 import { executeToolCalls } from "../operators/execute-tool-calls.js";
@@ -27,9 +27,7 @@ import { streamAssistant } from "./stream-assistant.js";
  */
 export function runTurn(run: RunState, start: TurnStart, decision: Observer<NextStep>): Observable<AgentEvent> {
   return new Observable<AgentEvent>((subscriber) => {
-    // The subscriber itself holds the steps: a Subscription of their own (and its array of
-    // finalizers) per turn was a tenth of what a run waiting for its model holds (bench W5).
-    const turn: TurnSteps = { run, subscriber, decision, steps: subscriber };
+    const turn = new TurnSteps(run, subscriber, decision);
     const { steps } = turn;
     if (start.type === "first_turn") {
       for (const event of start.opening) subscriber.next(event);
@@ -68,35 +66,58 @@ function beginTurn(turn: TurnSteps, start: TurnStart, failure?: RxAgentError): v
     announceTo(subscriber, message);
   }
   if (subscriber.closed) return;
-  let assistant: AssistantMessage | undefined;
-  const passOn = (event: AgentEvent) => {
-    if (event.type === "message_end") {
-      assistant = event.message as AssistantMessage;
-      appendMessage(run, assistant);
-    }
-    subscriber.next(event);
-  };
-  const eager = EagerToolCalls.forTurn(run);
-  if (eager) steps.add(eager);
-  // Why two handlers: a turn without eager tools (W1, per model event) pays no check for them.
-  const next = eager
-    ? (event: AgentEvent) => {
-        passOn(event);
-        if (event.type === "message_update" && event.assistantMessageEvent.type === "toolcall_end") {
-          eager.arrive(event.assistantMessageEvent.toolCall, event.message);
-        }
-      }
-    : passOn;
-  steps.add(streamAssistant(run, failure).subscribe(forwardingObserver(subscriber, { next, complete: () => finishTurn(turn, assistant!, eager) })));
+  turn.eager = EagerToolCalls.forTurn(run);
+  if (turn.eager) steps.add(turn.eager);
+  turn.modelCall = streamAssistant(run, turn, failure);
+  steps.add(turn.modelCall);
 }
 
-/** What the steps of one turn share. */
-interface TurnSteps {
-  readonly run: RunState;
-  readonly subscriber: Subscriber<AgentEvent>;
-  readonly decision: Observer<NextStep>;
+/**
+ * What the steps of one turn share, and the observer of its model call's message events.
+ *
+ * Why the turn's own object observes the model call, and not a forwardingObserver with two
+ * closures: a run waiting for its model holds it, and the observer, its handlers, closures and
+ * array of finalizers were about 500 bytes of that (bench W5, heap per waiting session); and
+ * every model event took one call more (W1). Its handlers cannot reach rxjs's unhandled-error
+ * path: the model call's observer catches what they throw into `error` (see streamAssistant).
+ */
+class TurnSteps implements Observer<AgentEvent> {
   /** Every step's subscription, torn down with the turn. */
   readonly steps: Subscription;
+  eager: EagerToolCalls | undefined;
+  modelCall: Unsubscribable | undefined;
+  private assistant: AssistantMessage | undefined;
+
+  constructor(
+    readonly run: RunState,
+    readonly subscriber: Subscriber<AgentEvent>,
+    readonly decision: Observer<NextStep>,
+  ) {
+    // The subscriber itself holds the steps: a Subscription of their own (and its array of
+    // finalizers) per turn was a tenth of what a run waiting for its model holds (bench W5).
+    this.steps = subscriber;
+  }
+
+  next(event: AgentEvent): void {
+    if (event.type === "message_end") {
+      this.assistant = event.message as AssistantMessage;
+      appendMessage(this.run, this.assistant);
+    }
+    this.subscriber.next(event);
+    if (this.eager && event.type === "message_update" && event.assistantMessageEvent.type === "toolcall_end") {
+      this.eager.arrive(event.assistantMessageEvent.toolCall, event.message);
+    }
+  }
+
+  error(error: unknown): void {
+    this.subscriber.error(error);
+  }
+
+  /** The assistant message ended: the model call is released before the turn goes on. */
+  complete(): void {
+    this.modelCall?.unsubscribe();
+    finishTurn(this, this.assistant!, this.eager);
+  }
 }
 
 /**

@@ -586,6 +586,30 @@ describe("agentLoop", () => {
     );
 
     it(
+      "hands the model call's signal to a provider that spreads its options",
+      marbles((m) => {
+        const stream = m.cold<ModelEvent>("10ms s 9ms t 9ms d 9ms (x|)", modelEvents);
+        const spread: Array<Record<string, unknown>> = [];
+        const model: Model = {
+          id: "scripted",
+          provider: "scripted",
+          api: "scripted",
+          stream: (_context: LlmContext, options) => {
+            spread.push({ ...options });
+            return stream;
+          },
+        };
+        const controller = new AbortController();
+        m.scheduler.schedule(() => controller.abort(), 25);
+        agentLoop([prompt], { messages: [] }, { model, signal: controller.signal, scheduler: m.scheduler }).subscribe();
+        m.flush();
+        expect(spread.map((options) => [Object.keys(options), options.signal instanceof AbortSignal, (options.signal as AbortSignal).aborted])).toStrictEqual([
+          [["signal"], true, true],
+        ]);
+      }),
+    );
+
+    it(
       "ends at once, without calling the model, when the signal aborted before the run",
       marbles((m) => {
         const stream = m.cold<ModelEvent>("10ms s 9ms t 9ms d 9ms (x|)", modelEvents);

@@ -1,14 +1,17 @@
 import { NEVER } from "rxjs";
 import { describe, expect, it } from "vitest";
 import { NextTurn, type Turn } from "../../src/streams/next-turn.js";
+import type { RunState } from "../../src/streams/run-state.js";
 import type { AgentMessage } from "../../src/types.js";
 import { userMessage } from "../testing/fixtures.js";
 
 function nextTurn() {
   const started: AgentMessage[][] = [];
-  const next: NextTurn = new NextTurn((step) => {
+  const run = {} as RunState;
+  const next: NextTurn = new NextTurn(run, (startedBy, step) => {
+    expect(startedBy).toBe(run);
     started.push(step.pending);
-    return { events: NEVER, next: new NextTurn(() => ({ events: NEVER, next })) };
+    return { events: NEVER, next: new NextTurn(run, () => ({ events: NEVER, next })) };
   });
   return { next, started };
 }
