@@ -12,6 +12,7 @@ import { prepareToolCall, prepareToolCalls } from "./prepare-tool-call.js";
 import { ResultSlot } from "./result-slot.js";
 import { runToolCall } from "./run-tool-call.js";
 import { ToolDeadlines } from "./tool-deadlines.js";
+import { toolResultMessage } from "./tool-result-message.js";
 import {
   ABORTED_TOOL_TEXT,
   BatchInterruption,
@@ -93,16 +94,7 @@ export function executeToolCalls(
     const terminates: boolean[] = [];
     const fill = (finalized: FinalizedToolCall) => {
       terminates[finalized.index] = finalized.result.terminate === true;
-      const message: ToolResultMessage = {
-        role: "toolResult",
-        toolCallId: finalized.toolCall.id,
-        toolName: finalized.toolCall.name,
-        content: finalized.result.content,
-        details: finalized.result.details,
-        isError: finalized.isError,
-        timestamp: scheduler.now(),
-      };
-      if (finalized.result.usage !== undefined) message.usage = finalized.result.usage;
+      const message = toolResultMessage(finalized, scheduler.now());
       results[finalized.index] = message;
       slots[finalized.index]!.fill(message);
     };
