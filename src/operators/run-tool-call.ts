@@ -8,6 +8,7 @@ import { progressUntilLast } from "./progress-until-last.js";
 import type { DeadlineListener, ToolDeadlines } from "./tool-deadlines.js";
 import { toolTimeoutMs, toolTimeoutText } from "./tool-timeout.js";
 import type { CallCancellations, CancellationListener } from "./call-cancellations.js";
+import { CallSignalGroup } from "./call-signal-group.js";
 import { type BatchInterruption, FinalizedToolCall, type InterruptionListener, type PreparedToolCall, type ToolBatch } from "./tool-batch.js";
 
 /**
@@ -40,18 +41,20 @@ function executeTool(prepared: PreparedToolCall, batch: ToolBatch): Observable<A
       subscriber.complete();
       return undefined;
     }
-    const execution = new ToolExecution(prepared, subscriber);
+    const execution = new ToolExecution(prepared, subscriber, batch);
     const interruptedBefore = batch.interruption.reason;
     if (interruptedBefore !== undefined) {
       execution.stop(interruptedBefore, true);
       return undefined;
     }
     let output: unknown;
+    execution.starting = true;
     try {
       output = tool.execute(toolCall.id, args as never, execution);
     } catch (error) {
       execution.failWithError(error);
     }
+    execution.starting = false;
     if (execution.settled) return execution.teardownLogic();
     if (!isObservable(output) && !isPromiseLike(output)) {
       // An interruption that came while the tool ran wins over what it returned, as it would
@@ -98,9 +101,13 @@ function executeTool(prepared: PreparedToolCall, batch: ToolBatch): Observable<A
  */
 class ToolExecution implements ToolExecutionContext, InterruptionListener, CancellationListener, DeadlineListener {
   settled = false;
+  /** True while the tool's `execute` runs (the synchronous part of the call). */
+  starting = false;
   // Created only when the tool reads its signal: most tools never do, and an AbortController
-  // is the costliest object of a call. A signal read after the call ended comes back aborted.
+  // is the costliest object of a call. A signal read after the call was stopped comes back aborted.
   private controller: AbortController | undefined;
+  /** The scheduler's time when the call started, once something needed it. */
+  private startedAt: number | undefined;
   private abortReason: Error | undefined;
   private boundUpdate: ((partialResult: AgentToolResult) => void) | undefined;
   private teardowns: (Subscription | (() => void))[] | undefined;
@@ -112,14 +119,32 @@ class ToolExecution implements ToolExecutionContext, InterruptionListener, Cance
   constructor(
     private readonly prepared: PreparedToolCall,
     private readonly subscriber: Subscriber<AgentEvent | FinalizedToolCall>,
+    private readonly batch: ToolBatch,
   ) {}
 
   get signal(): AbortSignal {
     if (!this.controller) {
-      this.controller = new AbortController();
+      this.controller = this.sharedController() ?? new AbortController();
       if (this.abortReason) this.controller.abort(this.abortReason);
     }
     return this.controller.signal;
+  }
+
+  /**
+   * The controller this call shares with the calls it can only be stopped with
+   * (call-signal-group.ts), when it reads its signal as it starts and no cancel can stop it
+   * alone; otherwise `undefined`, and the call gets its own.
+   */
+  private sharedController(): AbortController | undefined {
+    if (!this.starting || this.abortReason !== undefined || this.batch.cancellations !== undefined) return undefined;
+    const timeoutMs = toolTimeoutMs(this.prepared, this.batch.config);
+    // No time passes while the tool starts: this is the time `limitTo` counts the deadline from.
+    this.startedAt = this.batch.scheduler.now();
+    const deadline = timeoutMs === undefined ? Infinity : this.startedAt + timeoutMs;
+    const { tool } = this.prepared;
+    let group = this.batch.signalGroup;
+    if (!group?.admits(tool, deadline)) group = this.batch.signalGroup = new CallSignalGroup(tool, deadline);
+    return group.controller;
   }
 
   /** Bound once, so a tool may destructure it: `execute(id, args, { update })`. */
@@ -184,7 +209,7 @@ class ToolExecution implements ToolExecutionContext, InterruptionListener, Cance
   limitTo(timeoutMs: number, deadlines: ToolDeadlines): void {
     this.timeoutMs = timeoutMs;
     this.deadlines = deadlines;
-    deadlines.add(this, timeoutMs);
+    deadlines.add(this, timeoutMs, this.startedAt);
   }
 
   timedOut(): void {
