@@ -9,6 +9,7 @@ import { CallCancellations } from "./call-cancellations.js";
 import { forwardingObserver } from "./forwarding-observer.js";
 import { mergeMapCapped } from "./merge-map-capped.js";
 import { prepareToolCall, prepareToolCalls } from "./prepare-tool-call.js";
+import { runAllToolCalls } from "./run-all-tool-calls.js";
 import { runToolCall } from "./run-tool-call.js";
 import { ToolDeadlines } from "./tool-deadlines.js";
 import { toolResultMessage } from "./tool-result-message.js";
@@ -180,9 +181,9 @@ export function executeToolCalls(
       : approvals
         ? prepareToolCalls(toolCalls, batch, passOn, grown).pipe(
             mergeMap((prepared) => awaitApproval(prepared, batch, approvals, passOn)),
-            fanOut(runCall, config.maxConcurrency ?? Infinity, context, slotWaits),
+            fanOut(runCall, batch, config.maxConcurrency ?? Infinity, context, slotWaits),
           )
-        : prepareToolCalls(toolCalls, batch, passOn, grown).pipe(fanOut(runCall, config.maxConcurrency ?? Infinity, context, slotWaits));
+        : prepareToolCalls(toolCalls, batch, passOn, grown).pipe(fanOut(runCall, batch, config.maxConcurrency ?? Infinity, context, slotWaits));
     // The batch ends when both the ordered results and the processing have completed.
     let running = 2;
     const completeOne = () => {
@@ -232,6 +233,7 @@ export function executeToolCalls(
 /** The calls' fan-out; with a limit, a call that waits for its slot says so (`announceSlotWaits`). */
 function fanOut(
   runCall: (prepared: PreparedToolCall) => Observable<AgentEvent | FinalizedToolCall>,
+  batch: ToolBatch,
   limit: number,
   context: AgentContext,
   slotWaits: SlotWaits,
@@ -239,7 +241,7 @@ function fanOut(
   const capped = context.tools?.some((tool) => tool.concurrency !== undefined) ?? false;
   if (!capped) {
     // Without a limit no call waits: nothing to announce, and nothing to pay per call.
-    if (limit === Infinity) return mergeMap(runCall);
+    if (limit === Infinity) return batch.config.afterToolCall ? mergeMap(runCall) : runAllToolCalls(batch);
     return announceSlotWaits((project) => mergeMap(project, limit), runCall, slotWaits);
   }
   const capOf = (prepared: PreparedToolCall) => (prepared.tool.concurrency === undefined ? undefined : { key: prepared.tool.name, cap: prepared.tool.concurrency });
