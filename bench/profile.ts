@@ -1,6 +1,6 @@
 /**
  * Where rxagent's time goes in W1, W2 and W5: `node --expose-gc --import tsx bench/profile.ts
- * [W1|W2|W2promise|W5 ...]` runs rxagent's side of each workload (W2promise: W2 with tools returning a Promise) after a warm-up under V8's CPU profiler
+ * [W1|W2|W2promise|W2signal|W5 ...]` runs rxagent's side of each workload (W2promise: W2 with tools returning a Promise; W2signal: with tools reading their signal) after a warm-up under V8's CPU profiler
  * (started and stopped around the measured runs only, through `node:inspector`, so start-up
  * and module loading stay out; the inspector's own `dispatch` is left out of the shares), prints
  * self time by function group and the top functions, and
@@ -14,7 +14,7 @@ import type { Implementation, Scenario } from "./implementations/implementation.
 import { loadRxagent } from "./implementations/rxagent.js";
 import { countingSink } from "./workloads/harness.js";
 import { buildConversation } from "./workloads/replies.js";
-import { instantTool, resolvedTool } from "./workloads/tools.js";
+import { instantTool, resolvedTool, signalReadingTool } from "./workloads/tools.js";
 
 interface ProfileNode {
   id: number;
@@ -34,6 +34,7 @@ const workloads: Record<string, { iterations: number; warmup: number; run: (rxag
   W1: { iterations: 300, warmup: 20, run: (rxagent) => rxagent.run(chatty, () => {}) },
   W2: { iterations: 200, warmup: 20, run: (rxagent) => rxagent.run(toolHeavy, () => {}) },
   W2promise: { iterations: 200, warmup: 20, run: (rxagent) => rxagent.run({ ...toolHeavy, tool: resolvedTool }, () => {}) },
+  W2signal: { iterations: 200, warmup: 20, run: (rxagent) => rxagent.run({ ...toolHeavy, tool: signalReadingTool }, () => {}) },
   W5: {
     iterations: 10,
     warmup: 2,

@@ -10,6 +10,7 @@ import type {
 } from "../types.js";
 import type { Cancellation } from "../streams/lazy-abort-controller.js";
 import type { CallCancellations } from "./call-cancellations.js";
+import type { CallSignalGroup } from "./call-signal-group.js";
 import type { ToolDeadlines } from "./tool-deadlines.js";
 
 /** What every step of one assistant message's tool batch needs to know. */
@@ -33,6 +34,8 @@ export interface ToolBatch {
   readonly deadlines: ToolDeadlines;
   /** Cancels of single calls, when the config has a `cancellations` source. */
   readonly cancellations?: CallCancellations;
+  /** The latest group of calls sharing one signal, which calls starting alike join (call-signal-group.ts). */
+  signalGroup?: CallSignalGroup;
 }
 
 /**

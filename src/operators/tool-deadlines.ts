@@ -22,9 +22,9 @@ export class ToolDeadlines {
 
   constructor(private readonly scheduler: SchedulerLike) {}
 
-  /** Tells `listener` once `timeoutMs` from now has passed, unless it is removed first. */
-  add(listener: DeadlineListener, timeoutMs: number): void {
-    const deadline = this.scheduler.now() + timeoutMs;
+  /** Tells `listener` once `timeoutMs` from `startedAt` (by default now) has passed, unless it is removed first. */
+  add(listener: DeadlineListener, timeoutMs: number, startedAt = this.scheduler.now()): void {
+    const deadline = startedAt + timeoutMs;
     this.deadlines.set(listener, deadline);
     if (deadline < this.armedFor) this.arm(deadline);
   }

@@ -34,7 +34,15 @@ interface ApprovalCheck<TArguments> {
 
 /** What `execute` gets besides the arguments. */
 export interface ToolExecutionContext<TDetails = unknown> {
-  /** Fires on abort, timeout, unsubscribe, or when steering interrupts tools. */
+  /**
+   * Fires on abort, timeout, unsubscribe, or when steering interrupts tools.
+   *
+   * Contract: it fires whenever this call is stopped, and never because another call still
+   * running was stopped alone (its own timeout or cancel). Calls that can only be stopped
+   * together (same tool, started together with one deadline, no `cancellations` source) share
+   * one signal, so after this call has finished its signal may still fire as they are stopped,
+   * as the reference's one signal per run does.
+   */
   signal: AbortSignal;
   /** Reports progress; each call becomes a `tool_execution_update` event. */
   update(partialResult: AgentToolResult<TDetails>): void;

@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { map, type Observable } from "rxjs";
+import { map, type Observable, VirtualTimeScheduler } from "rxjs";
 import type { Context } from "rxjs-marbles";
 import { describe, expect, it } from "vitest";
 import { executeToolCalls } from "../../src/operators/execute-tool-calls.js";
@@ -68,7 +68,7 @@ function setup(
   }, arrivals);
   const callOf = (id: string) => calls.find((call) => call.id === id)!;
   const events = {
-    start: (id: string): AgentEvent => ({ type: "tool_execution_start", toolCallId: id, toolName: callOf(id).name, args: {} }),
+    start: (id: string): AgentEvent => ({ type: "tool_execution_start", toolCallId: id, toolName: callOf(id).name, args: callOf(id).arguments }),
     waitStart: (id: string, since: number): AgentEvent => ({ type: "tool_slot_wait_start", toolCallId: id, toolName: callOf(id).name, since }),
     waitEnd: (id: string): AgentEvent => ({ type: "tool_slot_wait_end", toolCallId: id, toolName: callOf(id).name }),
     end: (id: string, result: AgentToolResult = results[id]!, isError = false): AgentEvent => ({
@@ -298,6 +298,189 @@ describe("executeToolCalls", () => {
     }),
   );
 
+  describe("signals: calls that can only be stopped together share one (call-signal-group.ts)", () => {
+    const timeoutText = 'Tool "slow" timed out after 15 ms';
+    const slowTool = (body: (id: string, signal: AbortSignal) => Observable<AgentToolResult>) =>
+      defineTool({ name: "slow", description: "s", parameters: Type.Object({}), timeoutMs: 15, execute: (id, _args, { signal }) => body(id, signal) });
+
+    it(
+      "calls of one tool started together with one deadline: at the deadline every one still running times out, and the shared signal fires",
+      marbles((m) => {
+        const calls = [toolCall("a", "slow"), toolCall("b", "slow"), toolCall("c", "slow")];
+        const { colds, signals, batch$, events: e } = setup(m, { calls, tools: (body) => [slowTool(body)] });
+        const [ra, rb, rc] = [e.result("a", 15, timeoutText), e.result("b", 10), e.result("c", 15, timeoutText)];
+        m.expect(batch$).toBeObservable(
+          ...timeline<BatchOutput>({
+            0: [e.start("a"), e.start("b"), e.start("c")],
+            10: [e.end("b")],
+            15: [e.end("a", errorResult(timeoutText), true), ...announce(ra), ...announce(rb), e.end("c", errorResult(timeoutText), true), ...announce(rc), new ToolBatchSummary([ra, rb, rc], false)],
+          }),
+        );
+        m.expect(colds.a!).toHaveSubscriptions("^ 14ms !");
+        m.expect(colds.b!).toHaveSubscriptions("^ 9ms !");
+        m.expect(colds.c!).toHaveSubscriptions("^ 14ms !");
+        m.flush();
+        expect(signals.b).toBe(signals.a);
+        expect(signals.c).toBe(signals.a);
+        expect(signals.a!.aborted).toBe(true);
+        expect(String(signals.a!.reason)).toContain("timed out");
+      }),
+    );
+
+    it(
+      "a call stopped alone by its own deadline (its timeout argument) leaves the signal of a call still running unfired",
+      marbles((m) => {
+        const calls = [toolCall("a", "timed", { timeout: 0.1 }), toolCall("b", "timed", { timeout: 1 })];
+        const { colds, signals, batch$, events: e } = setup(m, {
+          calls,
+          bodies: { a: "150ms (a|)", b: "120ms (b|)" },
+          tools: (body) => [
+            defineTool({ name: "timed", description: "t", parameters: Type.Object({ timeout: Type.Number() }), execute: (id, _args, { signal }) => body(id, signal) }),
+          ],
+        });
+        const seen: boolean[] = [];
+        m.scheduler.schedule(() => seen.push(signals.a!.aborted, signals.b!.aborted), 101);
+        const message =
+          'Tool "timed" timed out after 0.1 seconds. The tool call exceeded its time limit; re-issue it with a longer timeout ' +
+          '(for example a "timeout" argument in seconds) or split the work into smaller steps.';
+        const [ra, rb] = [e.result("a", 100, message), e.result("b", 120)];
+        m.expect(batch$).toBeObservable(
+          ...timeline<BatchOutput>({
+            0: [e.start("a"), e.start("b")],
+            100: [e.end("a", errorResult(message), true), ...announce(ra)],
+            120: [e.end("b"), ...announce(rb), new ToolBatchSummary([ra, rb], false)],
+          }),
+        );
+        m.expect(colds.a!).toHaveSubscriptions("^ 99ms !");
+        m.expect(colds.b!).toHaveSubscriptions("^ 119ms !");
+        m.flush();
+        expect(seen).toStrictEqual([true, false]);
+        expect(signals.a).not.toBe(signals.b);
+        expect(signals.b!.aborted).toBe(false);
+      }),
+    );
+
+    it(
+      "calls of different tools get different signals: one timing out leaves the other's unfired",
+      marbles((m) => {
+        const calls = [toolCall("a", "slow"), toolCall("b", "work")];
+        const { colds, signals, batch$, events: e } = setup(m, {
+          calls,
+          bodies: { a: "30ms (a|)", b: "20ms (b|)" },
+          tools: (body) => [slowTool(body), defineTool({ name: "work", description: "w", parameters: Type.Object({}), execute: (id, _args, { signal }) => body(id, signal) })],
+        });
+        const seen: boolean[] = [];
+        m.scheduler.schedule(() => seen.push(signals.a!.aborted, signals.b!.aborted), 16);
+        const [ra, rb] = [e.result("a", 15, timeoutText), e.result("b", 20)];
+        m.expect(batch$).toBeObservable(
+          ...timeline<BatchOutput>({
+            0: [e.start("a"), e.start("b")],
+            15: [e.end("a", errorResult(timeoutText), true), ...announce(ra)],
+            20: [e.end("b"), ...announce(rb), new ToolBatchSummary([ra, rb], false)],
+          }),
+        );
+        m.expect(colds.a!).toHaveSubscriptions("^ 14ms !");
+        m.expect(colds.b!).toHaveSubscriptions("^ 19ms !");
+        m.flush();
+        expect(seen).toStrictEqual([true, false]);
+        expect(signals.b!.aborted).toBe(false);
+      }),
+    );
+
+    it(
+      "calls that arrive at different times (eager execution) have different deadlines: one timing out leaves the other's unfired",
+      marbles((m) => {
+        // a: ^ 29ms ! (times out at 30)      b: 10ms ^ 25ms ! (ends at 36, before its deadline, 40)      arrivals complete at 50
+        const { colds, signals, batch$, events: e } = setup(m, {
+          arrivals: "a 9ms b 39ms |",
+          bodies: { a: "40ms (a|)", b: "26ms (b|)" },
+          calls: [toolCall("a", "work"), toolCall("b", "work")],
+          config: { toolTimeoutMs: 30 },
+        });
+        const seen: boolean[] = [];
+        m.scheduler.schedule(() => seen.push(signals.a!.aborted, signals.b!.aborted), 31);
+        const message =
+          'Tool "work" timed out after 0 seconds. The tool call exceeded its time limit; re-issue it with a longer timeout ' +
+          '(for example a "timeout" argument in seconds) or split the work into smaller steps.';
+        const [ra, rb] = [e.result("a", 30, message), e.result("b", 36)];
+        m.expect(batch$).toBeObservable(
+          ...timeline<BatchOutput>({
+            0: [e.start("a")],
+            10: [e.start("b")],
+            30: [e.end("a", errorResult(message), true), ...announce(ra)],
+            36: [e.end("b"), ...announce(rb)],
+            50: [new ToolBatchSummary([ra, rb], false)],
+          }),
+        );
+        m.expect(colds.a!).toHaveSubscriptions("^ 29ms !");
+        m.expect(colds.b!).toHaveSubscriptions("10ms ^ 25ms !");
+        m.flush();
+        expect(seen).toStrictEqual([true, false]);
+        expect(signals.a).not.toBe(signals.b);
+        expect(signals.b!.aborted).toBe(false);
+      }),
+    );
+
+    it(
+      "a signal read after the call started is the call's own",
+      marbles((m) => {
+        const signals: Record<string, AbortSignal> = {};
+        const { batch$, events: e } = setup(m, {
+          calls: [toolCall("a", "late"), toolCall("b", "late")],
+          tools: () => [
+            defineTool({
+              name: "late",
+              description: "l",
+              parameters: Type.Object({}),
+              execute: (id, _args, context) =>
+                m.cold<AgentToolResult>("5ms (r|)", { r: textResult(id.toUpperCase()) }).pipe(
+                  map((result) => {
+                    signals[id] = context.signal;
+                    return result;
+                  }),
+                ),
+            }),
+          ],
+        });
+        const [ra, rb] = [e.result("a", 5), e.result("b", 5)];
+        m.expect(batch$).toBeObservable(
+          ...timeline<BatchOutput>({ 0: [e.start("a"), e.start("b")], 5: [e.end("a"), ...announce(ra), e.end("b"), ...announce(rb), new ToolBatchSummary([ra, rb], false)] }),
+        );
+        m.flush();
+        expect(signals.a).not.toBe(signals.b);
+        expect([signals.a!.aborted, signals.b!.aborted]).toStrictEqual([false, false]);
+      }),
+    );
+
+    // A virtual clock: with a real one the calls could straddle a millisecond and have different deadlines.
+    it("calls answering at once that read their signal share one, which never fires", () => {
+      const signals: AbortSignal[] = [];
+      const tool = defineTool({
+        name: "instant",
+        description: "i",
+        parameters: Type.Object({}),
+        execute: (id, _args, { signal }) => {
+          signals.push(signal);
+          return textResult(id);
+        },
+      });
+      const calls = [toolCall("a", "instant"), toolCall("b", "instant"), toolCall("c", "instant")];
+      const outputs: BatchOutput[] = [];
+      executeToolCalls(assistantMessage(calls), calls, {
+        context: { messages: [], tools: [tool] },
+        config: { model: scriptedModel([]) },
+        scheduler: new VirtualTimeScheduler(),
+        cancellation: new LazyAbortController(),
+        abort$: fromAbortSignal(undefined),
+        steering: new MessageQueue(),
+      }).subscribe((output) => outputs.push(output));
+      expect(outputs.at(-1)).toBeInstanceOf(ToolBatchSummary);
+      expect(signals).toHaveLength(3);
+      expect(new Set(signals).size).toBe(1);
+      expect(signals[0]!.aborted).toBe(false);
+    });
+  });
+
   it(
     "times a call out after timeoutMs: its signal fires and its result says it timed out",
     marbles((m) => {
@@ -381,6 +564,34 @@ describe("executeToolCalls", () => {
       m.expect(colds.b!).toHaveSubscriptions("^ 9ms !");
       m.expect(colds.c!).toHaveSubscriptions("^ 14ms !");
       m.flush();
+      // The three calls started together with one deadline: they share one signal (call-signal-group.ts),
+      // which b, finished at 10, keeps.
+      expect(signals.a).toBe(signals.b);
+      expect(signals.c).toBe(signals.b);
+      expect([signals.a!.aborted, signals.b!.aborted, signals.c!.aborted]).toStrictEqual([true, true, true]);
+    }),
+  );
+
+  it(
+    "abort mid-batch with a cancellations source: each call has its own signal, and b's, finished at 10, does not fire",
+    marbles((m) => {
+      const aborted = "Tool execution was aborted.";
+      const { colds, signals, controller, batch$, events: e } = setup(m, { config: { cancellations: m.hot("") } });
+      m.scheduler.schedule(() => controller.abort(), 15);
+      const [ra, rb, rc] = [e.result("a", 15, aborted), e.result("b", 10), e.result("c", 15, aborted)];
+      const expected: BatchOutput[] = [
+        e.start("a"), e.start("b"), e.start("c"),
+        e.end("b"),
+        e.end("a", errorResult(aborted), true), ...announce(ra), ...announce(rb),
+        e.end("c", errorResult(aborted), true), ...announce(rc),
+        new ToolBatchSummary([ra, rb, rc], false),
+      ];
+      m.expect(batch$).toBeObservable("(abc) 5ms d 4ms (efghijklm|)", lettered(expected));
+      m.expect(colds.a!).toHaveSubscriptions("^ 14ms !");
+      m.expect(colds.b!).toHaveSubscriptions("^ 9ms !");
+      m.expect(colds.c!).toHaveSubscriptions("^ 14ms !");
+      m.flush();
+      expect(new Set([signals.a, signals.b, signals.c]).size).toBe(3);
       expect([signals.a!.aborted, signals.b!.aborted, signals.c!.aborted]).toStrictEqual([true, false, true]);
     }),
   );
@@ -395,7 +606,8 @@ describe("executeToolCalls", () => {
       m.expect(colds.b!).toHaveSubscriptions("^ 9ms !");
       m.expect(colds.c!).toHaveSubscriptions("^ 14ms !");
       m.flush();
-      expect([signals.a!.aborted, signals.b!.aborted, signals.c!.aborted]).toStrictEqual([true, false, true]);
+      // One shared signal (started together, one deadline): it fires as a and c are torn down.
+      expect([signals.a!.aborted, signals.b!.aborted, signals.c!.aborted]).toStrictEqual([true, true, true]);
     }),
   );
 
