@@ -1,4 +1,4 @@
-import { concatMap, from, mergeMap, NEVER, Observable, of, Subject, Subscription, type SchedulerLike } from "rxjs";
+import { concat, concatMap, from, mergeMap, NEVER, Observable, of, Subject, Subscription, type SchedulerLike } from "rxjs";
 import { errorText } from "../errors.js";
 import type { AgentContext, AgentEvent, AgentLoopConfig, AssistantMessage, DrainableQueue, ToolCall, ToolCallCancellation, ToolCallDecision, ToolResultMessage } from "../types.js";
 import type { Cancellation } from "../streams/lazy-abort-controller.js";
@@ -9,7 +9,7 @@ import { CallCancellations } from "./call-cancellations.js";
 import { forwardingObserver } from "./forwarding-observer.js";
 import { mergeMapCapped } from "./merge-map-capped.js";
 import { prepareToolCall, prepareToolCalls } from "./prepare-tool-call.js";
-import { runAllToolCalls } from "./run-all-tool-calls.js";
+import { ResultSlot } from "./result-slot.js";
 import { runToolCall } from "./run-tool-call.js";
 import { ToolDeadlines } from "./tool-deadlines.js";
 import { toolResultMessage } from "./tool-result-message.js";
@@ -89,39 +89,14 @@ export function executeToolCalls(
       }
     }
 
+    const slots = toolCalls.map(() => new ResultSlot());
     const results: ToolResultMessage[] = [];
     const terminates: boolean[] = [];
-    // The ordered hand-back: results[0..announcedResults) have had their message events. Why a
-    // loop and not `concatMap` over one Observable slot per call: the slot and its inner
-    // subscription were two objects and a subscribe/unsubscribe per call on the path bench W2
-    // measures (see the commit that made it).
-    let announcedResults = 0;
-    let arrivalsDone = arrivals === undefined;
-    let resultsDone = false;
-    // A result filled while one is being announced (a listener that aborts as it hears
-    // `message_start` stops the running calls) waits for this loop: messages never interleave.
-    let announcing = false;
-    const announceReady = () => {
-      if (announcing) return;
-      announcing = true;
-      try {
-        while (results[announcedResults] !== undefined && !subscriber.closed) {
-          const message = results[announcedResults++]!;
-          subscriber.next({ type: "message_start", message });
-          subscriber.next({ type: "message_end", message });
-        }
-      } finally {
-        announcing = false;
-      }
-      if (!resultsDone && arrivalsDone && announcedResults === toolCalls.length && !subscriber.closed) {
-        resultsDone = true;
-        completeOne();
-      }
-    };
     const fill = (finalized: FinalizedToolCall) => {
       terminates[finalized.index] = finalized.result.terminate === true;
-      results[finalized.index] = toolResultMessage(finalized, scheduler.now());
-      if (finalized.index === announcedResults) announceReady();
+      const message = toolResultMessage(finalized, scheduler.now());
+      results[finalized.index] = message;
+      slots[finalized.index]!.fill(message);
     };
     // How many calls have been announced (`tool_execution_start`): only those may be settled by a cancel.
     let announced = 0;
@@ -166,7 +141,12 @@ export function executeToolCalls(
       config.toolExecution === "sequential" ||
       toolCalls.some((call) => context.tools?.some((tool) => tool.name === call.name && tool.executionMode === "sequential"));
     // Eager execution only: the batch grows as calls arrive (see the doc comment).
-    const grown = arrivals ? new Subject<void>() : undefined;
+    let grown: Subject<void> | undefined;
+    let arrivedSlots: Subject<ResultSlot> | undefined;
+    if (arrivals) {
+      grown = new Subject<void>();
+      arrivedSlots = new Subject<ResultSlot>();
+    }
     const processed$: Observable<AgentEvent | FinalizedToolCall> = sequential
       ? from(toolCalls).pipe(
           concatMap((toolCall, index) =>
@@ -181,9 +161,9 @@ export function executeToolCalls(
       : approvals
         ? prepareToolCalls(toolCalls, batch, passOn, grown).pipe(
             mergeMap((prepared) => awaitApproval(prepared, batch, approvals, passOn)),
-            fanOut(runCall, batch, config.maxConcurrency ?? Infinity, context, slotWaits),
+            fanOut(runCall, config.maxConcurrency ?? Infinity, context, slotWaits),
           )
-        : prepareToolCalls(toolCalls, batch, passOn, grown).pipe(fanOut(runCall, batch, config.maxConcurrency ?? Infinity, context, slotWaits));
+        : prepareToolCalls(toolCalls, batch, passOn, grown).pipe(fanOut(runCall, config.maxConcurrency ?? Infinity, context, slotWaits));
     // The batch ends when both the ordered results and the processing have completed.
     let running = 2;
     const completeOne = () => {
@@ -192,8 +172,12 @@ export function executeToolCalls(
       subscriber.next(new ToolBatchSummary(results, terminates.length > 0 && terminates.every(Boolean), failure));
       subscriber.complete();
     };
-    // A batch with no calls (an eager one before its first arrival completes at once) has its results done.
-    announceReady();
+    const orderedSlots$ = arrivedSlots ? concat(from(slots), arrivedSlots) : from(slots);
+    subscription.add(
+      orderedSlots$
+        .pipe(concatMap((slot) => slot))
+        .subscribe(forwardingObserver(subscriber, { next: (event: AgentEvent) => subscriber.next(event), complete: completeOne })),
+    );
     if (config.cancellations && cancellations) {
       const batchCancellations = cancellations;
       // A source that fails only stops bringing cancels: the calls have nothing to do with it.
@@ -210,17 +194,22 @@ export function executeToolCalls(
       subscription.add(config.approvals.subscribe(observer));
     }
     subscription.add(processed$.subscribe(forwardingObserver(subscriber, { next: passOn, complete: completeOne })));
-    if (arrivals && grown) {
-      const batchGrown = grown;
+    if (arrivals && grown && arrivedSlots) {
+      const [batchGrown, batchSlots] = [grown, arrivedSlots];
       const observer = forwardingObserver(subscriber, {
         next: (arrival: ToolCallArrival) => {
           batch.assistantMessage = arrival.message;
-          toolCalls.push(...arrival.toolCalls);
+          for (const toolCall of arrival.toolCalls) {
+            toolCalls.push(toolCall);
+            const slot = new ResultSlot();
+            slots.push(slot);
+            batchSlots.next(slot);
+          }
+          // The slots exist before preparation resumes: a call may be settled synchronously.
           batchGrown.next();
         },
         complete: () => {
-          arrivalsDone = true;
-          announceReady();
+          batchSlots.complete();
           batchGrown.complete();
         },
       });
@@ -233,7 +222,6 @@ export function executeToolCalls(
 /** The calls' fan-out; with a limit, a call that waits for its slot says so (`announceSlotWaits`). */
 function fanOut(
   runCall: (prepared: PreparedToolCall) => Observable<AgentEvent | FinalizedToolCall>,
-  batch: ToolBatch,
   limit: number,
   context: AgentContext,
   slotWaits: SlotWaits,
@@ -241,7 +229,7 @@ function fanOut(
   const capped = context.tools?.some((tool) => tool.concurrency !== undefined) ?? false;
   if (!capped) {
     // Without a limit no call waits: nothing to announce, and nothing to pay per call.
-    if (limit === Infinity) return batch.config.afterToolCall ? mergeMap(runCall) : runAllToolCalls(batch);
+    if (limit === Infinity) return mergeMap(runCall);
     return announceSlotWaits((project) => mergeMap(project, limit), runCall, slotWaits);
   }
   const capOf = (prepared: PreparedToolCall) => (prepared.tool.concurrency === undefined ? undefined : { key: prepared.tool.name, cap: prepared.tool.concurrency });

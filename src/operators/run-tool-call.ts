@@ -1,4 +1,4 @@
-import { concatMap, isObservable, Observable, of, type Subscription, type Unsubscribable } from "rxjs";
+import { concatMap, isObservable, Observable, of, type Subscriber, type Subscription } from "rxjs";
 import { errorText } from "../errors.js";
 import { errorResult, isToolResult } from "../tools/tool-results.js";
 import type { AgentEvent, AgentToolResult, ToolExecutionContext } from "../types.js";
@@ -35,76 +35,61 @@ export function runToolCall(prepared: PreparedToolCall, batch: ToolBatch): Obser
 }
 
 function executeTool(prepared: PreparedToolCall, batch: ToolBatch): Observable<AgentEvent | FinalizedToolCall> {
-  return new Observable<AgentEvent | FinalizedToolCall>((subscriber) => startToolCall(prepared, batch, subscriber)?.teardownLogic());
-}
-
-/** Where a call reports: its Observable's subscriber, or the batch's fan-out (run-all-tool-calls.ts). */
-export interface CallOutput {
-  readonly closed: boolean;
-  next(output: AgentEvent | FinalizedToolCall): void;
-  /** The call has ended (`execution`, once it started): nothing more comes from it. */
-  complete(execution?: ToolExecution): void;
-}
-
-/**
- * Starts one prepared call that reports to `output` (see `runToolCall`), and returns its
- * execution, to be torn down (`tearDown`) if the call must stop before it ends; `undefined` for
- * a call cancelled before its start, which only completes `output`.
- */
-export function startToolCall(prepared: PreparedToolCall, batch: ToolBatch, callOutput: CallOutput): ToolExecution | undefined {
   const { toolCall, tool, args } = prepared;
-  if (batch.cancellations?.messageFor(toolCall.id) !== undefined) {
-    callOutput.complete();
-    return undefined;
-  }
-  const execution = new ToolExecution(prepared, callOutput, batch);
-  const interruptedBefore = batch.interruption.reason;
-  if (interruptedBefore !== undefined) {
-    execution.stop(interruptedBefore, true);
-    return execution;
-  }
-  let output: unknown;
-  execution.starting = true;
-  try {
-    output = tool.execute(toolCall.id, args as never, execution);
-  } catch (error) {
-    execution.failWithError(error);
-  }
-  execution.starting = false;
-  if (execution.settled) return execution;
-  if (!isObservable(output) && !isPromiseLike(output)) {
-    // An interruption that came while the tool ran wins over what it returned, as it would
-    // over a Promise's value.
-    const interruptedMeanwhile = batch.interruption.reason;
-    if (interruptedMeanwhile !== undefined) execution.stop(interruptedMeanwhile, true);
-    else execution.finishWithValue(output, true);
-    return execution;
-  }
-  // Listening only now: a tool that answered synchronously never needs it, and one that is
-  // interrupted while it ran hears it at once (the interruption replays its reason).
-  execution.listenTo(batch.interruption, batch.cancellations);
-  if (execution.settled) return execution;
-  // Armed only now, for the same reason: a plain synchronous tool costs no timer. The limit
-  // counts from the call's start all the same, since no virtual time passed while it ran.
-  const timeoutMs = toolTimeoutMs(prepared, batch.config);
-  if (timeoutMs !== undefined) execution.limitTo(timeoutMs, batch.deadlines);
-  if (isObservable(output)) {
-    // Typed by ToolExecuteResult; the last value is checked by finishWithValue like any result.
-    execution.addTeardown(subscribeToOutput(output as Observable<AgentToolResult>, batch, execution));
-  } else if (isPromiseLike(output)) {
-    // Why `then` and not `from`: a Promise cannot be cancelled, so a subscription would only
-    // cost; a value or failure that comes after the call ended is ignored by `settle`.
-    // A thenable's own `then` may throw: that is the tool's failure, not the batch's.
+  return new Observable<AgentEvent | FinalizedToolCall>((subscriber) => {
+    if (batch.cancellations?.messageFor(toolCall.id) !== undefined) {
+      subscriber.complete();
+      return undefined;
+    }
+    const execution = new ToolExecution(prepared, subscriber, batch);
+    const interruptedBefore = batch.interruption.reason;
+    if (interruptedBefore !== undefined) {
+      execution.stop(interruptedBefore, true);
+      return undefined;
+    }
+    let output: unknown;
+    execution.starting = true;
     try {
-      output.then(
-        (value) => execution.finishWithValue(value, true),
-        (error: unknown) => execution.failWithError(error),
-      );
+      output = tool.execute(toolCall.id, args as never, execution);
     } catch (error) {
       execution.failWithError(error);
     }
-  }
-  return execution;
+    execution.starting = false;
+    if (execution.settled) return execution.teardownLogic();
+    if (!isObservable(output) && !isPromiseLike(output)) {
+      // An interruption that came while the tool ran wins over what it returned, as it would
+      // over a Promise's value.
+      const interruptedMeanwhile = batch.interruption.reason;
+      if (interruptedMeanwhile !== undefined) execution.stop(interruptedMeanwhile, true);
+      else execution.finishWithValue(output, true);
+      return execution.teardownLogic();
+    }
+    // Listening only now: a tool that answered synchronously never needs it, and one that is
+    // interrupted while it ran hears it at once (the interruption replays its reason).
+    execution.listenTo(batch.interruption, batch.cancellations);
+    if (execution.settled) return execution.teardownLogic();
+    // Armed only now, for the same reason: a plain synchronous tool costs no timer. The limit
+    // counts from the call's start all the same, since no virtual time passed while it ran.
+    const timeoutMs = toolTimeoutMs(prepared, batch.config);
+    if (timeoutMs !== undefined) execution.limitTo(timeoutMs, batch.deadlines);
+    if (isObservable(output)) {
+      // Typed by ToolExecuteResult; the last value is checked by finishWithValue like any result.
+      execution.addTeardown(subscribeToOutput(output as Observable<AgentToolResult>, batch, execution));
+    } else if (isPromiseLike(output)) {
+      // Why `then` and not `from`: a Promise cannot be cancelled, so a subscription would only
+      // cost; a value or failure that comes after the call ended is ignored by `settle`.
+      // A thenable's own `then` may throw: that is the tool's failure, not the batch's.
+      try {
+        output.then(
+          (value) => execution.finishWithValue(value, true),
+          (error: unknown) => execution.failWithError(error),
+        );
+      } catch (error) {
+        execution.failWithError(error);
+      }
+    }
+    return execution.teardownLogic();
+  });
 }
 
 /**
@@ -114,7 +99,7 @@ export function startToolCall(prepared: PreparedToolCall, batch: ToolBatch, call
  * measures this path: 3.5 µs per call against the reference's 8.9 µs (bench/README.md, run of
  * 2026-11-30 01:22); no figure was kept for the closures it replaced.
  */
-export class ToolExecution implements ToolExecutionContext, InterruptionListener, CancellationListener, DeadlineListener {
+class ToolExecution implements ToolExecutionContext, InterruptionListener, CancellationListener, DeadlineListener {
   settled = false;
   /** True while the tool's `execute` runs (the synchronous part of the call). */
   starting = false;
@@ -133,7 +118,7 @@ export class ToolExecution implements ToolExecutionContext, InterruptionListener
 
   constructor(
     private readonly prepared: PreparedToolCall,
-    private readonly output: CallOutput,
+    private readonly subscriber: Subscriber<AgentEvent | FinalizedToolCall>,
     private readonly batch: ToolBatch,
   ) {}
 
@@ -170,7 +155,7 @@ export class ToolExecution implements ToolExecutionContext, InterruptionListener
   report(partialResult: AgentToolResult): void {
     if (this.settled) return;
     const { toolCall } = this.prepared;
-    this.output.next({
+    this.subscriber.next({
       type: "tool_execution_update",
       toolCallId: toolCall.id,
       toolName: toolCall.name,
@@ -181,11 +166,11 @@ export class ToolExecution implements ToolExecutionContext, InterruptionListener
 
   /** The one settlement of the call: its `FinalizedToolCall`; anything after it is ignored. */
   settle(result: AgentToolResult, isError: boolean, interrupted = false): void {
-    if (this.settled || this.output.closed) return;
+    if (this.settled || this.subscriber.closed) return;
     this.settled = true;
     const { index, toolCall } = this.prepared;
-    this.output.next(new FinalizedToolCall(index, toolCall, result, isError, interrupted));
-    this.output.complete(this);
+    this.subscriber.next(new FinalizedToolCall(index, toolCall, result, isError, interrupted));
+    this.subscriber.complete();
   }
 
   /** Finishes with what the tool returned, or with an error saying it was not a result. */
@@ -214,13 +199,10 @@ export class ToolExecution implements ToolExecutionContext, InterruptionListener
   }
 
   /** What the call's subscription must do when it ends: nothing for a call settled with nothing to release. */
-  teardownLogic(): Unsubscribable | undefined {
-    return this.settled && this.teardowns === undefined && this.interruption === undefined && this.deadlines === undefined ? undefined : this;
-  }
-
-  /** The teardown of the call's subscription (rxjs takes the execution itself, one closure fewer per call). */
-  unsubscribe(): void {
-    this.tearDown();
+  teardownLogic(): (() => void) | undefined {
+    return this.settled && this.teardowns === undefined && this.interruption === undefined && this.deadlines === undefined
+      ? undefined
+      : () => this.tearDown();
   }
 
   /** Stops the call with a timeout error once `timeoutMs` have passed (the batch's one timer, tool-deadlines.ts). */
@@ -253,14 +235,11 @@ export class ToolExecution implements ToolExecutionContext, InterruptionListener
     this.settle(errorResult(message), true, true);
   }
 
-  /** Releases what the call holds and, unless it has settled, stops it; a second call does nothing more. */
   tearDown(): void {
     this.interruption?.stopListening(this);
     this.cancellations?.stopListening(this.prepared.toolCall.id, this);
     this.deadlines?.remove(this);
-    const teardowns = this.teardowns;
-    this.interruption = this.cancellations = this.deadlines = this.teardowns = undefined;
-    for (const teardown of teardowns ?? []) {
+    for (const teardown of this.teardowns ?? []) {
       if (typeof teardown === "function") teardown();
       else teardown.unsubscribe();
     }

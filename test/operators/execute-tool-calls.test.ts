@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { map, type Observable, VirtualTimeScheduler } from "rxjs";
+import { map, type Observable, queueScheduler } from "rxjs";
 import type { Context } from "rxjs-marbles";
 import { describe, expect, it } from "vitest";
 import { executeToolCalls } from "../../src/operators/execute-tool-calls.js";
@@ -452,7 +452,6 @@ describe("executeToolCalls", () => {
       }),
     );
 
-    // A virtual clock: with a real one the calls could straddle a millisecond and have different deadlines.
     it("calls answering at once that read their signal share one, which never fires", () => {
       const signals: AbortSignal[] = [];
       const tool = defineTool({
@@ -469,7 +468,7 @@ describe("executeToolCalls", () => {
       executeToolCalls(assistantMessage(calls), calls, {
         context: { messages: [], tools: [tool] },
         config: { model: scriptedModel([]) },
-        scheduler: new VirtualTimeScheduler(),
+        scheduler: queueScheduler,
         cancellation: new LazyAbortController(),
         abort$: fromAbortSignal(undefined),
         steering: new MessageQueue(),
