@@ -1,6 +1,6 @@
 import { type Observable, ReplaySubject, Subject, Subscription } from "rxjs";
-import { isAssistantMessage, isFailedMessage, toolCallsOf } from "../types/messages.js";
-import type { AgentEvent, AgentMessage, AgentState, ToolCallCancellation, ToolCallDecision } from "../types.js";
+import { InvalidStateError } from "../errors.js";
+import type { AgentEvent, AgentMessage, ToolCallCancellation, ToolCallDecision } from "../types.js";
 import { lendTranscript } from "./checked-transcripts.js";
 
 /** The run an `Agent` has going: how to stop it, what it emitted, and what it is told. */
@@ -47,7 +47,8 @@ export interface RunOwner<TOutput> {
 /**
  * Subscribes `run` to its loop, which works on the agent's `transcript` itself (lent to it,
  * checked-transcripts.ts; `owner.apply` appends each message as it ends). Each event goes to the
- * owner, then to the run's `events`; the run's Subjects complete with the loop.
+ * owner, then to the run's `events`; the run's Subjects complete with the loop. The run notes
+ * which call started last before the owner hears of it (`isUnfinishedToolCall`, run-requests.ts).
  */
 export function subscribeRun<TOutput>(run: ActiveRun<TOutput>, loop: Observable<AgentEvent>, transcript: readonly AgentMessage[], owner: RunOwner<TOutput>): void {
   const { events, cancellations, approvals } = run;
@@ -58,6 +59,7 @@ export function subscribeRun<TOutput>(run: ActiveRun<TOutput>, loop: Observable<
         // The loop runs with the agent's `output` schema, so its agent_end carries that output type.
         const event = loopEvent as AgentEvent<unknown, TOutput>;
         if (!owner.isCurrent()) return;
+        if (event.type === "tool_execution_start") run.lastStartedToolCall = event.toolCallId;
         owner.apply(event);
         events.next(event);
       },
@@ -78,19 +80,21 @@ export function subscribeRun<TOutput>(run: ActiveRun<TOutput>, loop: Observable<
   }
 }
 
-/** Running or waiting (started, not ended), or a call of the current assistant message not started yet. */
-export function isUnfinishedToolCall(state: AgentState, run: Pick<ActiveRun<unknown>, "lastStartedToolCall">, toolCallId: string): boolean {
-  if (state.pendingToolCalls.includes(toolCallId) || isAwaitingApproval(state, toolCallId)) return true;
-  const { messages } = state;
-  let index = messages.length - 1;
-  while (index >= 0 && !isAssistantMessage(messages[index]!)) index--;
-  const assistant = messages[index];
-  if (assistant === undefined || !isAssistantMessage(assistant) || isFailedMessage(assistant) || assistant.stopReason === "length") return false;
-  const calls = toolCallsOf(assistant);
-  const started = run.lastStartedToolCall === undefined ? -1 : calls.findIndex((call) => call.id === run.lastStartedToolCall);
-  return calls.findIndex((call) => call.id === toolCallId) > started;
+/** Stops `run` at once, without its `agent_end` (`Agent.reset`, `Agent.dispose`): its subscribers complete. */
+export function tearDownRun<TOutput>(run: ActiveRun<TOutput>): void {
+  run.subscription.unsubscribe();
+  run.events.complete();
 }
 
-export function isAwaitingApproval(state: AgentState, toolCallId: string): boolean {
-  return state.pendingApprovals.some((pending) => pending.toolCallId === toolCallId);
+/**
+ * One run at a time: `prompt` and `continue` start one only while `run` is undefined.
+ *
+ * Contract: throws an `InvalidStateError` naming `action` while a run is active.
+ */
+export function assertNoActiveRun<TOutput>(run: ActiveRun<TOutput> | undefined, action: string): void {
+  if (run) {
+    throw new InvalidStateError(
+      `Cannot ${action} while the agent is running. Use steer() to redirect it now, or followUp() to queue a message for when it finishes.`,
+    );
+  }
 }
