@@ -14,7 +14,7 @@ import type {
   ToolResultMessage,
   TranscriptStore,
 } from "../types.js";
-import { type ActiveRun, assertNoActiveRun, newActiveRun, subscribeRun, tearDownRun } from "./active-run.js";
+import { type ActiveRun, assertNoActiveRun, newActiveRun, tearDownRun } from "./active-run.js";
 import { type AgentOptions, runConfig, runContext, schedulerOf } from "./agent-options.js";
 import { firstIdle, messagesAtEnd } from "./agent-promises.js";
 import { agentLoop, agentLoopContinue, agentLoopReopened } from "./agent-loop.js";
@@ -24,10 +24,11 @@ import { checkConfig } from "./check-config.js";
 import { continueInput } from "./continue-input.js";
 import { OnDemandSubject, OnDemandValue } from "./on-demand-subject.js";
 import { toMessages } from "./prompt-input.js";
-import { freshAgentState, publishRunEvent } from "./published-state.js";
+import { freshAgentState, patchState } from "./published-state.js";
 import { reopenedApprovals, reopenedResults, reopenedToolCalls } from "./reopened-tool-calls.js";
 import { requestCancel, requestDecision } from "./run-requests.js";
-import { warn, writeToStore } from "./store-writer.js";
+import { warn } from "./store-writer.js";
+import { subscribeRun } from "./subscribe-run.js";
 
 export type { AgentOptions } from "./agent-options.js";
 
@@ -69,7 +70,7 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
   }
 
   private get queues(): AgentQueues {
-    return (this.queuesValue ??= new AgentQueues((counts: QueueCounts) => this.patchState(counts)));
+    return (this.queuesValue ??= new AgentQueues((counts: QueueCounts) => patchState(this.stateValue, counts)));
   }
 
   /** Push a message here (or call `steer`) to redirect the agent before its next model call. */
@@ -109,7 +110,7 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     const stored = store.loadTranscript ? await store.loadTranscript() : { messages: await store.load(), records: [] };
     const agent = new Agent({ ...options, messages: stored.messages });
     const reopened = reopenedToolCalls(agent.state.messages, stored.records, agent.now(), (message) => warn(options.onWarning, message));
-    if (reopened && reopenedApprovals(reopened).length > 0) agent.startRun((config) => agentLoopReopened(reopened, agent.context(), config));
+    if (reopened && reopenedApprovals(reopened).length > 0) agent.startRun((config, context) => agentLoopReopened(reopened, context, config));
     else agent.storedResults = reopened && reopenedResults(reopened);
     return agent;
   }
@@ -162,7 +163,7 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     assertNoActiveRun(this.activeRun, "prompt");
     const prompts = toMessages(input, this.now());
     const stored = this.takeStoredResults();
-    return this.startRun((config) => agentLoop(stored ? [...stored, ...prompts] : prompts, this.context(), config));
+    return this.startRun((config, context) => agentLoop(stored ? [...stored, ...prompts] : prompts, context, config));
   }
 
   /**
@@ -182,16 +183,16 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
   /**
    * Resumes from the transcript. A transcript that ends in tool calls without results (a crash
    * during tool execution) is repaired first: each missing result becomes an error result, or
-   * the result the store kept for it (`Agent.open`). One
-   * that ends with an assistant message runs the queued messages instead.
+   * the result the store kept for it (`Agent.open`). One that ends with an assistant message runs
+   * the queued messages instead.
    *
    * Contract: throws an `InvalidStateError` while running, or when there is nothing to do.
    */
   continue(): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
     assertNoActiveRun(this.activeRun, "continue");
     const input = continueInput(this.state.messages, this.takeStoredResults(), () => this.queuesValue?.takeForContinue(this.steeringMode, this.followUpMode) ?? [], this.now());
-    if (input.type === "transcript") return this.startRun((config) => agentLoopContinue(this.context(), config));
-    return this.startRun((config) => agentLoop(input.messages, this.context(), config));
+    if (input.type === "transcript") return this.startRun((config, context) => agentLoopContinue(context, config));
+    return this.startRun((config, context) => agentLoop(input.messages, context, config));
   }
 
   /** Queues a message injected before the next model call of the active (or next) run. */
@@ -283,44 +284,26 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     if (run) tearDownRun(run);
   }
 
-  private startRun(createLoop: (config: AgentLoopConfig) => Observable<AgentEvent>): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
+  private startRun(createLoop: (config: AgentLoopConfig, context: AgentContext) => Observable<AgentEvent>): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
     const run = newActiveRun<OutputOf<TOutputSchema>>();
     this.activeRun = run;
     const config = runConfig(this.options, run, this, () => this.queuesValue, () => this.queues);
-    subscribeRun(run, createLoop(config), this.state.messages, {
+    subscribeRun(run, createLoop(config, runContext(this.options, this.state.messages)), this.state.messages, {
+      options: () => this.options,
+      state: this.stateValue,
+      events: this.eventStream,
       isCurrent: () => this.activeRun === run,
-      apply: (event) => this.apply(event, run),
-      fail: () => {
+      release: () => {
         if (this.activeRun === run) this.activeRun = undefined;
-        this.patchState({ isStreaming: false });
       },
     });
     return run.events.asObservable();
-  }
-
-  /** Takes in an event of the active run: the store, the state, `events$`. */
-  private apply(event: AgentEvent<unknown, OutputOf<TOutputSchema>>, run: ActiveRun<OutputOf<TOutputSchema>>): void {
-    const store = this.options.store;
-    if (store) writeToStore(store, event, run, schedulerOf(this.options), this.options.onWarning);
-    if (event.type === "agent_end" && this.activeRun === run) {
-      // Idle before anyone hears agent_end, so a listener may prompt again at once.
-      this.activeRun = undefined;
-    }
-    publishRunEvent(event, this.stateValue, this.eventStream);
   }
 
   private takeStoredResults(): ToolResultMessage[] | undefined {
     const stored = this.storedResults;
     this.storedResults = undefined;
     return stored;
-  }
-
-  private context(): AgentContext {
-    return runContext(this.options, this.state.messages);
-  }
-
-  private patchState(patch: Partial<AgentState>): void {
-    this.stateValue.next({ ...this.stateValue.value, ...patch });
   }
 
   private now(): number {

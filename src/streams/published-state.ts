@@ -24,3 +24,8 @@ export function publishRunEvent<TEvent extends AgentEvent>(event: TEvent, state:
   if (next !== state.value) state.next(next);
   events.next(event);
 }
+
+/** Publishes `state` changed by `patch`: a change that no event makes (queue counts, a loop that failed). */
+export function patchState(state: OnDemandValue<AgentState>, patch: Partial<AgentState>): void {
+  state.next({ ...state.value, ...patch });
+}
