@@ -20,7 +20,7 @@ export interface ActiveRun<TOutput> {
   recordsResults: boolean;
 }
 
-/** A run that has not subscribed to its loop yet. */
+/** A run that has not subscribed to its loop yet (subscribe-run.ts). */
 export function newActiveRun<TOutput>(): ActiveRun<TOutput> {
   return {
     controller: new AbortController(),

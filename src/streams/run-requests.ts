@@ -42,6 +42,7 @@ function isUnfinishedToolCall(state: AgentState, run: Pick<ActiveRun<unknown>, "
   return calls.findIndex((call) => call.id === toolCallId) > started;
 }
 
+/** Waits for approval now (in `state.pendingApprovals`). */
 function isAwaitingApproval(state: AgentState, toolCallId: string): boolean {
   return state.pendingApprovals.some((pending) => pending.toolCallId === toolCallId);
 }
