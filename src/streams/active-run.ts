@@ -1,7 +1,6 @@
-import { type Observable, ReplaySubject, Subject, Subscription } from "rxjs";
-import { isAssistantMessage, isFailedMessage, toolCallsOf } from "../types/messages.js";
-import type { AgentEvent, AgentMessage, AgentState, ToolCallCancellation, ToolCallDecision } from "../types.js";
-import { lendTranscript } from "./checked-transcripts.js";
+import { ReplaySubject, Subject, Subscription } from "rxjs";
+import { InvalidStateError } from "../errors.js";
+import type { AgentEvent, ToolCallCancellation, ToolCallDecision } from "../types.js";
 
 /** The run an `Agent` has going: how to stop it, what it emitted, and what it is told. */
 export interface ActiveRun<TOutput> {
@@ -21,7 +20,7 @@ export interface ActiveRun<TOutput> {
   recordsResults: boolean;
 }
 
-/** A run that has not subscribed to its loop yet. */
+/** A run that has not subscribed to its loop yet (subscribe-run.ts). */
 export function newActiveRun<TOutput>(): ActiveRun<TOutput> {
   return {
     controller: new AbortController(),
@@ -34,63 +33,21 @@ export function newActiveRun<TOutput>(): ActiveRun<TOutput> {
   };
 }
 
-/** What the agent does with its run's loop. */
-export interface RunOwner<TOutput> {
-  /** False once the agent let go of the run (agent_end, reset, dispose): its events are dropped then. */
-  isCurrent(): boolean;
-  /** Takes in an event before the run's subscribers hear it. */
-  apply(event: AgentEvent<unknown, TOutput>): void;
-  /** The loop failed (an error it could not turn into data). */
-  fail(error: unknown): void;
+/** Stops `run` at once, without its `agent_end` (`Agent.reset`, `Agent.dispose`): its subscribers complete. */
+export function tearDownRun<TOutput>(run: ActiveRun<TOutput>): void {
+  run.subscription.unsubscribe();
+  run.events.complete();
 }
 
 /**
- * Subscribes `run` to its loop, which works on the agent's `transcript` itself (lent to it,
- * checked-transcripts.ts; `owner.apply` appends each message as it ends). Each event goes to the
- * owner, then to the run's `events`; the run's Subjects complete with the loop.
+ * One run at a time: `prompt` and `continue` start one only while `run` is undefined.
+ *
+ * Contract: throws an `InvalidStateError` naming `action` while a run is active.
  */
-export function subscribeRun<TOutput>(run: ActiveRun<TOutput>, loop: Observable<AgentEvent>, transcript: readonly AgentMessage[], owner: RunOwner<TOutput>): void {
-  const { events, cancellations, approvals } = run;
-  lendTranscript(transcript);
-  try {
-    const subscription = loop.subscribe({
-      next: (loopEvent) => {
-        // The loop runs with the agent's `output` schema, so its agent_end carries that output type.
-        const event = loopEvent as AgentEvent<unknown, TOutput>;
-        if (!owner.isCurrent()) return;
-        owner.apply(event);
-        events.next(event);
-      },
-      error: (error: unknown) => {
-        owner.fail(error);
-        events.error(error);
-      },
-      complete: () => {
-        cancellations.complete();
-        approvals.complete();
-        events.complete();
-      },
-    });
-    run.subscription.add(subscription);
-  } finally {
-    // Taken back if the loop did not take it (it takes it as it is subscribed).
-    lendTranscript(undefined);
+export function assertNoActiveRun<TOutput>(run: ActiveRun<TOutput> | undefined, action: string): void {
+  if (run) {
+    throw new InvalidStateError(
+      `Cannot ${action} while the agent is running. Use steer() to redirect it now, or followUp() to queue a message for when it finishes.`,
+    );
   }
-}
-
-/** Running or waiting (started, not ended), or a call of the current assistant message not started yet. */
-export function isUnfinishedToolCall(state: AgentState, run: Pick<ActiveRun<unknown>, "lastStartedToolCall">, toolCallId: string): boolean {
-  if (state.pendingToolCalls.includes(toolCallId) || isAwaitingApproval(state, toolCallId)) return true;
-  const { messages } = state;
-  let index = messages.length - 1;
-  while (index >= 0 && !isAssistantMessage(messages[index]!)) index--;
-  const assistant = messages[index];
-  if (assistant === undefined || !isAssistantMessage(assistant) || isFailedMessage(assistant) || assistant.stopReason === "length") return false;
-  const calls = toolCallsOf(assistant);
-  const started = run.lastStartedToolCall === undefined ? -1 : calls.findIndex((call) => call.id === run.lastStartedToolCall);
-  return calls.findIndex((call) => call.id === toolCallId) > started;
-}
-
-export function isAwaitingApproval(state: AgentState, toolCallId: string): boolean {
-  return state.pendingApprovals.some((pending) => pending.toolCallId === toolCallId);
 }

@@ -1,5 +1,4 @@
-import { asyncScheduler, defer, filter, firstValueFrom, map, type Observable, type SchedulerLike, type Subject, throwIfEmpty } from "rxjs";
-import { InvalidStateError } from "../errors.js";
+import type { Observable, Subject } from "rxjs";
 import type {
   AgentContext,
   AgentEvent,
@@ -7,42 +6,31 @@ import type {
   AgentMessage,
   AgentSnapshot,
   AgentState,
-  AgentTool,
   OutputOf,
   OutputSchema,
   PromptInput,
   QueuedMessages,
   QueueMode,
-  ToolCallDecision,
   ToolResultMessage,
-  TranscriptRecord,
   TranscriptStore,
 } from "../types.js";
-import { type ActiveRun, isAwaitingApproval, isUnfinishedToolCall, newActiveRun, subscribeRun } from "./active-run.js";
+import { type ActiveRun, assertNoActiveRun, newActiveRun, tearDownRun } from "./active-run.js";
+import { type AgentOptions, runConfig, runContext, schedulerOf } from "./agent-options.js";
+import { firstIdle, messagesAtEnd } from "./agent-promises.js";
 import { agentLoop, agentLoopContinue, agentLoopReopened } from "./agent-loop.js";
 import { AgentQueues, type QueueCounts } from "./agent-queues.js";
-import { initialAgentState, reduceAgentState } from "./agent-state.js";
+import { snapshotOf, snapshotOptions } from "./agent-snapshot.js";
 import { checkConfig } from "./check-config.js";
 import { continueInput } from "./continue-input.js";
-import { registerGrowingTranscript } from "./checked-transcripts.js";
 import { OnDemandSubject, OnDemandValue } from "./on-demand-subject.js";
 import { toMessages } from "./prompt-input.js";
-import { QueueView } from "./queue-view.js";
-import { reopenedToolCalls } from "./reopened-tool-calls.js";
-import { warn, writeToStore } from "./store-writer.js";
+import { freshAgentState, patchState } from "./published-state.js";
+import { reopenedApprovals, reopenedResults, reopenedToolCalls } from "./reopened-tool-calls.js";
+import { requestCancel, requestDecision } from "./run-requests.js";
+import { warn } from "./store-writer.js";
+import { subscribeRun } from "./subscribe-run.js";
 
-export interface AgentOptions<TOutputSchema extends OutputSchema = OutputSchema> extends Omit<AgentLoopConfig, "steering" | "followUp" | "signal" | "output" | "cancellations" | "approvals"> {
-  /** A structured final answer for every run, in `agent_end.output` (see `AgentLoopConfig.output`). */
-  output?: TOutputSchema;
-  systemPrompt?: string;
-  tools?: AgentTool[];
-  /** The transcript to start from. */
-  messages?: AgentMessage[];
-  /** Every message that ends is appended here. */
-  store?: TranscriptStore;
-  /** Told about problems that must not stop the agent, e.g. a store that failed to write. */
-  onWarning?: (message: string) => void;
-}
+export type { AgentOptions } from "./agent-options.js";
 
 /**
  * A long-lived agent around the loop: it keeps the transcript, owns the steering and follow-up
@@ -78,11 +66,11 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     this.options = options;
     this.steeringMode = options.steeringMode ?? "one-at-a-time";
     this.followUpMode = options.followUpMode ?? "one-at-a-time";
-    this.stateValue = new OnDemandValue(freshState(options.messages ?? []));
+    this.stateValue = new OnDemandValue(freshAgentState(options.messages ?? []));
   }
 
   private get queues(): AgentQueues {
-    return (this.queuesValue ??= new AgentQueues((counts: QueueCounts) => this.patchState(counts)));
+    return (this.queuesValue ??= new AgentQueues((counts: QueueCounts) => patchState(this.stateValue, counts)));
   }
 
   /** Push a message here (or call `steer`) to redirect the agent before its next model call. */
@@ -121,14 +109,15 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     const { store } = options;
     const stored = store.loadTranscript ? await store.loadTranscript() : { messages: await store.load(), records: [] };
     const agent = new Agent({ ...options, messages: stored.messages });
-    agent.reopen(stored.records);
+    const reopened = reopenedToolCalls(agent.state.messages, stored.records, agent.now(), (message) => warn(options.onWarning, message));
+    if (reopened && reopenedApprovals(reopened).length > 0) agent.startRun((config, context) => agentLoopReopened(reopened, context, config));
+    else agent.storedResults = reopened && reopenedResults(reopened);
     return agent;
   }
 
   /** Recreates an agent from `snapshot()`, queued messages included. */
   static fromSnapshot<TOutputSchema extends OutputSchema = OutputSchema>(snapshot: AgentSnapshot, options: AgentOptions<TOutputSchema>): Agent<TOutputSchema> {
-    const systemPrompt = snapshot.systemPrompt ?? options.systemPrompt;
-    const agent = new Agent({ ...options, ...(systemPrompt === undefined ? {} : { systemPrompt }), messages: snapshot.messages });
+    const agent = new Agent(snapshotOptions(snapshot, options));
     for (const message of snapshot.queued.steering) agent.steer(message);
     for (const message of snapshot.queued.followUp) agent.followUp(message);
     return agent;
@@ -171,10 +160,10 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
    * Contract: throws an `InvalidStateError` while a run is active; use `steer` or `followUp`.
    */
   prompt(input: PromptInput): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
-    this.assertIdle("prompt");
+    assertNoActiveRun(this.activeRun, "prompt");
     const prompts = toMessages(input, this.now());
     const stored = this.takeStoredResults();
-    return this.startRun((config) => agentLoop(stored ? [...stored, ...prompts] : prompts, this.context(), config));
+    return this.startRun((config, context) => agentLoop(stored ? [...stored, ...prompts] : prompts, context, config));
   }
 
   /**
@@ -188,28 +177,22 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
    * @example const messages = await agent.run("What is 2 + 3?");
    */
   run(input: PromptInput): Promise<AgentMessage[]> {
-    return firstValueFrom(
-      defer(() => this.prompt(input)).pipe(
-        filter((event) => event.type === "agent_end"),
-        map((event) => event.messages),
-        throwIfEmpty(() => new InvalidStateError("The run was stopped by reset() or dispose() before it ended.")),
-      ),
-    );
+    return messagesAtEnd(() => this.prompt(input));
   }
 
   /**
    * Resumes from the transcript. A transcript that ends in tool calls without results (a crash
    * during tool execution) is repaired first: each missing result becomes an error result, or
-   * the result the store kept for it (`Agent.open`). One
-   * that ends with an assistant message runs the queued messages instead.
+   * the result the store kept for it (`Agent.open`). One that ends with an assistant message runs
+   * the queued messages instead.
    *
    * Contract: throws an `InvalidStateError` while running, or when there is nothing to do.
    */
   continue(): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
-    this.assertIdle("continue");
+    assertNoActiveRun(this.activeRun, "continue");
     const input = continueInput(this.state.messages, this.takeStoredResults(), () => this.queuesValue?.takeForContinue(this.steeringMode, this.followUpMode) ?? [], this.now());
-    if (input.type === "transcript") return this.startRun((config) => agentLoopContinue(this.context(), config));
-    return this.startRun((config) => agentLoop(input.messages, this.context(), config));
+    if (input.type === "transcript") return this.startRun((config, context) => agentLoopContinue(context, config));
+    return this.startRun((config, context) => agentLoop(input.messages, context, config));
   }
 
   /** Queues a message injected before the next model call of the active (or next) run. */
@@ -246,11 +229,7 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
    * assistant message that has not finished (running, waiting, or not started yet).
    */
   cancelToolCall(toolCallId: string, reason?: string): void {
-    const run = this.activeRun;
-    if (!run || !isUnfinishedToolCall(this.state, run, toolCallId)) {
-      throw new InvalidStateError(`Cannot cancel tool call "${String(toolCallId)}": no unfinished tool call of the running agent has that id.`);
-    }
-    run.cancellations.next(reason === undefined ? { toolCallId } : { toolCallId, reason });
+    requestCancel(this.activeRun, this.state, toolCallId, reason);
   }
 
   /**
@@ -259,7 +238,7 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
    * Contract: throws an `InvalidStateError` unless the call is waiting for approval now.
    */
   approve(toolCallId: string): void {
-    this.answer({ toolCallId, approved: true }, "approve");
+    requestDecision(this.activeRun, this.state, { toolCallId, approved: true }, "approve");
   }
 
   /**
@@ -268,7 +247,7 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
    * Contract: throws an `InvalidStateError` unless the call is waiting for approval now.
    */
   deny(toolCallId: string, reason?: string): void {
-    this.answer(reason === undefined ? { toolCallId, approved: false } : { toolCallId, approved: false, reason }, "deny");
+    requestDecision(this.activeRun, this.state, reason === undefined ? { toolCallId, approved: false } : { toolCallId, approved: false, reason }, "deny");
   }
 
   /** Forgets the transcript, the queues and the totals; a running run is torn down first. */
@@ -277,28 +256,17 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     this.clearQueues();
     this.storedResults = undefined;
     this.options.store?.clear();
-    this.stateValue.next(freshState([]));
+    this.stateValue.next(freshAgentState([]));
   }
 
   /** Resolves once no run is active. */
   waitForIdle(): Promise<void> {
-    return firstValueFrom(
-      this.state$.pipe(
-        filter((state) => !state.isStreaming && this.activeRun === undefined),
-        map(() => undefined),
-      ),
-    );
+    return firstIdle(this.state$, (state) => !state.isStreaming && this.activeRun === undefined);
   }
 
   /** The agent as plain JSON. */
   snapshot(): AgentSnapshot {
-    const snapshot: AgentSnapshot = {
-      version: 1,
-      messages: [...this.state.messages],
-      queued: this.queuesValue?.peek() ?? { steering: [], followUp: [] },
-    };
-    if (this.options.systemPrompt !== undefined) snapshot.systemPrompt = this.options.systemPrompt;
-    return snapshot;
+    return snapshotOf(this.state.messages, this.queuesValue?.peek(), this.options.systemPrompt);
   }
 
   /** Tears down the active run and stops publishing; the transcript store keeps what it has. */
@@ -312,63 +280,24 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
 
   private tearDownRun(): void {
     const run = this.activeRun;
-    if (!run) return;
     this.activeRun = undefined;
-    run.subscription.unsubscribe();
-    run.events.complete();
+    if (run) tearDownRun(run);
   }
 
-  private startRun(createLoop: (config: AgentLoopConfig) => Observable<AgentEvent>): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
+  private startRun(createLoop: (config: AgentLoopConfig, context: AgentContext) => Observable<AgentEvent>): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
     const run = newActiveRun<OutputOf<TOutputSchema>>();
-    const { controller, events, cancellations, approvals } = run;
     this.activeRun = run;
-    const { messages: _messages, store: _store, onWarning: _onWarning, systemPrompt: _systemPrompt, tools: _tools, ...loopOptions } = this.options;
-    const config: AgentLoopConfig = {
-      ...loopOptions,
-      steering: new QueueView(() => this.queuesValue?.existingSteering, () => this.queues.steeringQueue),
-      followUp: new QueueView(() => this.queuesValue?.existingFollowUp, () => this.queues.followUpQueue),
-      steeringMode: this.steeringMode,
-      followUpMode: this.followUpMode,
-      signal: controller.signal,
-      cancellations,
-      approvals,
-    };
-    subscribeRun(run, createLoop(config), this.state.messages, {
+    const config = runConfig(this.options, run, this, () => this.queuesValue, () => this.queues);
+    subscribeRun(run, createLoop(config, runContext(this.options, this.state.messages)), this.state.messages, {
+      options: () => this.options,
+      state: this.stateValue,
+      events: this.eventStream,
       isCurrent: () => this.activeRun === run,
-      apply: (event) => this.apply(event, run),
-      fail: () => {
+      release: () => {
         if (this.activeRun === run) this.activeRun = undefined;
-        this.patchState({ isStreaming: false });
       },
     });
-    return events.asObservable();
-  }
-
-  /** Takes in an event of the active run: the store, the state, `events$`. */
-  private apply(event: AgentEvent<unknown, OutputOf<TOutputSchema>>, run: ActiveRun<OutputOf<TOutputSchema>>): void {
-    const store = this.options.store;
-    if (store) writeToStore(store, event, run, this.clock(), this.options.onWarning);
-    if (event.type === "tool_execution_start") run.lastStartedToolCall = event.toolCallId;
-    if (event.type === "agent_end" && this.activeRun === run) {
-      // Idle before anyone hears agent_end, so a listener may prompt again at once.
-      this.activeRun = undefined;
-    }
-    // The reducer returns the same state for an event that changes nothing (turn_start, progress):
-    // no wake-up for state$ listeners then.
-    const state = reduceAgentState(this.stateValue.value, event);
-    if (state !== this.stateValue.value) this.stateValue.next(state);
-    this.eventStream.next(event);
-  }
-
-  /** Starts the run a store's records say was waiting for approval, or keeps their results for the next run. */
-  private reopen(records: TranscriptRecord[]): void {
-    const reopened = reopenedToolCalls(this.state.messages, records, this.now(), (message) => this.warn(message));
-    if (!reopened) return;
-    if (reopened.calls.some((call) => call.approval)) {
-      this.startRun((config) => agentLoopReopened(reopened, this.context(), config));
-    } else {
-      this.storedResults = reopened.calls.map((call) => call.result!);
-    }
+    return run.events.asObservable();
   }
 
   private takeStoredResults(): ToolResultMessage[] | undefined {
@@ -377,53 +306,7 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     return stored;
   }
 
-  private answer(decision: ToolCallDecision, action: string): void {
-    const run = this.activeRun;
-    if (!run || !isAwaitingApproval(this.state, decision.toolCallId)) {
-      throw new InvalidStateError(`Cannot ${action} tool call "${String(decision.toolCallId)}": it is not waiting for approval.`);
-    }
-    run.approvals.next(decision);
-  }
-
-  private context(): AgentContext {
-    // No copy: the loop makes its own, and never changes the caller's array.
-    const context: AgentContext = { messages: this.state.messages as AgentMessage[] };
-    if (this.options.systemPrompt !== undefined) context.systemPrompt = this.options.systemPrompt;
-    if (this.options.tools !== undefined) context.tools = this.options.tools;
-    return context;
-  }
-
-  private patchState(patch: Partial<AgentState>): void {
-    this.stateValue.next({ ...this.stateValue.value, ...patch });
-  }
-
-  private assertIdle(action: string): void {
-    if (this.activeRun) {
-      throw new InvalidStateError(
-        `Cannot ${action} while the agent is running. Use steer() to redirect it now, or followUp() to queue a message for when it finishes.`,
-      );
-    }
-  }
-
-  private clock(): SchedulerLike {
-    return this.options.scheduler ?? asyncScheduler;
-  }
-
   private now(): number {
-    return this.clock().now();
+    return schedulerOf(this.options).now();
   }
-
-  private warn(message: string): void {
-    warn(this.options.onWarning, message);
-  }
-}
-
-/**
- * The state of a new or reset agent. Its transcript is only ever appended to (agent-state.ts), so
- * it is registered as such: each run then checks only what was added since the last one.
- */
-function freshState(messages: readonly AgentMessage[]): AgentState {
-  const state = initialAgentState(messages);
-  registerGrowingTranscript(state.messages);
-  return state;
 }

@@ -69,3 +69,9 @@ export function reopenedToolCalls(
 export function reopenedApprovals(reopened: ReopenedToolCalls): PendingApproval[] {
   return reopened.calls.flatMap((call) => (call.approval ? [call.approval] : []));
 }
+
+/** The result of every reopened call when none waits (the next run starts with them); undefined when one does. */
+export function reopenedResults(reopened: ReopenedToolCalls): ToolResultMessage[] | undefined {
+  const results = reopened.calls.flatMap((call) => (call.result ? [call.result] : []));
+  return results.length === reopened.calls.length ? results : undefined;
+}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { INTERRUPTED_TOOL_TEXT } from "../../src/streams/repair-transcript.js";
-import { reopenedToolCalls } from "../../src/streams/reopened-tool-calls.js";
+import { reopenedResults, reopenedToolCalls } from "../../src/streams/reopened-tool-calls.js";
 import type { AgentMessage, PendingApproval, ToolResultMessage, TranscriptRecord } from "../../src/types.js";
 import { assistantMessage, toolCall, toolResultMessage, userMessage } from "../testing/fixtures.js";
 
@@ -40,5 +40,17 @@ describe("reopenedToolCalls", () => {
     const warnings: string[] = [];
     expect(outcome([pending(toolCall("x", "echo"), 1)], warnings)).toBeUndefined();
     expect(warnings).toStrictEqual(['The store holds a record (approval_pending) for tool call "x", which the transcript\'s last assistant message does not have; ignored.']);
+  });
+});
+
+describe("reopenedResults", () => {
+  const reopen = (records: TranscriptRecord[]) => reopenedToolCalls(transcript, records, 9, () => undefined)!;
+
+  it("gives every call's result, in call order, when none waits (the next run starts with them)", () => {
+    expect(reopenedResults(reopen([pending(b, 3), settled(b), finished(c, "C")]))).toStrictEqual([interrupted(b), toolResultMessage(c, "C")]);
+  });
+
+  it("gives nothing when a call waits (the run is reopened instead)", () => {
+    expect(reopenedResults(reopen([pending(b, 3), finished(c, "C")]))).toBeUndefined();
   });
 });

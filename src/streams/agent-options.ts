@@ -1,0 +1,62 @@
+import { asyncScheduler, type SchedulerLike } from "rxjs";
+import type { AgentContext, AgentLoopConfig, AgentMessage, AgentTool, OutputSchema, QueueMode, TranscriptStore } from "../types.js";
+import type { ActiveRun } from "./active-run.js";
+import type { AgentQueues } from "./agent-queues.js";
+import { QueueView } from "./queue-view.js";
+
+export interface AgentOptions<TOutputSchema extends OutputSchema = OutputSchema> extends Omit<AgentLoopConfig, "steering" | "followUp" | "signal" | "output" | "cancellations" | "approvals"> {
+  /** A structured final answer for every run, in `agent_end.output` (see `AgentLoopConfig.output`). */
+  output?: TOutputSchema;
+  systemPrompt?: string;
+  tools?: AgentTool[];
+  /** The transcript to start from. */
+  messages?: AgentMessage[];
+  /** Every message that ends is appended here. */
+  store?: TranscriptStore;
+  /** Told about problems that must not stop the agent, e.g. a store that failed to write. */
+  onWarning?: (message: string) => void;
+}
+
+/**
+ * The loop config of one run of an `Agent`: its options less what the agent keeps for itself
+ * (transcript, store, warnings) or gives the context (system prompt, tools: `runContext`), its
+ * queue modes as they are now, and the run's own signal, cancellations and approvals.
+ *
+ * The queues are reached through views (queue-view.ts): `existing` gives the agent's queues if
+ * they were made, `made` makes them. Why: a run that only drains must not make them, as most
+ * agents are never steered (agent-queues.ts).
+ */
+export function runConfig(
+  options: AgentOptions,
+  run: Pick<ActiveRun<unknown>, "controller" | "cancellations" | "approvals">,
+  modes: { steeringMode: QueueMode; followUpMode: QueueMode },
+  existing: () => AgentQueues | undefined,
+  made: () => AgentQueues,
+): AgentLoopConfig {
+  const { messages: _messages, store: _store, onWarning: _onWarning, systemPrompt: _systemPrompt, tools: _tools, ...loopOptions } = options;
+  return {
+    ...loopOptions,
+    steering: new QueueView(() => existing()?.existingSteering, () => made().steeringQueue),
+    followUp: new QueueView(() => existing()?.existingFollowUp, () => made().followUpQueue),
+    steeringMode: modes.steeringMode,
+    followUpMode: modes.followUpMode,
+    signal: run.controller.signal,
+    cancellations: run.cancellations,
+    approvals: run.approvals,
+  };
+}
+
+/** The context a run of an `Agent` starts from: its transcript, system prompt and tools. */
+export function runContext(options: AgentOptions, messages: readonly AgentMessage[]): AgentContext {
+  // No copy: the run works on the agent's transcript itself (lent to it, checked-transcripts.ts)
+  // or on a copy of its own, and never changes the agent's array.
+  const context: AgentContext = { messages: messages as AgentMessage[] };
+  if (options.systemPrompt !== undefined) context.systemPrompt = options.systemPrompt;
+  if (options.tools !== undefined) context.tools = options.tools;
+  return context;
+}
+
+/** The clock of an `Agent`'s runs and of its own timestamps: `options.scheduler`, else rxjs's `asyncScheduler`. */
+export function schedulerOf(options: AgentOptions): SchedulerLike {
+  return options.scheduler ?? asyncScheduler;
+}

@@ -1,0 +1,48 @@
+import { InvalidStateError } from "../errors.js";
+import { isAssistantMessage, isFailedMessage, toolCallsOf } from "../types/messages.js";
+import type { AgentState, ToolCallDecision } from "../types.js";
+import type { ActiveRun } from "./active-run.js";
+
+/**
+ * Passes `Agent.cancelToolCall`'s cancel to the active run. Checked against the agent's state
+ * first: the run would ignore an id not its own, so a wrong id is the caller's error, at once.
+ *
+ * Contract: throws an `InvalidStateError` unless `toolCallId` is an unfinished call of `run`.
+ */
+export function requestCancel(run: Pick<ActiveRun<unknown>, "cancellations" | "lastStartedToolCall"> | undefined, state: AgentState, toolCallId: string, reason: string | undefined): void {
+  if (!run || !isUnfinishedToolCall(state, run, toolCallId)) {
+    throw new InvalidStateError(`Cannot cancel tool call "${String(toolCallId)}": no unfinished tool call of the running agent has that id.`);
+  }
+  run.cancellations.next(reason === undefined ? { toolCallId } : { toolCallId, reason });
+}
+
+/**
+ * Passes `Agent.approve`'s or `Agent.deny`'s decision (`action`) to the active run, checked as
+ * `requestCancel` is.
+ *
+ * Contract: throws an `InvalidStateError` unless the call waits for approval now.
+ */
+export function requestDecision(run: Pick<ActiveRun<unknown>, "approvals"> | undefined, state: AgentState, decision: ToolCallDecision, action: "approve" | "deny"): void {
+  if (!run || !isAwaitingApproval(state, decision.toolCallId)) {
+    throw new InvalidStateError(`Cannot ${action} tool call "${String(decision.toolCallId)}": it is not waiting for approval.`);
+  }
+  run.approvals.next(decision);
+}
+
+/** Running or waiting (started, not ended), or a call of the current assistant message not started yet. */
+function isUnfinishedToolCall(state: AgentState, run: Pick<ActiveRun<unknown>, "lastStartedToolCall">, toolCallId: string): boolean {
+  if (state.pendingToolCalls.includes(toolCallId) || isAwaitingApproval(state, toolCallId)) return true;
+  const { messages } = state;
+  let index = messages.length - 1;
+  while (index >= 0 && !isAssistantMessage(messages[index]!)) index--;
+  const assistant = messages[index];
+  if (assistant === undefined || !isAssistantMessage(assistant) || isFailedMessage(assistant) || assistant.stopReason === "length") return false;
+  const calls = toolCallsOf(assistant);
+  const started = run.lastStartedToolCall === undefined ? -1 : calls.findIndex((call) => call.id === run.lastStartedToolCall);
+  return calls.findIndex((call) => call.id === toolCallId) > started;
+}
+
+/** Waits for approval now (in `state.pendingApprovals`). */
+function isAwaitingApproval(state: AgentState, toolCallId: string): boolean {
+  return state.pendingApprovals.some((pending) => pending.toolCallId === toolCallId);
+}
