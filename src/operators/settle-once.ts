@@ -1,13 +1,17 @@
-import { Observable, type Subscriber, type TeardownLogic } from "rxjs";
+import { Observable, type Subscriber } from "rxjs";
 
 /**
  * An Observable for one subscriber that hears the outcome once it is settled: at once if it
- * already is, else when `settle` comes. Subclasses say what the outcome is (`deliver`).
+ * already is, else when `settle` comes; a subscriber that left before then hears nothing.
+ * Subclasses say what the outcome is (`deliver`).
  *
  * Why: the loop hands on a result per tool call and the next turn per turn through these, and
  * one object serving its one subscriber holds about 0.5 KB of heap once subscribed, against
  * 1.5 KB for an `AsyncSubject` piped through a `map` (20,000 of each, heap after a full GC,
  * Node 20, 2026-12-01); bench W2 (8 calls per turn) and W4 (2000 turns) run through them.
+ * Why no teardown that forgets a subscriber leaving early: rxjs would give that subscriber an
+ * array of finalizers for it, and a run waiting for its model holds one of these per turn (bench
+ * W5, heap per waiting session); a closed subscriber is simply not served.
  */
 export abstract class SettleOnce<T> extends Observable<T> {
   private settled = false;
@@ -25,18 +29,12 @@ export abstract class SettleOnce<T> extends Observable<T> {
     this.settled = true;
     const waiting = this.waiting;
     this.waiting = undefined;
-    if (waiting) this.deliver(waiting);
+    if (waiting && !waiting.closed) this.deliver(waiting);
   }
 
-  private static serve(this: Observable<unknown>, subscriber: Subscriber<unknown>): TeardownLogic {
+  private static serve(this: Observable<unknown>, subscriber: Subscriber<unknown>): void {
     const cell = this as SettleOnce<unknown>;
-    if (cell.settled) {
-      cell.deliver(subscriber);
-      return undefined;
-    }
-    cell.waiting = subscriber;
-    return () => {
-      if (cell.waiting === subscriber) cell.waiting = undefined;
-    };
+    if (cell.settled) cell.deliver(subscriber);
+    else cell.waiting = subscriber;
   }
 }

@@ -1,4 +1,5 @@
-import { Observable, type Observer, type Subscriber } from "rxjs";
+import type { Observable, Observer, Subscriber } from "rxjs";
+import { SettleOnce } from "../operators/settle-once.js";
 import type { AgentEvent } from "../types.js";
 import type { NextStep, NextTurnStep } from "./next-step.js";
 import type { RunState } from "./run-state.js";
@@ -19,15 +20,8 @@ export interface Turn {
  * object serving its one subscriber costs about a kilobyte less than a subject, its subscription
  * and an operator. Why it keeps what was handed on and not the next turn: that turn would hold
  * its own `NextTurn`, and every turn of a run would stay reachable from the first.
- *
- * Why not a `SettleOnce` (the tool calls' cell): it gives its subscriber a teardown, and rxjs
- * then gives expand's subscriber an array of finalizers; a run waiting for its model held both,
- * about 300 bytes (bench W5, heap per waiting session). Nothing needs tearing down here: the
- * subscriber leaves only when the run is torn down, and a closed subscriber is not served.
  */
-export class NextTurn extends Observable<Turn> implements Observer<NextStep> {
-  private settled = false;
-  private waiting: Subscriber<Turn> | undefined;
+export class NextTurn extends SettleOnce<Turn> implements Observer<NextStep> {
   private handedOn: NextTurnStep | undefined;
   private failure: { error: unknown } | undefined;
 
@@ -37,8 +31,7 @@ export class NextTurn extends Observable<Turn> implements Observer<NextStep> {
     private readonly run: RunState,
     private readonly startTurn: (run: RunState, start: NextTurnStep) => Turn,
   ) {
-    // A static function rather than a closure per object: rxjs calls it with the object as `this`.
-    super(NextTurn.serve);
+    super();
   }
 
   next(step: NextStep): void {
@@ -54,26 +47,12 @@ export class NextTurn extends Observable<Turn> implements Observer<NextStep> {
     this.settle();
   }
 
-  private settle(): void {
-    this.settled = true;
-    const waiting = this.waiting;
-    this.waiting = undefined;
-    if (waiting) this.deliver(waiting);
-  }
-
-  private deliver(subscriber: Subscriber<Turn>): void {
-    if (subscriber.closed) return;
+  protected deliver(subscriber: Subscriber<Turn>): void {
     if (this.failure) {
       subscriber.error(this.failure.error);
       return;
     }
     if (this.handedOn) subscriber.next(this.startTurn(this.run, this.handedOn));
     subscriber.complete();
-  }
-
-  private static serve(this: Observable<Turn>, subscriber: Subscriber<Turn>): void {
-    const cell = this as NextTurn;
-    if (cell.settled) cell.deliver(subscriber);
-    else cell.waiting = subscriber;
   }
 }
