@@ -7,7 +7,7 @@ export * from "./types.js";
 export { agentLoop, agentLoopContinue } from "./streams/agent-loop.js";
 export { MessageQueue } from "./streams/message-queue.js";
 export { fromAbortSignal } from "./streams/from-abort-signal.js";
-export { DEFAULT_TOOL_TIMEOUT_MS } from "./operators/tool-timeout.js";
+export { DEFAULT_TOOL_TIMEOUT_MS } from "./operators/tool-calls/tool-timeout.js";
 
 // Tools
 export { defineTool } from "./tools/define-tool.js";
@@ -31,12 +31,12 @@ export type { ConcurrencyCap } from "./operators/merge-map-capped.js";
 export { errorText, HookError, InvalidConfigError, InvalidStateError, RxAgentError } from "./errors.js";
 
 // Agent session
-export { Agent } from "./streams/agent.js";
-export type { AgentOptions } from "./streams/agent.js";
-export { initialAgentState, reduceAgentState } from "./streams/agent-state.js";
-export { missingToolResults, INTERRUPTED_TOOL_TEXT, pairToolCalls } from "./streams/repair-transcript.js";
-export { toAsyncIterable, BufferOverflowError } from "./streams/to-async-iterable.js";
-export type { ToAsyncIterableOptions } from "./streams/to-async-iterable.js";
+export { Agent } from "./agent/agent.js";
+export type { AgentOptions } from "./agent/agent.js";
+export { initialAgentState, reduceAgentState } from "./agent/agent-state.js";
+export { missingToolResults, INTERRUPTED_TOOL_TEXT, pairToolCalls } from "./streams/transcript/repair-transcript.js";
+export { toAsyncIterable, BufferOverflowError } from "./agent/to-async-iterable.js";
+export type { ToAsyncIterableOptions } from "./agent/to-async-iterable.js";
 
 // Building an assistant message from model events (for providers of one's own)
 export { AssistantMessageDraft } from "./model/assistant-message-draft.js";

@@ -2,7 +2,7 @@ import { type MessageConversion, type Scenario, supportsConversion } from "../im
 import { summarize } from "../stats.js";
 import type { Message } from "../../src/index.js";
 import { type BenchOptions, countingSink, floorRatioOf, interleaved, pairRatios, type ResultRow, type TargetCheck, timed, type WorkloadResult } from "./harness.js";
-import { timeTurns } from "./long-session.js";
+import { timeTurns } from "./turn-windows.js";
 import { buildConversation } from "./replies.js";
 import { instantTool } from "./tools.js";
 

@@ -3,7 +3,7 @@ import { asyncScheduler } from "rxjs";
 import { WebSocket } from "ws";
 import { redisSessions } from "../../src/redis/index.js";
 import { type AgentServer, serveAgents } from "../../src/server/index.js";
-import { Agent } from "../../src/streams/agent.js";
+import { Agent } from "../../src/agent/agent.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";
 import type { TranscriptStore } from "../../src/types.js";
 // The tests' helper: a real redis-server on a free port with a data folder of its own.

@@ -1,7 +1,7 @@
 import { interval, type Observable, type Subscription } from "rxjs";
 import { demoTools } from "../demo/demo-tools.js";
 import { errorText } from "../errors.js";
-import { Agent } from "../streams/agent.js";
+import { Agent } from "../agent/agent.js";
 import type { AgentEvent, AgentTool } from "../types.js";
 import type { Styled } from "./ansi.js";
 import { chatHelp, parseChatCommand } from "./chat-commands.js";

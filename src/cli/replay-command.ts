@@ -1,6 +1,6 @@
 import { demoTools } from "../demo/demo-tools.js";
 import { errorText } from "../errors.js";
-import { Agent } from "../streams/agent.js";
+import { Agent } from "../agent/agent.js";
 import type { Cassette } from "../testing/cassette.js";
 import { cassetteModel } from "../testing/cassette-model.js";
 import type { AgentEvent } from "../types.js";

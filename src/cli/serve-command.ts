@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { demoTools } from "../demo/demo-tools.js";
-import { Agent } from "../streams/agent.js";
+import { Agent } from "../agent/agent.js";
 import { acceptToken, isLoopbackHost, JsonlTranscriptStore, serveWebUi } from "../server/index.js";
 import type { AgentTool, TranscriptStore } from "../types.js";
 import { importPeer } from "./import-peer.js";

@@ -1,6 +1,6 @@
 import { BehaviorSubject, type Observable, Subject, type SchedulerLike, asyncScheduler, type Subscription } from "rxjs";
 import { RxAgentError } from "../errors.js";
-import { initialAgentState, reduceAgentState } from "../streams/agent-state.js";
+import { initialAgentState, reduceAgentState } from "../agent/agent-state.js";
 import type { AgentEvent, AgentState } from "../types.js";
 import type { ClientCommandBody, ErrorCode, ServerFrame, WirePromptInput } from "../protocol/protocol-schemas.js";
 import { MessageDeltaDecoder } from "../protocol/message-delta.js";

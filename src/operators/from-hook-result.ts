@@ -1,5 +1,6 @@
 import { from, isObservable, Observable, of, takeLast, defaultIfEmpty } from "rxjs";
 import type { HookResult } from "../types.js";
+import { isPromiseLike } from "../util/is-promise-like.js";
 
 /**
  * Turns what a hook returned into an Observable of one value.
@@ -16,11 +17,6 @@ export function fromHookResult<T>(result: HookResult<T>): Observable<T> {
     return from(result);
   }
   return of(result);
-}
-
-/** True for a Promise or any thenable. */
-export function isPromiseLike<T>(value: unknown): value is PromiseLike<T> {
-  return typeof (value as { then?: unknown } | null)?.then === "function";
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Agent } from "../streams/agent.js";
+import type { Agent } from "../agent/agent.js";
 import type { CommandReplies } from "../server/hosted-session.js";
 import type { ScriptedRedis } from "./redis-scripts.js";
 import type { RedisTranscriptStore } from "./redis-transcript-store.js";

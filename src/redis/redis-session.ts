@@ -4,7 +4,7 @@ import type { ClientCommand, SnapshotFrame } from "../protocol/protocol-schemas.
 import type { ClientConnection, ClientStats } from "../server/client-connection.js";
 import { errorFrame, executeCommand } from "../server/execute-command.js";
 import type { CommandReplies, HostedSession } from "../server/hosted-session.js";
-import type { Agent } from "../streams/agent.js";
+import type { Agent } from "../agent/agent.js";
 import { answerWithoutRunner, forwardedCommand, type ForwardedCommand, remoteReplies } from "./forwarded-command.js";
 import { readSession } from "./read-session.js";
 import type { RedisSessionContext } from "./redis-session-context.js";

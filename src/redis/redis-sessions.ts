@@ -6,7 +6,7 @@ import type { ServerFrame } from "../protocol/protocol-schemas.js";
 import { errorFrame } from "../server/execute-command.js";
 import type { CommandReplies, HostedSession } from "../server/hosted-session.js";
 import type { ServeAgentsOptions } from "../server/serve-agents-options.js";
-import type { Agent } from "../streams/agent.js";
+import type { Agent } from "../agent/agent.js";
 import type { ForwardedReply } from "./forwarded-command.js";
 import { withSessionScripts } from "./redis-scripts.js";
 import type { RedisSessionContext } from "./redis-session-context.js";

@@ -2,7 +2,7 @@ import type { ClientConnection, ClientStats, MergeableUpdate, ReplaySource } fro
 import { type LoggedFrame, MemoryEventLog } from "../server/event-log.js";
 import type { SnapshotFrame, UpdateFrame } from "../protocol/protocol-schemas.js";
 import { MessageDeltaDecoder } from "../protocol/message-delta.js";
-import { initialAgentState, reduceAgentState } from "../streams/agent-state.js";
+import { initialAgentState, reduceAgentState } from "../agent/agent-state.js";
 import type { AgentEvent, AgentMessage, AgentState } from "../types.js";
 
 /**

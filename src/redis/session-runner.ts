@@ -1,7 +1,7 @@
 import type { Subscription } from "rxjs";
 import { errorText } from "../errors.js";
 import { MessageDeltaEncoder } from "../protocol/message-delta.js";
-import type { Agent } from "../streams/agent.js";
+import type { Agent } from "../agent/agent.js";
 import type { AgentEvent } from "../types.js";
 import type { RedisSessionContext } from "./redis-session-context.js";
 import type { RedisTranscriptStore } from "./redis-transcript-store.js";

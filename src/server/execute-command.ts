@@ -1,5 +1,5 @@
 import { errorText, InvalidStateError } from "../errors.js";
-import type { Agent } from "../streams/agent.js";
+import type { Agent } from "../agent/agent.js";
 import type { ClientCommand, ErrorCode, ServerFrame } from "../protocol/protocol-schemas.js";
 import type { CommandReplies } from "./hosted-session.js";
 

@@ -1,4 +1,4 @@
-import type { Agent } from "../streams/agent.js";
+import type { Agent } from "../agent/agent.js";
 import type { ClientCommand, ServerFrame, SnapshotFrame } from "../protocol/protocol-schemas.js";
 import type { ClientConnection, ClientStats } from "./client-connection.js";
 

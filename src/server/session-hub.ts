@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Subscription } from "rxjs";
-import type { Agent } from "../streams/agent.js";
+import type { Agent } from "../agent/agent.js";
 import type { AgentEvent } from "../types.js";
 import type { ClientConnection, ClientStats, ReplaySource } from "./client-connection.js";
 import type { CommandReplies, HostedSession } from "./hosted-session.js";

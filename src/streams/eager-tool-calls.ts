@@ -1,6 +1,6 @@
 import { Observable, type Observer, Subject, type Subscriber, type Subscription, type Unsubscribable } from "rxjs";
-import { executeToolCalls } from "../operators/execute-tool-calls.js";
-import { ToolBatchSummary, type ToolCallArrival } from "../operators/tool-batch.js";
+import { executeToolCalls } from "../operators/tool-calls/execute-tool-calls.js";
+import { ToolBatchSummary, type ToolCallArrival } from "../operators/tool-calls/tool-batch.js";
 import type { AgentEvent, AgentTool, AssistantMessage, ToolCall } from "../types.js";
 import type { RunState } from "./run-state.js";
 

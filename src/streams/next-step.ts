@@ -1,7 +1,7 @@
 import { errorText } from "../errors.js";
 import { isFailedMessage } from "../types/messages.js";
-import type { AgentEndReason, AgentEvent, AgentMessage, AssistantMessage, DrainableQueue, QueueMode, ToolResultMessage } from "../types.js";
-import type { RunState } from "./run-state.js";
+import type { AgentEndReason, AgentEvent, AgentMessage, AssistantMessage, DrainableQueue, QueuedMessages, QueueMode, ToolResultMessage } from "../types.js";
+import { newMessages, type RunState } from "./run-state.js";
 
 /** What a turn decides: another turn that starts with `pending`, or the end of the run, and why. */
 export type NextStep = NextTurnStep | EndStep;
@@ -86,3 +86,20 @@ const ENDS: Readonly<Record<AgentEndReason, EndStep>> = {
   terminated: { type: "end", reason: "terminated" },
   idle: { type: "end", reason: "idle" },
 };
+
+/**
+ * The closing event of a run for `end`, with whatever is still queued when the run made the
+ * queues. Why only those: a queue the run made is the run's own `MessageQueue`, which cannot throw.
+ */
+export function agentEndEvent(run: RunState, end: EndStep): AgentEvent {
+  const event: Extract<AgentEvent, { type: "agent_end" }> = { type: "agent_end", messages: newMessages(run), reason: end.reason };
+  if (end.errorMessage !== undefined) event.errorMessage = end.errorMessage;
+  const queued: QueuedMessages = {
+    steering: run.ownsQueues.steering ? [...run.steering.peek()] : [],
+    followUp: run.ownsQueues.followUp ? [...run.followUp.peek()] : [],
+  };
+  if (queued.steering.length > 0 || queued.followUp.length > 0) {
+    event.queued = queued;
+  }
+  return event;
+}

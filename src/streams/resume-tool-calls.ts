@@ -1,9 +1,9 @@
 import { Observable } from "rxjs";
-import { executeToolCalls } from "../operators/execute-tool-calls.js";
+import { executeToolCalls } from "../operators/tool-calls/execute-tool-calls.js";
 import { forwardingObserver } from "../operators/forwarding-observer.js";
-import { ToolBatchSummary } from "../operators/tool-batch.js";
+import { ToolBatchSummary } from "../operators/tool-calls/tool-batch.js";
 import type { AgentEvent, AgentTool, ToolResultMessage } from "../types.js";
-import type { ReopenedToolCalls } from "./reopened-tool-calls.js";
+import type { ReopenedToolCalls } from "./transcript/reopened-tool-calls.js";
 import { announce, appendMessage, type RunState } from "./run-state.js";
 
 /**

@@ -1,9 +1,8 @@
 import type { Observable, SchedulerLike } from "rxjs";
 import { isModelMessage } from "../types/messages.js";
-import type { CheckedPrefix } from "./checked-transcripts.js";
-import { ConvertedMessages } from "./convert-each-message.js";
-import type { LazyAbortController } from "./lazy-abort-controller.js";
-import type { EndStep } from "./next-step.js";
+import type { CheckedPrefix } from "./transcript/checked-transcripts.js";
+import { ConvertedMessages } from "./transcript/convert-each-message.js";
+import type { LazyAbortController } from "../util/lazy-abort-controller.js";
 import type {
   AgentContext,
   AgentEvent,
@@ -13,7 +12,6 @@ import type {
   ConvertMessageToLlm,
   DrainableQueue,
   Message,
-  QueuedMessages,
   ToolResultMessage,
 } from "../types.js";
 
@@ -109,23 +107,6 @@ export function appendMessage(run: RunState, message: AgentMessage): void {
 export function newMessages(run: RunState): AgentMessage[] {
   const added = run.context.messages.slice(run.firstNewMessage);
   return run.carriedNewMessages ? run.carriedNewMessages.concat(added) : added;
-}
-
-/**
- * The closing event of a run for `end`, with whatever is still queued when the run made the
- * queues. Why only those: a queue the run made is the run's own `MessageQueue`, which cannot throw.
- */
-export function agentEndEvent(run: RunState, end: EndStep): AgentEvent {
-  const event: Extract<AgentEvent, { type: "agent_end" }> = { type: "agent_end", messages: newMessages(run), reason: end.reason };
-  if (end.errorMessage !== undefined) event.errorMessage = end.errorMessage;
-  const queued: QueuedMessages = {
-    steering: run.ownsQueues.steering ? [...run.steering.peek()] : [],
-    followUp: run.ownsQueues.followUp ? [...run.followUp.peek()] : [],
-  };
-  if (queued.steering.length > 0 || queued.followUp.length > 0) {
-    event.queued = queued;
-  }
-  return event;
 }
 
 /** A message's `message_start` and `message_end`. */

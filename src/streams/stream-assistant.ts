@@ -2,12 +2,12 @@ import { catchError, concatMap, defer, from, map, mergeMap, Observable, type Obs
 import { HookError, type RxAgentError } from "../errors.js";
 import { describe } from "../model/check-model-message.js";
 import { callHook } from "../operators/call-hook.js";
-import { type ModelCallHooks, subscribeMessageEvents } from "../operators/to-message-events.js";
+import { type ModelCallHooks, subscribeMessageEvents } from "./to-message-events.js";
 import { modelToolsOf } from "../tools/model-tools.js";
 import { emptyAssistantMessage, isModelMessage } from "../types/messages.js";
 import type { AgentEvent, AgentMessage, AssistantMessage, ConvertMessageToLlm, LlmContext, Message, ModelEvent, ModelStreamOptions, StopReason } from "../types.js";
-import { convertEachMessage } from "./convert-each-message.js";
-import { LazyAbortController } from "./lazy-abort-controller.js";
+import { convertEachMessage } from "./transcript/convert-each-message.js";
+import { LazyAbortController } from "../util/lazy-abort-controller.js";
 import { currentModelMessages, type RunState } from "./run-state.js";
 
 /**

@@ -1,5 +1,5 @@
 import { from, map, type Observable } from "rxjs";
-import { isPromiseLike } from "../operators/from-hook-result.js";
+import { isPromiseLike } from "../util/is-promise-like.js";
 import { invalidArgumentsText, pointerOf } from "./argument-errors.js";
 import { copyArguments } from "./copy-arguments.js";
 import type { ArgumentValidation, SchemaValidator } from "./schema-validator.js";

@@ -1,7 +1,7 @@
 import { asapScheduler, bufferCount, concatMap, observeOn, from } from "rxjs";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
-import { Agent } from "../../src/streams/agent.js";
+import { Agent } from "../../src/agent/agent.js";
 import { scriptedModel, type ScriptedTurn } from "../../src/testing/scripted-model.js";
 import { connectAgent, type AgentClient } from "../../src/client/index.js";
 import { type AgentServer, serveAgents } from "../../src/server/index.js";

@@ -2,7 +2,7 @@ import { TestScheduler } from "rxjs/testing";
 import { describe, expect, it } from "vitest";
 import { demoModel } from "../../src/demo/demo-model.js";
 import { demoTools } from "../../src/demo/demo-tools.js";
-import { Agent } from "../../src/streams/agent.js";
+import { Agent } from "../../src/agent/agent.js";
 import { assertEventGrammar } from "../../src/testing/index.js";
 import type { AgentEvent, AssistantMessage, LlmContext, ModelEvent } from "../../src/types.js";
 

@@ -6,7 +6,7 @@ import { WebSocket } from "ws";
 import { type AgentClient, connectAgent } from "../../src/client/index.js";
 import { redisSessions, RedisTranscriptStore } from "../../src/redis/index.js";
 import { type AgentServer, serveAgents } from "../../src/server/index.js";
-import { Agent } from "../../src/streams/agent.js";
+import { Agent } from "../../src/agent/agent.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";
 import { defineTool } from "../../src/tools/define-tool.js";
 import { textResult } from "../../src/tools/tool-results.js";

@@ -3,7 +3,7 @@ import { asyncScheduler } from "rxjs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { redisSessions, type RedisSessions, TAKEOVER_TEXT } from "../../src/redis/index.js";
 import { type AgentServer, serveAgents } from "../../src/server/index.js";
-import { Agent } from "../../src/streams/agent.js";
+import { Agent } from "../../src/agent/agent.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";
 import { assertContiguous, type EventCarrier, RawClient, waitFor } from "../server/helpers.js";
 import { hasRedisServer, RedisServerProcess } from "./redis-server.js";

@@ -1,8 +1,8 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RedisTranscriptStore } from "../../src/redis/redis-transcript-store.js";
-import { Agent } from "../../src/streams/agent.js";
-import { INTERRUPTED_TOOL_TEXT } from "../../src/streams/repair-transcript.js";
+import { Agent } from "../../src/agent/agent.js";
+import { INTERRUPTED_TOOL_TEXT } from "../../src/streams/transcript/repair-transcript.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";
 import type { AgentMessage, AssistantMessage } from "../../src/types.js";
 import { hasRedisServer, RedisServerProcess } from "./redis-server.js";

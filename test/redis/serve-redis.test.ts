@@ -1,7 +1,7 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RedisTranscriptStore, TAKEOVER_TEXT } from "../../src/redis/index.js";
-import { INTERRUPTED_TOOL_TEXT } from "../../src/streams/repair-transcript.js";
+import { INTERRUPTED_TOOL_TEXT } from "../../src/streams/transcript/repair-transcript.js";
 import type { AgentEvent, AgentMessage } from "../../src/types.js";
 import { type CliProcess, startCli } from "../cli/cli-process.js";
 import { assertContiguous, RawClient, waitFor } from "../server/helpers.js";

@@ -7,7 +7,7 @@ import fc from "fast-check";
 import { map, timer } from "rxjs";
 import { TestScheduler } from "rxjs/testing";
 import { describe, expect, it } from "vitest";
-import { Agent } from "../../src/streams/agent.js";
+import { Agent } from "../../src/agent/agent.js";
 import { checkEventGrammar } from "../../src/testing/event-grammar.js";
 import { scriptedModel, type ScriptedReply } from "../../src/testing/scripted-model.js";
 import { defineTool } from "../../src/tools/define-tool.js";

@@ -5,7 +5,7 @@
 import { Type } from "@sinclair/typebox";
 import { Observable } from "rxjs";
 import { describe, expect, it } from "vitest";
-import { Agent } from "../../src/streams/agent.js";
+import { Agent } from "../../src/agent/agent.js";
 import { agentLoop } from "../../src/streams/agent-loop.js";
 import { assertEventGrammar } from "../../src/testing/event-grammar.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";

@@ -2,7 +2,7 @@ import type { Socket } from "node:net";
 import { Type } from "@sinclair/typebox";
 import { asyncScheduler } from "rxjs";
 import { afterEach, describe, expect, it } from "vitest";
-import { Agent } from "../../src/streams/agent.js";
+import { Agent } from "../../src/agent/agent.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";
 import { defineTool } from "../../src/tools/define-tool.js";
 import { type AgentServer, serveAgents } from "../../src/server/index.js";

@@ -1,6 +1,6 @@
 import { asyncScheduler } from "rxjs";
 import { WebSocket } from "ws";
-import { Agent } from "../../src/streams/agent.js";
+import { Agent } from "../../src/agent/agent.js";
 import { scriptedModel, type ScriptedTurn } from "../../src/testing/scripted-model.js";
 import type { ServerFrame } from "../../src/protocol/protocol-schemas.js";
 import { MessageDeltaDecoder } from "../../src/protocol/message-delta.js";

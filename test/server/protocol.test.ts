@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
-import { Agent } from "../../src/streams/agent.js";
+import { Agent } from "../../src/agent/agent.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";
 import { type AgentServer, serveAgents } from "../../src/server/index.js";
 import { assertContiguous, RawClient, realtimeAgent, waitFor } from "./helpers.js";

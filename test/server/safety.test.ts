@@ -1,7 +1,7 @@
 import { asyncScheduler, type SchedulerLike } from "rxjs";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
-import type { Agent } from "../../src/streams/agent.js";
+import type { Agent } from "../../src/agent/agent.js";
 import { type AgentServer, serveAgents, type ServeAgentsOptions } from "../../src/server/index.js";
 import { RawClient, realtimeAgent, waitFor } from "./helpers.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Agent } from "../../src/streams/agent.js";
+import { Agent } from "../../src/agent/agent.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";
 import { serveAgents } from "../../src/server/index.js";
 import type { AgentMessage, AssistantMessage, TranscriptStore } from "../../src/types.js";

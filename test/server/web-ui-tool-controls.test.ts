@@ -3,7 +3,7 @@ import { chromium, type Browser } from "playwright-core";
 import { asyncScheduler } from "rxjs";
 import { Type } from "@sinclair/typebox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Agent } from "../../src/streams/agent.js";
+import { Agent } from "../../src/agent/agent.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";
 import { defineTool } from "../../src/tools/define-tool.js";
 import { serveWebUi, type WebUiServer } from "../../src/server/index.js";

@@ -3,7 +3,7 @@ import { map, timer, type SchedulerLike } from "rxjs";
 import type { TestScheduler } from "rxjs/testing";
 import type { Context } from "rxjs-marbles";
 import { describe, expect, it } from "vitest";
-import { Agent } from "../../src/streams/agent.js";
+import { Agent } from "../../src/agent/agent.js";
 import { agentLoop } from "../../src/streams/agent-loop.js";
 import { defineTool } from "../../src/tools/define-tool.js";
 import { textResult } from "../../src/tools/tool-results.js";

@@ -10,7 +10,7 @@ import { lastValueFrom, map, NEVER, type Observable, type SchedulerLike, timer, 
 import type { TestScheduler } from "rxjs/testing";
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { Agent } from "../../src/streams/agent.js";
+import { Agent } from "../../src/agent/agent.js";
 import { agentLoop } from "../../src/streams/agent-loop.js";
 import { assertEventGrammar } from "../../src/testing/event-grammar.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";

@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { lastValueFrom, type Observable, of, toArray } from "rxjs";
 import { describe, expect, expectTypeOf, it } from "vitest";
-import { Agent } from "../../src/streams/agent.js";
+import { Agent } from "../../src/agent/agent.js";
 import { agentLoop } from "../../src/streams/agent-loop.js";
 import { finalAnswerReminder } from "../../src/streams/structured-output.js";
 import { scriptedModel, type ScriptedReply } from "../../src/testing/scripted-model.js";

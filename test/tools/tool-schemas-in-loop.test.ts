@@ -11,7 +11,7 @@ import { defineTool } from "../../src/tools/define-tool.js";
 import { textResult } from "../../src/tools/tool-results.js";
 import type { StandardSchemaV1 } from "../../src/tools/standard-schema.js";
 import type { AgentEvent, AgentTool, AssistantMessage } from "../../src/types.js";
-import { call, runToolTurn, runToolTurnAsync } from "../operators/run-tools.js";
+import { call, runToolTurn, runToolTurnAsync } from "../operators/tool-calls/run-tools.js";
 import { userMessage } from "../testing/fixtures.js";
 
 function echoTool(name: string, parameters: object): AgentTool {

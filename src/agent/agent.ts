@@ -1,0 +1,312 @@
+import type { Observable, Subject } from "rxjs";
+import type {
+  AgentContext,
+  AgentEvent,
+  AgentLoopConfig,
+  AgentMessage,
+  AgentSnapshot,
+  AgentState,
+  OutputOf,
+  OutputSchema,
+  PromptInput,
+  QueuedMessages,
+  QueueMode,
+  ToolResultMessage,
+  TranscriptStore,
+} from "../types.js";
+import { type ActiveRun, assertNoActiveRun, newActiveRun, tearDownRun } from "./active-run.js";
+import { type AgentOptions, runConfig, runContext, schedulerOf } from "./agent-options.js";
+import { firstIdle, messagesAtEnd } from "./agent-promises.js";
+import { agentLoop, agentLoopContinue, agentLoopReopened } from "../streams/agent-loop.js";
+import { AgentQueues, type QueueCounts } from "./agent-queues.js";
+import { snapshotOf, snapshotOptions } from "./agent-snapshot.js";
+import { checkConfig } from "../streams/check-config.js";
+import { continueInput } from "./continue-input.js";
+import { OnDemandSubject, OnDemandValue } from "./on-demand-subject.js";
+import { toMessages } from "./prompt-input.js";
+import { freshAgentState, patchState } from "./published-state.js";
+import { reopenedApprovals, reopenedResults, reopenedToolCalls } from "../streams/transcript/reopened-tool-calls.js";
+import { requestCancel, requestDecision } from "./run-requests.js";
+import { warn } from "./store-writer.js";
+import { subscribeRun } from "./subscribe-run.js";
+
+export type { AgentOptions } from "./agent-options.js";
+
+/**
+ * A long-lived agent around the loop: it keeps the transcript, owns the steering and follow-up
+ * queues that feed every run (filled by `steer`, `followUp` or their Subjects), and publishes
+ * `events$` and `state$`.
+ *
+ * One run at a time: `prompt` starts one, `steer` and `followUp` talk to it while it works.
+ * With `output`, each run's `agent_end.output` is typed from the schema.
+ */
+export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
+  steeringMode: QueueMode;
+  followUpMode: QueueMode;
+
+  // Made on first use, and runs get views of the queues (queue-view.ts): most agents are never
+  // steered (agent-queues.ts).
+  private queuesValue: AgentQueues | undefined;
+  // Subjects are made when first asked for: a server may hold thousands of idle agents, and most
+  // of them are never listened to between runs.
+  private readonly stateValue: OnDemandValue<AgentState>;
+  private readonly eventStream = new OnDemandSubject<AgentEvent<unknown, OutputOf<TOutputSchema>>>();
+  private activeRun: ActiveRun<OutputOf<TOutputSchema>> | undefined;
+  private options: AgentOptions<TOutputSchema>;
+  /**
+   * Results the store kept for the transcript's last tool calls, with the interrupted error for
+   * the others, in call order (`Agent.open`): the next run starts with them rather than with
+   * `missingToolResults`.
+   */
+  private storedResults: ToolResultMessage[] | undefined;
+
+  /** Contract: throws an `InvalidConfigError` at once for a config that cannot work (no model, …). */
+  constructor(options: AgentOptions<TOutputSchema>) {
+    checkConfig(options, options.tools, "Agent");
+    this.options = options;
+    this.steeringMode = options.steeringMode ?? "one-at-a-time";
+    this.followUpMode = options.followUpMode ?? "one-at-a-time";
+    this.stateValue = new OnDemandValue(freshAgentState(options.messages ?? []));
+  }
+
+  private get queues(): AgentQueues {
+    return (this.queuesValue ??= new AgentQueues((counts: QueueCounts) => patchState(this.stateValue, counts)));
+  }
+
+  /** Push a message here (or call `steer`) to redirect the agent before its next model call. */
+  get steering(): Subject<AgentMessage> {
+    return this.queues.steering$;
+  }
+
+  /** Push a message here (or call `followUp`) to handle it once the agent would stop. */
+  get followUps(): Subject<AgentMessage> {
+    return this.queues.followUps$;
+  }
+
+  /** Every event of every run, hot: a late subscriber gets what comes next. */
+  get events$(): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
+    return this.eventStream.observable;
+  }
+
+  /** The current state, replayed to each new subscriber, then every change. */
+  get state$(): Observable<AgentState> {
+    return this.stateValue.observable;
+  }
+
+  /**
+   * Opens an agent on a store and picks up the transcript it holds.
+   *
+   * With a store that keeps records (`TranscriptStore.record`, as `JsonlTranscriptStore` does),
+   * a run that stopped while calls waited for approval is reopened at once: the agent is running,
+   * `state.pendingApprovals` holds the same calls (same ids, tool, arguments and `since`), and
+   * `approve` / `deny` answer them; once every reopened call has its result, the run goes on to
+   * the next model call. Calls of that batch that had finished keep their results; calls that
+   * were running get the interrupted error, as `continue` gives them. See README "Approvals".
+   */
+  static async open<TOutputSchema extends OutputSchema = OutputSchema>(
+    options: AgentOptions<TOutputSchema> & { store: TranscriptStore },
+  ): Promise<Agent<TOutputSchema>> {
+    const { store } = options;
+    const stored = store.loadTranscript ? await store.loadTranscript() : { messages: await store.load(), records: [] };
+    const agent = new Agent({ ...options, messages: stored.messages });
+    const reopened = reopenedToolCalls(agent.state.messages, stored.records, agent.now(), (message) => warn(options.onWarning, message));
+    if (reopened && reopenedApprovals(reopened).length > 0) agent.startRun((config, context) => agentLoopReopened(reopened, context, config));
+    else agent.storedResults = reopened && reopenedResults(reopened);
+    return agent;
+  }
+
+  /** Recreates an agent from `snapshot()`, queued messages included. */
+  static fromSnapshot<TOutputSchema extends OutputSchema = OutputSchema>(snapshot: AgentSnapshot, options: AgentOptions<TOutputSchema>): Agent<TOutputSchema> {
+    const agent = new Agent(snapshotOptions(snapshot, options));
+    for (const message of snapshot.queued.steering) agent.steer(message);
+    for (const message of snapshot.queued.followUp) agent.followUp(message);
+    return agent;
+  }
+
+  get state(): AgentState {
+    return this.stateValue.value;
+  }
+
+  get messages(): readonly AgentMessage[] {
+    return this.state.messages;
+  }
+
+  /**
+   * The active run's events, replayed from its `agent_start` (what `prompt` returned), or
+   * undefined while idle. After `Agent.open` reopened a run (its first events came during
+   * `open`), this is how to follow that run whole.
+   */
+  get currentRun$(): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> | undefined {
+    return this.activeRun?.events.asObservable();
+  }
+
+  get isRunning(): boolean {
+    return this.activeRun !== undefined;
+  }
+
+  /** Changes the model, tools, system prompt, hooks or queue modes for the next run. */
+  configure(options: Partial<Omit<AgentOptions<TOutputSchema>, "messages" | "store">>): void {
+    const configured = { ...this.options, ...options };
+    checkConfig(configured, configured.tools, "Agent.configure");
+    this.options = configured;
+    if (options.steeringMode !== undefined) this.steeringMode = options.steeringMode;
+    if (options.followUpMode !== undefined) this.followUpMode = options.followUpMode;
+  }
+
+  /**
+   * Starts a run with new input and returns its events, hot and replayed: the run goes on
+   * whether or not anyone subscribes, and a late subscriber still sees it from the start.
+   *
+   * Contract: throws an `InvalidStateError` while a run is active; use `steer` or `followUp`.
+   */
+  prompt(input: PromptInput): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
+    assertNoActiveRun(this.activeRun, "prompt");
+    const prompts = toMessages(input, this.now());
+    const stored = this.takeStoredResults();
+    return this.startRun((config, context) => agentLoop(stored ? [...stored, ...prompts] : prompts, context, config));
+  }
+
+  /**
+   * Runs a prompt to its end: the Promise form of `prompt`, for `await`.
+   *
+   * Contract: resolves with the messages the run added (`agent_end.messages`, the prompt
+   * included) when the run ends, also when the model failed or the run was aborted (errors are
+   * data: look at the last assistant message's `stopReason`). Rejects with an
+   * `InvalidStateError` while another run is active, or when `reset` or `dispose` stops the run
+   * before it ends.
+   * @example const messages = await agent.run("What is 2 + 3?");
+   */
+  run(input: PromptInput): Promise<AgentMessage[]> {
+    return messagesAtEnd(() => this.prompt(input));
+  }
+
+  /**
+   * Resumes from the transcript. A transcript that ends in tool calls without results (a crash
+   * during tool execution) is repaired first: each missing result becomes an error result, or
+   * the result the store kept for it (`Agent.open`). One that ends with an assistant message runs
+   * the queued messages instead.
+   *
+   * Contract: throws an `InvalidStateError` while running, or when there is nothing to do.
+   */
+  continue(): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
+    assertNoActiveRun(this.activeRun, "continue");
+    const input = continueInput(this.state.messages, this.takeStoredResults(), () => this.queuesValue?.takeForContinue(this.steeringMode, this.followUpMode) ?? [], this.now());
+    if (input.type === "transcript") return this.startRun((config, context) => agentLoopContinue(context, config));
+    return this.startRun((config, context) => agentLoop(input.messages, context, config));
+  }
+
+  /** Queues a message injected before the next model call of the active (or next) run. */
+  steer(input: PromptInput): void {
+    this.queues.steer(toMessages(input, this.now()));
+  }
+
+  /** Queues a message handled once the agent would stop. */
+  followUp(input: PromptInput): void {
+    this.queues.followUp(toMessages(input, this.now()));
+  }
+
+  /** Drops every queued steering and follow-up message and returns them. */
+  clearQueues(): QueuedMessages {
+    return { steering: this.queuesValue?.clearSteering() ?? [], followUp: this.queuesValue?.clearFollowUps() ?? [] };
+  }
+
+  /**
+   * Ends the active run gracefully (`stopReason: "aborted"`, a result for every tool call) and
+   * drops queued steering; queued follow-ups stay unless `clearFollowUps`.
+   */
+  abort(options: { clearFollowUps?: boolean } = {}): void {
+    this.queuesValue?.clearSteering();
+    if (options.clearFollowUps) this.queuesValue?.clearFollowUps();
+    this.activeRun?.controller.abort(new Error("Aborted by the user"));
+  }
+
+  /**
+   * Cancels one tool call of the active run: its signal fires and its result is the error
+   * `Tool call was cancelled[: reason].` (or the tool's own result if it settles as its signal
+   * fires); a call not started yet never runs. The other calls and the run go on.
+   *
+   * Contract: throws an `InvalidStateError` unless `toolCallId` is a call of the current
+   * assistant message that has not finished (running, waiting, or not started yet).
+   */
+  cancelToolCall(toolCallId: string, reason?: string): void {
+    requestCancel(this.activeRun, this.state, toolCallId, reason);
+  }
+
+  /**
+   * Lets a call that waits for approval (`state.pendingApprovals`) run.
+   *
+   * Contract: throws an `InvalidStateError` unless the call is waiting for approval now.
+   */
+  approve(toolCallId: string): void {
+    requestDecision(this.activeRun, this.state, { toolCallId, approved: true }, "approve");
+  }
+
+  /**
+   * Denies a call that waits for approval: its result is the error `Tool call was denied[: reason]`.
+   *
+   * Contract: throws an `InvalidStateError` unless the call is waiting for approval now.
+   */
+  deny(toolCallId: string, reason?: string): void {
+    requestDecision(this.activeRun, this.state, reason === undefined ? { toolCallId, approved: false } : { toolCallId, approved: false, reason }, "deny");
+  }
+
+  /** Forgets the transcript, the queues and the totals; a running run is torn down first. */
+  reset(): void {
+    this.tearDownRun();
+    this.clearQueues();
+    this.storedResults = undefined;
+    this.options.store?.clear();
+    this.stateValue.next(freshAgentState([]));
+  }
+
+  /** Resolves once no run is active. */
+  waitForIdle(): Promise<void> {
+    return firstIdle(this.state$, (state) => !state.isStreaming && this.activeRun === undefined);
+  }
+
+  /** The agent as plain JSON. */
+  snapshot(): AgentSnapshot {
+    return snapshotOf(this.state.messages, this.queuesValue?.peek(), this.options.systemPrompt);
+  }
+
+  /** Tears down the active run and stops publishing; the transcript store keeps what it has. */
+  dispose(): void {
+    this.tearDownRun();
+    this.queues.close();
+    this.eventStream.complete();
+    this.stateValue.complete();
+    this.options.store?.close?.();
+  }
+
+  private tearDownRun(): void {
+    const run = this.activeRun;
+    this.activeRun = undefined;
+    if (run) tearDownRun(run);
+  }
+
+  private startRun(createLoop: (config: AgentLoopConfig, context: AgentContext) => Observable<AgentEvent>): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
+    const run = newActiveRun<OutputOf<TOutputSchema>>();
+    this.activeRun = run;
+    const config = runConfig(this.options, run, this, () => this.queuesValue, () => this.queues);
+    subscribeRun(run, createLoop(config, runContext(this.options, this.state.messages)), this.state.messages, {
+      options: () => this.options,
+      state: this.stateValue,
+      events: this.eventStream,
+      isCurrent: () => this.activeRun === run,
+      release: () => {
+        if (this.activeRun === run) this.activeRun = undefined;
+      },
+    });
+    return run.events.asObservable();
+  }
+
+  private takeStoredResults(): ToolResultMessage[] | undefined {
+    const stored = this.storedResults;
+    this.storedResults = undefined;
+    return stored;
+  }
+
+  private now(): number {
+    return schedulerOf(this.options).now();
+  }
+}

@@ -1,0 +1,38 @@
+import { InvalidStateError } from "../errors.js";
+import { isAssistantMessage } from "../types/messages.js";
+import type { AgentMessage, ToolResultMessage } from "../types.js";
+import { missingToolResults } from "../streams/transcript/repair-transcript.js";
+
+/** What `Agent.continue` runs with: messages to start from, or the transcript as it is (`agentLoopContinue`). */
+export type ContinueInput = { type: "messages"; messages: AgentMessage[] } | { type: "transcript" };
+
+/**
+ * What `Agent.continue` resumes with, in this order: the results the store kept for the
+ * transcript's last tool calls (`stored`), else an error result for each call left without one;
+ * else the transcript itself when it does not end with an assistant message; else what is queued
+ * (`takeQueued`: steering first, else follow-ups).
+ *
+ * Contract: throws an `InvalidStateError` for an empty transcript, and for one that ends with an
+ * assistant message when nothing is queued.
+ */
+export function continueInput(
+  messages: readonly AgentMessage[],
+  stored: ToolResultMessage[] | undefined,
+  takeQueued: () => AgentMessage[],
+  timestamp: number,
+): ContinueInput {
+  const repairs = stored ?? missingToolResults(messages, timestamp);
+  if (repairs.length > 0) return { type: "messages", messages: repairs };
+  const last = messages[messages.length - 1];
+  if (last === undefined) {
+    throw new InvalidStateError("Cannot continue: the transcript is empty. Use prompt() to start.");
+  }
+  if (!isAssistantMessage(last)) return { type: "transcript" };
+  const queued = takeQueued();
+  if (queued.length === 0) {
+    throw new InvalidStateError(
+      "Cannot continue: the transcript ends with an assistant message and no messages are queued. Use prompt().",
+    );
+  }
+  return { type: "messages", messages: queued };
+}

@@ -1,0 +1,186 @@
+import { catchError, concatMap, map, Observable, of, race, type Subscription } from "rxjs";
+import { errorText } from "../../errors.js";
+import { errorResult } from "../../tools/tool-results.js";
+import { type ArgumentValidation, validateArguments } from "../../tools/validate-arguments.js";
+import type { AgentEvent, AgentTool, AgentToolResult, BeforeToolCallResult, ToolCall } from "../../types.js";
+import { answerOfHook } from "./answer-of-hook.js";
+import { forwardingObserver } from "../forwarding-observer.js";
+import { ABORTED_TOOL_TEXT, FinalizedToolCall, PreparedToolCall, type ToolBatch } from "./tool-batch.js";
+
+/**
+ * Announces one tool call and readies it to run.
+ *
+ * Emits `tool_execution_start`, then either a `PreparedToolCall` (tool found, arguments
+ * prepared and valid, `beforeToolCall` allowed it) or a `FinalizedToolCall` holding the error
+ * result that explains why the call will not run. If the batch is interrupted meanwhile (abort,
+ * steering), `beforeToolCall` is dropped and the call is finalized as skipped. Everything up to
+ * a `beforeToolCall` that answers with a Promise or an Observable happens synchronously, on
+ * subscribe.
+ */
+export function prepareToolCall(
+  index: number,
+  toolCall: ToolCall,
+  batch: ToolBatch,
+): Observable<AgentEvent | PreparedToolCall | FinalizedToolCall> {
+  return new Observable<AgentEvent | PreparedToolCall | FinalizedToolCall>((subscriber) => {
+    subscriber.next({ type: "tool_execution_start", toolCallId: toolCall.id, toolName: toolCall.name, args: toolCall.arguments });
+    if (subscriber.closed) return undefined;
+    const outcome = readyToolCall(index, toolCall, batch);
+    if (outcome instanceof Observable) return outcome.subscribe(subscriber);
+    subscriber.next(outcome);
+    subscriber.complete();
+    return undefined;
+  });
+}
+
+/**
+ * Announces and readies a batch's calls one after the other, in source order, and emits each
+ * call that may run (a `PreparedToolCall`).
+ *
+ * `passOn` gets everything else, synchronously and in order: each call's
+ * `tool_execution_start`, and each call finalized during preparation (an error result, a
+ * block, a skip). The next call starts when the one before is ready. Why not
+ * `concatMap(prepareToolCall)`: nearly every preparation is synchronous, and this one
+ * subscription serves the whole batch; only a `beforeToolCall` that answers with a Promise or an
+ * Observable is subscribed to, and waited for.
+ *
+ * With `more` (eager execution), `toolCalls` grows while the batch runs: `more` emits after calls
+ * were appended, and completes once no more will come; only then does the Observable complete.
+ */
+export function prepareToolCalls(
+  toolCalls: ToolCall[],
+  batch: ToolBatch,
+  passOn: (output: AgentEvent | FinalizedToolCall) => void,
+  more?: Observable<void>,
+): Observable<PreparedToolCall> {
+  return new Observable<PreparedToolCall>((subscriber) => {
+    let nextIndex = 0;
+    let waiting: Subscription | undefined;
+    // With `more` (eager execution): calls still to come are appended to `toolCalls`; `idle`
+    // says the loop has prepared every call so far and waits for the next.
+    let idle = false;
+    let moreDone = more === undefined;
+    const route = (outcome: Readiness) => {
+      if (outcome instanceof PreparedToolCall) subscriber.next(outcome);
+      else passOn(outcome);
+    };
+    const prepareFromNext = (): void => {
+      while (nextIndex < toolCalls.length) {
+        const index = nextIndex++;
+        const toolCall = toolCalls[index]!;
+        passOn({ type: "tool_execution_start", toolCallId: toolCall.id, toolName: toolCall.name, args: toolCall.arguments });
+        if (subscriber.closed) return;
+        const outcome = readyToolCall(index, toolCall, batch);
+        if (!(outcome instanceof Observable)) {
+          route(outcome);
+          continue;
+        }
+        // A decision that arrives synchronously goes on in this loop rather than on the stack.
+        let subscribed = false;
+        let decidedSynchronously = false;
+        waiting = outcome.subscribe(
+          forwardingObserver(subscriber, {
+            next: route,
+            complete: () => {
+              if (subscribed) prepareFromNext();
+              else decidedSynchronously = true;
+            },
+          }),
+        );
+        subscribed = true;
+        if (!decidedSynchronously) return;
+      }
+      if (moreDone) subscriber.complete();
+      else idle = true;
+    };
+    const moreSubscription = more?.subscribe(
+      forwardingObserver(subscriber, {
+        next: () => {
+          if (!idle) return;
+          idle = false;
+          prepareFromNext();
+        },
+        complete: () => {
+          moreDone = true;
+          if (idle) subscriber.complete();
+        },
+      }),
+    );
+    prepareFromNext();
+    return () => {
+      waiting?.unsubscribe();
+      moreSubscription?.unsubscribe();
+    };
+  });
+}
+
+type Readiness = PreparedToolCall | FinalizedToolCall;
+
+function readyToolCall(index: number, toolCall: ToolCall, batch: ToolBatch): Readiness | Observable<Readiness> {
+  // Why check the run's cancellation here: a subscriber that leaves as it hears
+  // `tool_execution_start` tears the run down, but a batch subscribed to synchronously is not
+  // linked to the run's subscription yet, so its preparation loop goes on. A cancelled run
+  // (abort, or torn down) means no hook or tool code may run any more.
+  if (batch.cancellation.aborted) return failedCall(index, toolCall, ABORTED_TOOL_TEXT, true);
+  const interruptedBefore = batch.interruption.reason;
+  if (interruptedBefore !== undefined) return failedCall(index, toolCall, interruptedBefore, true);
+  const cancelled = batch.cancellations?.messageFor(toolCall.id);
+  if (cancelled !== undefined) return failedCall(index, toolCall, cancelled, true);
+  const tool = batch.context.tools?.find((candidate) => candidate.name === toolCall.name);
+  if (!tool) return failedCall(index, toolCall, `Tool ${toolCall.name} not found`);
+  let rawArguments: unknown = toolCall.rawArguments ?? toolCall.arguments;
+  if (tool.prepareArguments) {
+    try {
+      rawArguments = tool.prepareArguments(rawArguments);
+    } catch (error) {
+      return failedCall(index, toolCall, `prepareArguments failed for tool "${toolCall.name}": ${errorText(error)}`);
+    }
+  }
+  const validation = validateArguments(toolCall.name, tool.parameters, rawArguments);
+  if (!(validation instanceof Observable)) return validatedCall(index, toolCall, batch, tool, validation);
+  // Only a Standard Schema that validates asynchronously gets here; an interruption wins as for hooks.
+  return race(
+    batch.interruption.reason$.pipe(map((reason) => failedCall(index, toolCall, reason, true))),
+    validation.pipe(
+      concatMap((settled) => {
+        const outcome = validatedCall(index, toolCall, batch, tool, settled);
+        return outcome instanceof Observable ? outcome : of(outcome);
+      }),
+      catchError((error: unknown) => of(failedCall(index, toolCall, `Validating the arguments of tool "${toolCall.name}" failed: ${errorText(error)}`))),
+    ),
+  );
+}
+
+function validatedCall(
+  index: number,
+  toolCall: ToolCall,
+  batch: ToolBatch,
+  tool: AgentTool,
+  validation: ArgumentValidation,
+): Readiness | Observable<Readiness> {
+  if (!validation.valid) return failedCall(index, toolCall, validation.message);
+  const prepared = new PreparedToolCall(index, toolCall, tool, validation.value);
+  const beforeToolCall = batch.config.beforeToolCall;
+  if (!beforeToolCall) return prepared;
+  return answerOfHook(
+    () => beforeToolCall({ assistantMessage: batch.assistantMessage, toolCall, args: validation.value, context: batch.context }, batch.cancellation.signal),
+    {
+      answered: (decision: BeforeToolCallResult | undefined): Readiness =>
+        decision?.block ? blockedCall(index, toolCall, decision) : prepared,
+      failed: (error) => failedCall(index, toolCall, `beforeToolCall failed for tool "${toolCall.name}": ${errorText(error)}`),
+      interrupted: (reason) => failedCall(index, toolCall, reason, true),
+    },
+    batch.interruption,
+    batch.cancellations?.message$(toolCall.id),
+  );
+}
+
+function blockedCall(index: number, toolCall: ToolCall, decision: BeforeToolCallResult): FinalizedToolCall {
+  const result: AgentToolResult = errorResult(decision.reason || "Tool execution was blocked");
+  if (decision.terminate === true) result.terminate = true;
+  return new FinalizedToolCall(index, toolCall, result, true);
+}
+
+function failedCall(index: number, toolCall: ToolCall, message: string, interrupted = false): FinalizedToolCall {
+  return new FinalizedToolCall(index, toolCall, errorResult(message), true, interrupted);
+}

@@ -1,0 +1,83 @@
+import { type SchedulerAction, type SchedulerLike, type Subscription } from "rxjs";
+import { TestScheduler } from "rxjs/testing";
+import { describe, expect, it } from "vitest";
+import { type DeadlineListener, ToolDeadlines } from "../../../src/operators/tool-calls/tool-deadlines.js";
+
+/** A virtual-time scheduler that counts the timers armed on it. */
+function countingScheduler() {
+  const testScheduler = new TestScheduler((actual, expected) => expect(actual).toStrictEqual(expected));
+  const counts = { armed: 0 };
+  const scheduler: SchedulerLike = {
+    now: () => testScheduler.now(),
+    schedule<T>(work: (this: SchedulerAction<T>, state?: T) => void, delay?: number, state?: T): Subscription {
+      counts.armed += 1;
+      return testScheduler.schedule(work, delay, state);
+    },
+  };
+  return { testScheduler, scheduler, counts };
+}
+
+function listener(name: string, heard: string[], testScheduler: TestScheduler): DeadlineListener {
+  return { timedOut: () => heard.push(`${name}@${testScheduler.now()}`) };
+}
+
+describe("ToolDeadlines", () => {
+  it("tells each call at its own deadline, in start order for equal ones, with one timer at a time", () => {
+    const { testScheduler, scheduler, counts } = countingScheduler();
+    const deadlines = new ToolDeadlines(scheduler);
+    const heard: string[] = [];
+    deadlines.add(listener("a", heard, testScheduler), 100);
+    deadlines.add(listener("b", heard, testScheduler), 100);
+    deadlines.add(listener("c", heard, testScheduler), 300);
+    expect(counts.armed).toBe(1);
+    testScheduler.flush();
+    expect(heard).toStrictEqual(["a@100", "b@100", "c@300"]);
+    // One timer for a and b, one more for c.
+    expect(counts.armed).toBe(2);
+  });
+
+  it("moves the timer for a call with an earlier deadline", () => {
+    const { testScheduler, scheduler, counts } = countingScheduler();
+    const deadlines = new ToolDeadlines(scheduler);
+    const heard: string[] = [];
+    deadlines.add(listener("slow", heard, testScheduler), 500);
+    deadlines.add(listener("fast", heard, testScheduler), 50);
+    testScheduler.flush();
+    expect(heard).toStrictEqual(["fast@50", "slow@500"]);
+    expect(counts.armed).toBe(3);
+  });
+
+  it("tells nobody who left, and cancels the timer when the last call leaves", () => {
+    const { testScheduler, scheduler } = countingScheduler();
+    const deadlines = new ToolDeadlines(scheduler);
+    const heard: string[] = [];
+    const first = listener("first", heard, testScheduler);
+    const second = listener("second", heard, testScheduler);
+    deadlines.add(first, 100);
+    deadlines.add(second, 200);
+    deadlines.remove(first);
+    testScheduler.flush();
+    expect(heard).toStrictEqual(["second@200"]);
+    deadlines.add(first, 100);
+    deadlines.remove(first);
+    expect(testScheduler.actions).toStrictEqual([]);
+  });
+
+  it("serves a call that starts while others time out", () => {
+    const { testScheduler, scheduler } = countingScheduler();
+    const deadlines = new ToolDeadlines(scheduler);
+    const heard: string[] = [];
+    const late = listener("late", heard, testScheduler);
+    deadlines.add(
+      {
+        timedOut: () => {
+          heard.push(`early@${testScheduler.now()}`);
+          deadlines.add(late, 30);
+        },
+      },
+      10,
+    );
+    testScheduler.flush();
+    expect(heard).toStrictEqual(["early@10", "late@40"]);
+  });
+});
