@@ -1,31 +1,87 @@
-/** rxagent: LLM agents as a reactive stream. */
+/**
+ * rxagent: LLM agents as a reactive stream.
+ *
+ * The one public barrel: every name is listed, so plumbing cannot slip in through a re-export
+ * (test/index.test.ts pins the runtime names).
+ */
 
-// Protocol
-export * from "./types.js";
+// Protocol: messages, model, tools, events
+export type {
+  AgentMessage,
+  AssistantMessage,
+  CustomAgentMessages,
+  ImageContent,
+  Message,
+  StopReason,
+  TextContent,
+  ThinkingContent,
+  ToolCall,
+  ToolResultMessage,
+  Usage,
+  UserMessage,
+  LlmContext,
+  Model,
+  ModelEvent,
+  ModelStreamOptions,
+  ModelTool,
+  AgentTool,
+  AgentToolResult,
+  NeedsApprovalResult,
+  ToolApprovalContext,
+  ToolExecuteResult,
+  ToolExecutionContext,
+  ToolExecutionMode,
+  AgentEndReason,
+  AgentEvent,
+  AgentEventType,
+  QueuedMessages,
+} from "./types.js";
 
-// The loop
+// The loop and its configuration
 export { agentLoop, agentLoopContinue } from "./streams/agent-loop.js";
 export { MessageQueue } from "./streams/message-queue.js";
-export { fromAbortSignal } from "./streams/from-abort-signal.js";
 export { DEFAULT_TOOL_TIMEOUT_MS } from "./operators/tool-calls/tool-timeout.js";
+export type {
+  AfterToolCallContext,
+  AfterToolCallResult,
+  AgentContext,
+  AgentLoopConfig,
+  ApprovalDecision,
+  BeforeToolCallContext,
+  BeforeToolCallResult,
+  ConvertMessageToLlm,
+  DrainableQueue,
+  HookResult,
+  PrepareNextTurnContext,
+  PrepareNextTurnResult,
+  QueueMode,
+  ShouldStopAfterTurnContext,
+  ToolCallCancellation,
+} from "./types.js";
 
 // Tools
 export { defineTool } from "./tools/define-tool.js";
 export type { ToolDefinition } from "./tools/define-tool.js";
-export { compileSchema, validateArguments } from "./tools/validate-arguments.js";
-export type { ArgumentValidation, CompiledSchema } from "./tools/validate-arguments.js";
+export { validateArguments } from "./tools/validate-arguments.js";
+export type { ArgumentValidation } from "./tools/validate-arguments.js";
 export type { ArgumentsOf, JsonSchema, ToolParameters } from "./tools/tool-schema.js";
 export type { StandardJSONSchemaV1, StandardSchemaV1 } from "./tools/standard-schema.js";
 export { errorResult, isToolResult, textResult } from "./tools/tool-results.js";
+
+// Structured output: the final answer as a tool call
 export { FINAL_ANSWER_TOOL, finalAnswerTool } from "./tools/final-answer-tool.js";
 export type { FinalAnswerToolOptions } from "./tools/final-answer-tool.js";
 export { finalAnswerReminder } from "./streams/structured-output.js";
+export type { OutputOf, OutputSchema } from "./types.js";
 
 // Operators
-export { callHook } from "./operators/call-hook.js";
-export { fromHookResult } from "./operators/from-hook-result.js";
 export { mergeMapCapped } from "./operators/merge-map-capped.js";
 export type { ConcurrencyCap } from "./operators/merge-map-capped.js";
+
+// Edges: abort signals in, async iterables out
+export { fromAbortSignal } from "./streams/from-abort-signal.js";
+export { toAsyncIterable, BufferOverflowError } from "./agent/to-async-iterable.js";
+export type { ToAsyncIterableOptions } from "./agent/to-async-iterable.js";
 
 // Errors
 export { errorText, HookError, InvalidConfigError, InvalidStateError, RxAgentError } from "./errors.js";
@@ -34,11 +90,16 @@ export { errorText, HookError, InvalidConfigError, InvalidStateError, RxAgentErr
 export { Agent } from "./agent/agent.js";
 export type { AgentOptions } from "./agent/agent.js";
 export { initialAgentState, reduceAgentState } from "./agent/agent-state.js";
-export { missingToolResults, INTERRUPTED_TOOL_TEXT, pairToolCalls } from "./streams/transcript/repair-transcript.js";
-export { toAsyncIterable, BufferOverflowError } from "./agent/to-async-iterable.js";
-export type { ToAsyncIterableOptions } from "./agent/to-async-iterable.js";
+export { missingToolResults, INTERRUPTED_TOOL_TEXT } from "./streams/transcript/repair-transcript.js";
+export type { AgentSnapshot, AgentState, PendingApproval, PromptInput, StoredTranscript, TranscriptRecord, TranscriptStore } from "./types.js";
 
 // Building an assistant message from model events (for providers of one's own)
 export { AssistantMessageDraft } from "./model/assistant-message-draft.js";
-export type { DraftIdentity } from "./model/assistant-message-draft.js";
+export type { DraftIdentity as AssistantMessageOrigin } from "./model/assistant-message-draft.js";
 export { parsePartialJson } from "./model/partial-json.js";
+
+// Old names, kept for one release
+export type { AgentLoopTurnUpdate, ToolApprovalAnswer, ToolCallDecision } from "./types.js";
+import type { DraftIdentity as Origin } from "./model/assistant-message-draft.js";
+/** @deprecated use `AssistantMessageOrigin` (what every message of one model call shares, not an id). */
+export type DraftIdentity = Origin;

@@ -1,4 +1,4 @@
-/** The protocol: one home for every public type of rxagent. */
+/** The protocol: one home for every public type of rxagent (types only; its helpers stay in their modules). */
 export type {
   AgentMessage,
   AssistantMessage,
@@ -13,11 +13,11 @@ export type {
   Usage,
   UserMessage,
 } from "./types/messages.js";
-export { emptyUsage, isModelMessage, toolCallsOf } from "./types/messages.js";
 export type { LlmContext, Model, ModelEvent, ModelStreamOptions, ModelTool } from "./types/model.js";
 export type {
   AgentTool,
   AgentToolResult,
+  NeedsApprovalResult,
   ToolApprovalAnswer,
   ToolApprovalContext,
   ToolExecuteResult,
@@ -29,6 +29,7 @@ export type {
   AfterToolCallContext,
   AfterToolCallResult,
   AgentContext,
+  ApprovalDecision,
   AgentLoopConfig,
   BeforeToolCallContext,
   BeforeToolCallResult,
@@ -41,6 +42,7 @@ export type {
   ToolCallDecision,
   AgentLoopTurnUpdate,
   PrepareNextTurnContext,
+  PrepareNextTurnResult,
 } from "./types/loop-config.js";
 export type { AgentSnapshot, AgentState, PendingApproval, PromptInput, StoredTranscript, TranscriptRecord, TranscriptStore } from "./types/agent.js";
 export type { OutputOf, OutputSchema } from "./types/output.js";

@@ -1,4 +1,4 @@
-import { emptyUsage } from "../../src/index.js";
+import { emptyUsage } from "../../src/types/messages.js";
 import type { AssistantMessage, ModelEvent, TextContent, ToolCall } from "../../src/index.js";
 
 /** What one scripted reply holds: text deltas, then tool calls. */

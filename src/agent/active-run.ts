@@ -1,6 +1,6 @@
 import { ReplaySubject, Subject, Subscription } from "rxjs";
 import { InvalidStateError } from "../errors.js";
-import type { AgentEvent, ToolCallCancellation, ToolCallDecision } from "../types.js";
+import type { AgentEvent, ToolCallCancellation, ApprovalDecision } from "../types.js";
 
 /** The run an `Agent` has going: how to stop it, what it emitted, and what it is told. */
 export interface ActiveRun<TOutput> {
@@ -13,7 +13,7 @@ export interface ActiveRun<TOutput> {
    */
   cancellations: ReplaySubject<ToolCallCancellation>;
   /** `approve` / `deny`: only for calls in `state.pendingApprovals`, whose batch listens already. */
-  approvals: Subject<ToolCallDecision>;
+  approvals: Subject<ApprovalDecision>;
   /** The id of the last call that started (calls start in source order): the ones after it have not. */
   lastStartedToolCall: string | undefined;
   /** A call of the current batch waited for approval: the store keeps each result as it comes (`approvalRecordOf`). */

@@ -1,6 +1,6 @@
 import { InvalidStateError } from "../errors.js";
 import { isAssistantMessage, isFailedMessage, toolCallsOf } from "../types/messages.js";
-import type { AgentState, ToolCallDecision } from "../types.js";
+import type { AgentState, ApprovalDecision } from "../types.js";
 import type { ActiveRun } from "./active-run.js";
 
 /**
@@ -22,7 +22,7 @@ export function requestCancel(run: Pick<ActiveRun<unknown>, "cancellations" | "l
  *
  * Contract: throws an `InvalidStateError` unless the call waits for approval now.
  */
-export function requestDecision(run: Pick<ActiveRun<unknown>, "approvals"> | undefined, state: AgentState, decision: ToolCallDecision, action: "approve" | "deny"): void {
+export function requestDecision(run: Pick<ActiveRun<unknown>, "approvals"> | undefined, state: AgentState, decision: ApprovalDecision, action: "approve" | "deny"): void {
   if (!run || !isAwaitingApproval(state, decision.toolCallId)) {
     throw new InvalidStateError(`Cannot ${action} tool call "${String(decision.toolCallId)}": it is not waiting for approval.`);
   }

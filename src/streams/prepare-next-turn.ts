@@ -2,7 +2,7 @@ import { catchError, map, type Observable, of, race, take } from "rxjs";
 import { HookError } from "../errors.js";
 import { describe } from "../model/check-model-message.js";
 import { callHook } from "../operators/call-hook.js";
-import type { AgentLoopTurnUpdate } from "../types.js";
+import type { PrepareNextTurnResult } from "../types.js";
 import { newMessages, type RunState } from "./run-state.js";
 
 /**
@@ -34,7 +34,7 @@ export function prepareNextTurn(run: RunState): Observable<HookError | undefined
  * Messages in another array replace the transcript: what the run added so far is carried for
  * `agent_end`, and the default `convertToLlm`'s cache starts over.
  */
-export function applyTurnUpdate(run: RunState, update: AgentLoopTurnUpdate | undefined): string | undefined {
+export function applyTurnUpdate(run: RunState, update: PrepareNextTurnResult | undefined): string | undefined {
   if (update === undefined || update === null) return undefined;
   if (typeof update !== "object" || Array.isArray(update)) return `it returned ${describe(update)}, not { context, model }`;
   const { context, model } = update;

@@ -1,4 +1,4 @@
-import type { AgentTool, ToolApprovalAnswer, ToolApprovalContext, ToolExecuteResult, ToolExecutionContext, ToolExecutionMode } from "../types.js";
+import type { AgentTool, NeedsApprovalResult, ToolApprovalContext, ToolExecuteResult, ToolExecutionContext, ToolExecutionMode } from "../types.js";
 import type { ArgumentsOf, ToolParameters } from "./tool-schema.js";
 import { compileSchema, unusableSchemaText } from "./validate-arguments.js";
 
@@ -23,7 +23,7 @@ export interface ToolDefinition<TParameters extends ToolParameters, TDetails> {
   concurrency?: number;
   timeoutMs?: number;
   /** See `AgentTool.needsApproval`. */
-  needsApproval?: boolean | ((args: ArgumentsOf<TParameters>, context: ToolApprovalContext) => ToolApprovalAnswer);
+  needsApproval?: boolean | ((args: ArgumentsOf<TParameters>, context: ToolApprovalContext) => NeedsApprovalResult);
 }
 
 /**

@@ -46,13 +46,16 @@ export interface ToolCallCancellation {
   reason?: string;
 }
 
-/** A person's answer to a call waiting for approval (`AgentLoopConfig.approvals`). */
-export interface ToolCallDecision {
+/** A person's decision on a call waiting for approval: approve or deny (`AgentLoopConfig.approvals`). */
+export interface ApprovalDecision {
   toolCallId: string;
   approved: boolean;
   /** With a denial: why; the call's error result says it. */
   reason?: string;
 }
+
+/** @deprecated use `ApprovalDecision` (renamed so it is not mistaken for `needsApproval`'s result). */
+export type ToolCallDecision = ApprovalDecision;
 
 export interface BeforeToolCallResult {
   /** Prevents the call; it gets an error result with `reason`. */
@@ -102,7 +105,7 @@ export interface ShouldStopAfterTurnContext {
 export type PrepareNextTurnContext = ShouldStopAfterTurnContext;
 
 /** What `prepareNextTurn` may replace for the next turn; omitted fields stay as they are. */
-export interface AgentLoopTurnUpdate {
+export interface PrepareNextTurnResult {
   /**
    * The context the next model call uses from now on: its system prompt, tools and messages.
    * Messages in another array than `context.messages` replace the run's transcript (e.g. after
@@ -112,6 +115,9 @@ export interface AgentLoopTurnUpdate {
   /** The model for the next turn and those after it. */
   model?: Model;
 }
+
+/** @deprecated use `PrepareNextTurnResult` (the name of what `prepareNextTurn` returns). */
+export type AgentLoopTurnUpdate = PrepareNextTurnResult;
 
 export interface AgentLoopConfig {
   model: Model;
@@ -164,7 +170,7 @@ export interface AgentLoopConfig {
    * (`prepareNextTurn failed: …`). Aborting while it is pending ends the run at once.
    * @example prepareNextTurn: ({ context }) => ({ context: { ...context, messages: compact(context.messages) } })
    */
-  prepareNextTurn?: (context: PrepareNextTurnContext) => HookResult<AgentLoopTurnUpdate | undefined>;
+  prepareNextTurn?: (context: PrepareNextTurnContext) => HookResult<PrepareNextTurnResult | undefined>;
   /** Ends the run after this many turns. */
   maxTurns?: number;
   /**
@@ -284,7 +290,7 @@ export interface AgentLoopConfig {
    * source that errors only stops bringing answers.
    * @example approvals: decisions // decisions.next({ toolCallId, approved: false, reason: "not on prod" })
    */
-  approvals?: Observable<ToolCallDecision>;
+  approvals?: Observable<ApprovalDecision>;
   /**
    * How long a call may wait for approval, in milliseconds; then it is denied with
    * `Tool call was denied: no answer within N ms`. Default: no limit.

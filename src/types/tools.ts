@@ -19,8 +19,14 @@ export interface AgentToolResult<TDetails = unknown> {
   usage?: Usage;
 }
 
-/** What a `needsApproval` function may answer: a value, a Promise or an Observable (its first value). */
-export type ToolApprovalAnswer = boolean | PromiseLike<boolean> | Observable<boolean>;
+/**
+ * What a `needsApproval` function returns: whether this call waits for a person's
+ * `ApprovalDecision`, as a value, a Promise or an Observable (its first value).
+ */
+export type NeedsApprovalResult = boolean | PromiseLike<boolean> | Observable<boolean>;
+
+/** @deprecated use `NeedsApprovalResult` (renamed so it is not mistaken for a person's `ApprovalDecision`). */
+export type ToolApprovalAnswer = NeedsApprovalResult;
 
 /** What a `needsApproval` function gets besides the arguments. */
 export interface ToolApprovalContext {
@@ -29,7 +35,7 @@ export interface ToolApprovalContext {
 }
 
 interface ApprovalCheck<TArguments> {
-  check(args: TArguments, context: ToolApprovalContext): ToolApprovalAnswer;
+  check(args: TArguments, context: ToolApprovalContext): NeedsApprovalResult;
 }
 
 /** What `execute` gets besides the arguments. */

@@ -1,7 +1,7 @@
 import { EMPTY, map, Observable, of, race, take, timer } from "rxjs";
 import { errorText } from "../../errors.js";
 import { errorResult } from "../../tools/tool-results.js";
-import type { AgentEvent, ToolCallDecision } from "../../types.js";
+import type { AgentEvent, ApprovalDecision } from "../../types.js";
 import { answerOfHook } from "./answer-of-hook.js";
 import { FinalizedToolCall, PreparedToolCall, type ToolBatch } from "./tool-batch.js";
 
@@ -16,8 +16,8 @@ export function deniedToolText(reason: string | undefined): string {
  * for a call of the batch that does not wait yet is kept until it does.
  */
 export class CallApprovals {
-  private readonly early = new Map<string, ToolCallDecision>();
-  private readonly waiting = new Map<string, (decision: ToolCallDecision) => void>();
+  private readonly early = new Map<string, ApprovalDecision>();
+  private readonly waiting = new Map<string, (decision: ApprovalDecision) => void>();
 
   constructor(
     /** Whether anything can answer: without a source, a call that needs approval is denied at once. */
@@ -25,7 +25,7 @@ export class CallApprovals {
     private readonly isCallOfBatch: (toolCallId: string) => boolean,
   ) {}
 
-  decide(decision: ToolCallDecision): void {
+  decide(decision: ApprovalDecision): void {
     // A malformed answer (from a caller's own source) is not one.
     if (typeof decision !== "object" || decision === null || typeof decision.toolCallId !== "string" || typeof decision.approved !== "boolean") return;
     const listener = this.waiting.get(decision.toolCallId);
@@ -38,8 +38,8 @@ export class CallApprovals {
   }
 
   /** Emits the call's answer once it comes (at once if it came early), then completes. */
-  decision$(toolCallId: string): Observable<ToolCallDecision> {
-    return new Observable<ToolCallDecision>((subscriber) => {
+  decision$(toolCallId: string): Observable<ApprovalDecision> {
+    return new Observable<ApprovalDecision>((subscriber) => {
       const early = this.early.get(toolCallId);
       if (early) {
         this.early.delete(toolCallId);
@@ -47,7 +47,7 @@ export class CallApprovals {
         subscriber.complete();
         return undefined;
       }
-      const listener = (decision: ToolCallDecision) => {
+      const listener = (decision: ApprovalDecision) => {
         subscriber.next(decision);
         subscriber.complete();
       };

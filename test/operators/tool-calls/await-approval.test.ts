@@ -9,7 +9,7 @@ import { MessageQueue } from "../../../src/streams/message-queue.js";
 import { scriptedModel } from "../../../src/testing/scripted-model.js";
 import { defineTool } from "../../../src/tools/define-tool.js";
 import { errorResult, textResult } from "../../../src/tools/tool-results.js";
-import type { AgentEvent, AgentLoopConfig, AgentTool, AgentToolResult, ToolCall, ToolCallDecision, ToolResultMessage } from "../../../src/types.js";
+import type { AgentEvent, AgentLoopConfig, AgentTool, AgentToolResult, ToolCall, ApprovalDecision, ToolResultMessage } from "../../../src/types.js";
 import { marbles } from "../../helpers/marbles.js";
 import { announce, assistantMessage, lettered, toolCall, toolResultMessage } from "../../testing/fixtures.js";
 
@@ -25,7 +25,7 @@ const results: Record<string, AgentToolResult> = { a: textResult("A"), b: textRe
 function setup(
   m: Context,
   decisions: string | undefined,
-  decisionValues: Record<string, ToolCallDecision> = {},
+  decisionValues: Record<string, ApprovalDecision> = {},
   options: { config?: Partial<AgentLoopConfig>; needsApproval?: AgentTool["needsApproval"] } = {},
 ) {
   const colds: Record<string, Observable<AgentToolResult>> = {
