@@ -1,4 +1,5 @@
 import { Observable, type Subscriber } from "rxjs";
+import { InvalidStateError } from "../errors.js";
 
 /**
  * An Observable for one subscriber that hears the outcome once it is settled: at once if it
@@ -12,6 +13,10 @@ import { Observable, type Subscriber } from "rxjs";
  * Why no teardown that forgets a subscriber leaving early: rxjs would give that subscriber an
  * array of finalizers for it, and a run waiting for its model holds one of these per turn (bench
  * W5, heap per waiting session); a closed subscriber is simply not served.
+ *
+ * Contract: one subscriber at a time. A second one while the first still waits gets an
+ * `InvalidStateError` and the first keeps waiting (the loop's `concatMap` and `expand` subscribe
+ * once); after settling, or once the first has left, anyone may subscribe.
  */
 export abstract class SettleOnce<T> extends Observable<T> {
   private settled = false;
@@ -35,6 +40,8 @@ export abstract class SettleOnce<T> extends Observable<T> {
   private static serve(this: Observable<unknown>, subscriber: Subscriber<unknown>): void {
     const cell = this as SettleOnce<unknown>;
     if (cell.settled) cell.deliver(subscriber);
+    // Checked on subscribing only, so the limit costs no field and nothing on the settle path.
+    else if (cell.waiting && !cell.waiting.closed) subscriber.error(new InvalidStateError("A SettleOnce serves one subscriber at a time; another one is still waiting"));
     else cell.waiting = subscriber;
   }
 }

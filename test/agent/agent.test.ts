@@ -338,11 +338,27 @@ describe("Agent", () => {
 
   it("wakes state$ listeners only when the state changes", async () => {
     const agent = new Agent({ model: scriptedModel(["a"]) });
-    const states: AgentState[] = [];
-    agent.state$.subscribe((state) => states.push(state));
-    const events = await lastValueFrom(agent.prompt("one").pipe(toArray()));
-    // turn_start and turn_end change nothing an agent's state holds.
-    expect(events.map((event) => event.type)).toContain("turn_end");
-    expect(new Set(states).size).toBe(states.length);
+    const wakes: string[] = [];
+    agent.state$.subscribe(() => wakes.push("state"));
+    agent.events$.subscribe((event) => wakes.push(event.type));
+    await lastValueFrom(agent.prompt("one").pipe(toArray()));
+    // An event's state comes just before it. turn_start, the prompt's message_start and turn_end
+    // change nothing the state holds, so no state comes before them: a reducer (or a publisher)
+    // that hands out a fresh, equal state for them adds a wake-up here.
+    expect(wakes).toStrictEqual([
+      "state", // the state on subscribing
+      "state", "agent_start",
+      "turn_start",
+      "message_start",
+      "state", "message_end",
+      "state", "message_start",
+      "state", "message_update",
+      "state", "message_update",
+      "state", "message_update",
+      "state", "message_end",
+      "turn_end",
+      "state", "agent_end",
+    ]);
   });
+
 });

@@ -1,5 +1,6 @@
 import type { Subscriber } from "rxjs";
 import { describe, expect, it } from "vitest";
+import { InvalidStateError } from "../../src/errors.js";
 import { SettleOnce } from "../../src/operators/settle-once.js";
 
 class Answer extends SettleOnce<string> {
@@ -17,8 +18,8 @@ class Answer extends SettleOnce<string> {
 }
 
 function record(answer: Answer) {
-  const heard: string[] = [];
-  const subscription = answer.subscribe({ next: (value) => heard.push(value), complete: () => heard.push("|") });
+  const heard: unknown[] = [];
+  const subscription = answer.subscribe({ next: (value) => heard.push(value), error: (error: unknown) => heard.push(error), complete: () => heard.push("|") });
   return { heard, subscription };
 }
 
@@ -43,5 +44,23 @@ describe("SettleOnce", () => {
     subscription.unsubscribe();
     answer.answer("c");
     expect(heard).toStrictEqual([]);
+  });
+
+  it("refuses a second subscriber while the first waits, and the first still hears the outcome", () => {
+    const answer = new Answer();
+    const first = record(answer);
+    const second = record(answer);
+    expect(second.heard).toStrictEqual([expect.any(InvalidStateError)]);
+    expect(String(second.heard[0])).toMatch(/one subscriber at a time/);
+    answer.answer("d");
+    expect(first.heard).toStrictEqual(["d", "|"]);
+  });
+
+  it("serves a new subscriber once the first has left", () => {
+    const answer = new Answer();
+    record(answer).subscription.unsubscribe();
+    const next = record(answer);
+    answer.answer("e");
+    expect(next.heard).toStrictEqual(["e", "|"]);
   });
 });

@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { mergeMap, of, type SchedulerLike, Subscriber } from "rxjs";
+import { firstValueFrom, mergeMap, of, ReplaySubject, type SchedulerLike, Subscriber } from "rxjs";
 import { describe, expect, it } from "vitest";
 import { runToolCall } from "../../../src/operators/tool-calls/run-tool-call.js";
 import { BatchInterruption, FinalizedToolCall, PreparedToolCall, type ToolBatch } from "../../../src/operators/tool-calls/tool-batch.js";
@@ -38,15 +38,17 @@ describe("the tool calls' fan-out (mergeMap over runToolCall)", () => {
     marbles((m) => {
       const body = m.cold<AgentToolResult>("10ms (r|)", { r: textResult("late") });
       let context: ToolExecutionContext | undefined;
+      // Recorded here and asserted after the flush: a throw inside `execute` would only become the
+      // call's error result.
+      let abortedAtStart: boolean | undefined;
       const tool = defineTool({
         name: "chatty",
         description: "c",
         parameters: Type.Object({}),
         execute: (_id, _args, execution) => {
           context = execution;
-          const signal = execution.signal;
+          abortedAtStart = execution.signal.aborted;
           execution.update(textResult("starting"));
-          expect(signal.aborted).toBe(false);
           return body;
         },
       });
@@ -66,18 +68,19 @@ describe("the tool calls' fan-out (mergeMap over runToolCall)", () => {
       m.expect(body).toHaveSubscriptions("-(^!)");
       m.flush();
       expect(seen).toStrictEqual(["tool_execution_update"]);
+      expect(abortedAtStart).toBe(false);
       expect(context!.signal.aborted).toBe(true);
     }),
   );
 
   it("a throw downstream of a Promise call's result ends the fan-out with that error", async () => {
     const tool = defineTool({ name: "later", description: "l", parameters: Type.Object({}), execute: () => Promise.resolve(textResult("ok")) });
-    const errors: unknown[] = [];
+    const errors = new ReplaySubject<unknown>();
     const failing = new Subscriber<Output>({
       next: () => {
         throw new Error("listener broke");
       },
-      error: (error: unknown) => errors.push(error),
+      error: (error: unknown) => errors.next(error),
       complete: () => undefined,
     });
     const scheduler: SchedulerLike = {
@@ -91,9 +94,7 @@ describe("the tool calls' fan-out (mergeMap over runToolCall)", () => {
     of(prepared(0, "a", tool))
       .pipe(mergeMap((call) => runToolCall(call, batch)))
       .subscribe(failing);
-    await Promise.resolve();
-    await Promise.resolve();
-    await Promise.resolve();
-    expect(errors.map(String)).toStrictEqual(["Error: listener broke"]);
+    // Waits for the error itself, however many microtasks the Promise takes to get there.
+    expect(String(await firstValueFrom(errors))).toBe("Error: listener broke");
   });
 });
