@@ -1,4 +1,4 @@
-import { EMPTY, map, Observable, of, race, take, timer } from "rxjs";
+import { concatMap, EMPTY, map, Observable, of, race, take, timer } from "rxjs";
 import { errorText } from "../../errors.js";
 import { errorResult } from "../../tools/tool-results.js";
 import type { AgentEvent, ApprovalDecision } from "../../types.js";
@@ -99,11 +99,7 @@ export function awaitApproval(
     passOn(new FinalizedToolCall(prepared.index, toolCall, errorResult(outcome.reason), true, outcome.interrupted));
     return EMPTY;
   };
-  if (!(asked instanceof Observable)) return next(asked);
-  return new Observable<PreparedToolCall>((subscriber) => {
-    const inner = asked.pipe(take(1)).subscribe({ next: (outcome) => subscriber.add(next(outcome).subscribe(subscriber)) });
-    subscriber.add(inner);
-  });
+  return asked instanceof Observable ? asked.pipe(take(1), concatMap(next)) : next(asked);
 }
 
 function waitForDecision(
