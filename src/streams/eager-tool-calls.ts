@@ -1,4 +1,22 @@
-import { Observable, type Observer, Subject, type Subscriber, type Subscription, type Unsubscribable } from "rxjs";
+import {
+  connectable,
+  defer,
+  EMPTY,
+  filter,
+  finalize,
+  ignoreElements,
+  map,
+  merge,
+  type Observable,
+  ReplaySubject,
+  scan,
+  startWith,
+  Subject,
+  type Subscription,
+  take,
+  tap,
+  type Unsubscribable,
+} from "rxjs";
 import { executeToolCalls } from "../operators/tool-calls/execute-tool-calls.js";
 import { ToolBatchSummary, type ToolCallArrival } from "../operators/tool-calls/tool-batch.js";
 import type { AgentEvent, AgentTool, AssistantMessage, ToolCall } from "../types.js";
@@ -26,23 +44,18 @@ type BatchOutput = AgentEvent | ToolBatchSummary;
  *     b:                         ├─runs─┤
  *     events:                                      message_end, start(a), start(b), end(b), …
  */
-export class EagerToolCalls implements Observer<BatchOutput>, Unsubscribable {
+export class EagerToolCalls implements Unsubscribable {
   /** The calls started early, in source order. */
   private readonly started: ToolCall[] = [];
   private readonly arrivals = new Subject<ToolCallArrival>();
-  private batch: Subscription | undefined;
-  /** A call that may not start early came: none after it does either. */
-  private held = false;
-  private closed = false;
-  /** What the batch emitted before the message ended; undefined once handed on. */
-  private waiting: BatchOutput[] | undefined = [];
-  private failure: { error: unknown } | undefined;
-  private destination: Subscriber<BatchOutput> | undefined;
-  /** A sequential remainder: the calls still to add one at a time, each when the ones before are done. */
-  private remainder: ToolCall[] | undefined;
-  private finalMessage: AssistantMessage | undefined;
-  private added = 0;
-  private resultsOut = 0;
+  /**
+   * The batch, connected at the first early call. Its replay holds what the batch emitted before
+   * the message ended and hands it to `batchFor`'s subscriber; it keeps the batch's outputs until
+   * the turn drops this object, which the batch's subscriber receives anyway.
+   */
+  private batch: { outputs: Observable<BatchOutput>; connection: Subscription } | undefined;
+  /** Whether a call may still start early: not after one that may not, nor once torn down. */
+  private accepting = true;
 
   private constructor(private readonly run: RunState) {}
 
@@ -57,14 +70,16 @@ export class EagerToolCalls implements Observer<BatchOutput>, Unsubscribable {
 
   /** A call's arguments are complete (`toolcall_end`) in `message`, the message so far. */
   arrive(toolCall: ToolCall, message: AssistantMessage): void {
-    if (this.held || this.closed) return;
+    if (!this.accepting) return;
     if (!this.mayStartEarly(toolCall)) {
-      this.held = true;
+      this.accepting = false;
       return;
     }
     this.started.push(toolCall);
-    this.added += 1;
-    this.batch ??= executeToolCalls(message, [], this.run, this.arrivals).subscribe(this);
+    if (this.batch === undefined) {
+      const outputs = connectable(executeToolCalls(message, [], this.run, this.arrivals), { connector: () => new ReplaySubject<BatchOutput>() });
+      this.batch = { outputs, connection: outputs.connect() };
+    }
     this.arrivals.next({ message, toolCalls: [toolCall] });
   }
 
@@ -80,70 +95,38 @@ export class EagerToolCalls implements Observer<BatchOutput>, Unsubscribable {
       this.unsubscribe();
       return undefined;
     }
-    return new Observable<BatchOutput>((subscriber) => {
-      this.destination = subscriber;
-      const waiting = this.waiting ?? [];
-      this.waiting = undefined;
-      for (const output of waiting) {
-        if (subscriber.closed) return this;
-        subscriber.next(output);
-      }
-      if (this.failure) {
-        subscriber.error(this.failure.error);
-        return this;
-      }
-      const rest = toolCalls.slice(this.started.length);
-      if (rest.some((call) => this.toolOf(call)?.executionMode === "sequential")) {
-        this.remainder = rest;
-        this.finalMessage = message;
-        this.arrivals.next({ message, toolCalls: [] });
-        this.addNextSequential();
-      } else {
+    const { outputs } = this.batch;
+    const rest = toolCalls.slice(this.started.length);
+    // Subscribed after `outputs` (so after what it held is replayed, and, for each later output,
+    // after the subscriber has it): the calls that did not start early join the batch.
+    const join$ = defer(() => {
+      if (!rest.some((call) => this.toolOf(call)?.executionMode === "sequential")) {
         this.arrivals.next({ message, toolCalls: rest });
         this.arrivals.complete();
+        return EMPTY;
       }
-      return this;
+      // A sequential remainder: each call joins once every call before it has its result
+      // (`message_end` of its tool result); the arrivals end with the last one's result.
+      this.arrivals.next({ message, toolCalls: [] });
+      return outputs.pipe(
+        filter((output) => !(output instanceof ToolBatchSummary) && output.type === "message_end"),
+        scan((results) => results + 1, 0),
+        startWith(0),
+        map((results) => results - this.started.length),
+        filter((joined) => joined >= 0),
+        take(rest.length + 1),
+        tap((joined) => (joined < rest.length ? this.arrivals.next({ message, toolCalls: [rest[joined]!] }) : this.arrivals.complete())),
+        ignoreElements(),
+      );
     });
-  }
-
-  next(output: BatchOutput): void {
-    const isResult = !(output instanceof ToolBatchSummary) && output.type === "message_end";
-    if (this.destination) this.destination.next(output);
-    else this.waiting?.push(output);
-    if (isResult) {
-      this.resultsOut += 1;
-      if (this.remainder) this.addNextSequential();
-    }
-  }
-
-  error(error: unknown): void {
-    if (this.destination) this.destination.error(error);
-    else this.failure = { error };
-  }
-
-  complete(): void {
-    this.destination?.complete();
+    // Whenever the subscriber is done with the batch (its end, its error, or leaving), so is the turn.
+    return merge(outputs, join$).pipe(finalize(() => this.unsubscribe()));
   }
 
   /** Tears the batch down: running calls hear their signal; nothing it held is handed on. */
   unsubscribe(): void {
-    this.closed = true;
-    this.waiting = undefined;
-    this.batch?.unsubscribe();
-  }
-
-  /** Adds the next call of a sequential remainder once every call added so far has its result. */
-  private addNextSequential(): void {
-    const remainder = this.remainder!;
-    if (this.resultsOut < this.added) return;
-    const next = remainder.shift();
-    if (next === undefined) {
-      this.remainder = undefined;
-      this.arrivals.complete();
-      return;
-    }
-    this.added += 1;
-    this.arrivals.next({ message: this.finalMessage!, toolCalls: [next] });
+    this.accepting = false;
+    this.batch?.connection.unsubscribe();
   }
 
   private mayStartEarly(toolCall: ToolCall): boolean {
