@@ -81,10 +81,13 @@ function executeTool(prepared: PreparedToolCall, batch: ToolBatch): Observable<A
       // cost; a value or failure that comes after the call ended is ignored by `settle`.
       // A thenable's own `then` may throw: that is the tool's failure, not the batch's.
       try {
-        output.then(
+        const handled = output.then(
           (value) => execution.finishWithValue(value, true),
           (error: unknown) => execution.failWithError(error),
         );
+        // What our handlers throw (a result whose getters throw) would be an unhandled rejection,
+        // which ends a Node process: it is the tool's failure instead.
+        if (isPromiseLike(handled)) handled.then(undefined, (error: unknown) => execution.failWithError(error));
       } catch (error) {
         execution.failWithError(error);
       }
