@@ -13,14 +13,15 @@ import { MAX_JSON_DEPTH, textNestsDeeperThan } from "../util/json-depth.js";
 export function parsePartialJson(text: string): unknown {
   const trimmed = text.trim();
   if (trimmed === "") return undefined;
-  // Checked before the first parse: a complete text that nests too deep would parse (V8's parser
-  // is iterative) into a value every later step would overflow on.
-  if (textNestsDeeperThan(trimmed)) return undefined;
+
   // Only a text that ends a container can be complete JSON worth a first try: streamed
   // arguments are parsed on every fragment, and a parse that throws costs the most. A complete
   // string, number or literal comes out of the repair below unchanged.
   const last = trimmed.charCodeAt(trimmed.length - 1);
   if (last === 0x7d || last === 0x5d) {
+    // Checked before this parse only: V8's parser is iterative and would hand on a value every
+    // later step overflows on. The repair below checks the depth as it walks.
+    if (textNestsDeeperThan(trimmed)) return undefined;
     try {
       return JSON.parse(trimmed);
     } catch {
