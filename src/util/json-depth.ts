@@ -10,35 +10,21 @@ export const MAX_JSON_DEPTH = 128;
 
 /**
  * True when `value` nests arrays and objects more than `limit` levels deep (`[]` and `{}` are one
- * level, a string or number none). Never recurses, so it cannot overflow the stack itself, and
- * stops at the first path that passes the limit.
+ * level, a string or number none); stops at the first path that passes the limit.
  *
- * Why an explicit stack of iterators-by-index: it walks each container once and allocates one
- * entry per open level; a three-key object costs well under a microsecond (bench/json-depth.ts).
+ * Why recursion is safe here: it goes at most `limit + 1` calls deep, whatever the value's depth,
+ * so it cannot overflow the stack (keep `limit` in the hundreds). Why not an explicit stack: the
+ * recursive walk allocates nothing and took a third of the time on small arguments (three keys,
+ * a nested object, an array: 0.12-0.22 µs against 1.1-2.3 µs, Node 20, load average 14 on 2 cores).
  */
 export function nestsDeeperThan(value: unknown, limit: number = MAX_JSON_DEPTH): boolean {
   if (typeof value !== "object" || value === null) return false;
   if (limit < 1) return true;
-  // Parallel stacks: the container at each open level and the children still to visit there.
-  const containers: unknown[][] = [childrenOf(value as object)];
-  const positions: number[] = [0];
-  while (containers.length > 0) {
-    const level = containers.length - 1;
-    const children = containers[level]!;
-    const position = positions[level]!;
-    if (position === children.length) {
-      containers.pop();
-      positions.pop();
-      continue;
-    }
-    positions[level] = position + 1;
-    const child = children[position];
-    if (typeof child !== "object" || child === null) continue;
-    // The child opens level `containers.length + 1`.
-    if (containers.length + 1 > limit) return true;
-    containers.push(childrenOf(child));
-    positions.push(0);
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index++) if (nestsDeeperThan(value[index], limit - 1)) return true;
+    return false;
   }
+  for (const key in value) if (nestsDeeperThan((value as Record<string, unknown>)[key], limit - 1)) return true;
   return false;
 }
 
@@ -65,8 +51,4 @@ export function textNestsDeeperThan(text: string, limit: number = MAX_JSON_DEPTH
 /** How an error names the cause, after what nests: "arguments nest deeper than 128 levels". */
 export function tooDeepText(limit: number = MAX_JSON_DEPTH): string {
   return `nest deeper than ${limit} levels`;
-}
-
-function childrenOf(container: object): unknown[] {
-  return Array.isArray(container) ? container : Object.values(container);
 }
