@@ -1,5 +1,6 @@
 import type { ContentBlock } from "@modelcontextprotocol/sdk/types.js";
 import type { ImageContent, TextContent } from "../types.js";
+import { nestsDeeperThan, tooDeepText } from "../util/json-depth.js";
 
 /**
  * An MCP content block as rxagent result content. Text and images map one to one; what rxagent
@@ -29,7 +30,8 @@ export function toResultContent(block: ContentBlock): TextContent | ImageContent
       return { type: "text", text: `[resource <${resource.uri}>${resource.mimeType ? ` (${resource.mimeType})` : ""}: ${base64Bytes(blob)} bytes, not shown]` };
     }
     default:
-      return { type: "text", text: JSON.stringify(block) };
+      // Written out as JSON only when it cannot overflow the stack (a crafted server, issue 27).
+      return { type: "text", text: nestsDeeperThan(block) ? `[content of type ${String((block as { type?: unknown }).type)} whose values ${tooDeepText()}, not shown]` : JSON.stringify(block) };
   }
 }
 

@@ -2,6 +2,7 @@ import type { AssistantMessage, StopReason, TextContent, ThinkingContent, ToolCa
 import { emptyUsage } from "../types/messages.js";
 import type { ModelEvent } from "../types/model.js";
 import { parseToolArguments } from "./partial-json.js";
+import { textNestsDeeperThan } from "../util/json-depth.js";
 
 type Block = TextContent | ThinkingContent | ToolCall;
 
@@ -162,7 +163,9 @@ export class AssistantMessageDraft {
           id: block.id || `call_${index}`,
           arguments: parseToolArguments(raw),
         };
-        if (!isJsonObjectText(raw)) toolCall.rawArguments = raw;
+        // The raw text stays when the arguments could not come from it: not an object, or nested
+        // too deep (then `arguments` is `{}` and validation refuses the call with a clear result).
+        if (!isJsonObjectText(raw) || textNestsDeeperThan(raw)) toolCall.rawArguments = raw;
         this.replace(index, toolCall);
         return [{ type: "toolcall_end", contentIndex: index, toolCall, partial: this.snapshot() }];
       }

@@ -1,3 +1,5 @@
+import { MAX_JSON_DEPTH, textNestsDeeperThan } from "../util/json-depth.js";
+
 /**
  * Parses JSON that may be cut off anywhere, returning the best guess of the value so far.
  *
@@ -11,11 +13,15 @@
 export function parsePartialJson(text: string): unknown {
   const trimmed = text.trim();
   if (trimmed === "") return undefined;
+
   // Only a text that ends a container can be complete JSON worth a first try: streamed
   // arguments are parsed on every fragment, and a parse that throws costs the most. A complete
   // string, number or literal comes out of the repair below unchanged.
   const last = trimmed.charCodeAt(trimmed.length - 1);
   if (last === 0x7d || last === 0x5d) {
+    // Checked before this parse only: V8's parser is iterative and would hand on a value every
+    // later step overflows on. The repair below checks the depth as it walks.
+    if (textNestsDeeperThan(trimmed)) return undefined;
     try {
       return JSON.parse(trimmed);
     } catch {
@@ -45,27 +51,34 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-type Container = "object" | "array";
+/**
+ * One open container, linked to the one around it. Why a linked list and not an array: the
+ * walk remembers the open containers at every safe cut, and a shared, never-changed chain makes
+ * that a pointer copy; copying an array there cost length × depth (48 KB of `[[[…` then `1,1,…`
+ * took 12 s, issue 27). `expectKey` is the one field that changes: whether the next string in
+ * an object is a key, which only the innermost container's walk reads.
+ */
+interface OpenContainer {
+  readonly kind: "object" | "array";
+  readonly outer: OpenContainer | undefined;
+  readonly depth: number;
+}
 
 /**
  * Walks the text once, remembering the open containers and the last position where cutting
- * would leave valid JSON, then appends the closers.
+ * would leave valid JSON, then appends the closers. Returns `undefined` for text that nests
+ * deeper than `MAX_JSON_DEPTH` (see util/json-depth.ts): such arguments are refused anyway.
  */
 function closeIncompleteJson(text: string): string | undefined {
-  const stack: Container[] = [];
+  let open: OpenContainer | undefined;
   // Text up to `safeEnd` is a prefix we can close without leaving a dangling key or comma.
   let safeEnd = 0;
-  let safeStack: Container[] = [];
+  let safeOpen: OpenContainer | undefined;
   let inString = false;
   let stringStart = 0;
   let escaped = false;
-  // Inside an object, whether the next string is a key (true) or a value (false).
+  // Inside an object, whether the next string is a key: one entry per open container.
   const expectKey: boolean[] = [];
-
-  const markSafe = (end: number): void => {
-    safeEnd = end;
-    safeStack = [...stack];
-  };
 
   for (let index = 0; index < text.length; index++) {
     const char = text[index];
@@ -74,8 +87,11 @@ function closeIncompleteJson(text: string): string | undefined {
       else if (char === "\\") escaped = true;
       else if (char === '"') {
         inString = false;
-        const isKey = stack[stack.length - 1] === "object" && expectKey[expectKey.length - 1] === true;
-        if (!isKey) markSafe(index + 1);
+        const isKey = open?.kind === "object" && expectKey[expectKey.length - 1] === true;
+        if (!isKey) {
+          safeEnd = index + 1;
+          safeOpen = open;
+        }
       }
       continue;
     }
@@ -85,49 +101,55 @@ function closeIncompleteJson(text: string): string | undefined {
         stringStart = index;
         break;
       case "{":
-        stack.push("object");
-        expectKey.push(true);
-        markSafe(index + 1);
+      case "[": {
+        const depth = (open?.depth ?? 0) + 1;
+        if (depth > MAX_JSON_DEPTH) return undefined;
+        open = { kind: char === "{" ? "object" : "array", outer: open, depth };
+        expectKey.push(char === "{");
+        safeEnd = index + 1;
+        safeOpen = open;
         break;
-      case "[":
-        stack.push("array");
-        expectKey.push(false);
-        markSafe(index + 1);
-        break;
+      }
       case "}":
       case "]":
-        stack.pop();
+        open = open?.outer;
         expectKey.pop();
-        markSafe(index + 1);
+        safeEnd = index + 1;
+        safeOpen = open;
         break;
       case ":":
         expectKey[expectKey.length - 1] = false;
         break;
       case ",":
-        if (stack[stack.length - 1] === "object") expectKey[expectKey.length - 1] = true;
+        if (open?.kind === "object") expectKey[expectKey.length - 1] = true;
         break;
       default:
         // A complete number or literal followed by more text is safe up to its end.
         if (isLiteralChar(text.charCodeAt(index)) && !isLiteralChar(text.charCodeAt(index + 1))) {
-          if (index + 1 < text.length || isCompleteLiteral(text, index)) markSafe(index + 1);
+          if (index + 1 < text.length || isCompleteLiteral(text, index)) {
+            safeEnd = index + 1;
+            safeOpen = open;
+          }
         }
     }
   }
 
   let prefix = text.slice(0, safeEnd);
-  let closers = safeStack;
+  let closing = safeOpen;
   if (inString) {
-    const isKey = stack[stack.length - 1] === "object" && expectKey[expectKey.length - 1] === true;
+    const isKey = open?.kind === "object" && expectKey[expectKey.length - 1] === true;
     if (!isKey) {
       // Keep the partial string value, dropping a dangling backslash or a cut \u escape.
       const received = text.slice(stringStart);
       const partial = escaped ? received.slice(0, -1) : received.replace(/\\u[0-9a-fA-F]{0,3}$/, "");
       prefix = text.slice(0, stringStart) + partial + '"';
-      closers = stack;
+      closing = open;
     }
   }
   if (prefix === "") return undefined;
-  return prefix + closers.map((container) => (container === "object" ? "}" : "]")).reverse().join("");
+  let closers = "";
+  for (let container = closing; container !== undefined; container = container.outer) closers += container.kind === "object" ? "}" : "]";
+  return prefix + closers;
 }
 
 /** A literal at the very end of the text counts only when it is complete (`true`, `12`). */

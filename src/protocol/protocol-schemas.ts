@@ -2,6 +2,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import type { AgentEvent, AgentState } from "../types.js";
 import type { UpdateFrame } from "./message-delta.js";
+import { nestsDeeperThan, tooDeepText } from "../util/json-depth.js";
 
 export type { MessagePatchOperation, UpdateFrame, WireModelEvent } from "./message-delta.js";
 
@@ -170,6 +171,8 @@ export function parseClientFrame(text: string): ParsedCommand {
   } catch (error) {
     return { ok: false, code: "invalid_json", message: `The frame is not valid JSON: ${(error as Error).message}` };
   }
+  // Before the schema checks, which recurse: a prompt nested 6,000 deep would overflow them.
+  if (nestsDeeperThan(value)) return { ok: false, code: "invalid_frame", message: `The frame's JSON values ${tooDeepText()}.` };
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     return { ok: false, code: "invalid_frame", message: "A frame must be a JSON object with a \"type\" and an \"id\"." };
   }

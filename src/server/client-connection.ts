@@ -126,6 +126,8 @@ export class ClientConnection {
     options: BackpressureOptions = {},
     /** Called once when the client's acks and errors alone exceed the queue's cap. */
     private readonly onOverBudget: () => void = () => undefined,
+    /** Called once when a frame for this client could not be made or sent (see `drop`). */
+    private readonly onBroken: (reason: string) => void = () => undefined,
   ) {
     this.highWaterMark = options.highWaterMark ?? 64 * 1024;
     this.maxQueuedFrames = options.maxQueuedFrames ?? 512;
@@ -205,6 +207,21 @@ export class ClientConnection {
     this.held = undefined;
     this.sendFrame(frameFirst);
     for (const frame of held) this.push(frame);
+  }
+
+  /**
+   * Gives up on this client after a frame for it could not be made or sent: nothing more is
+   * queued or written, and the server closes its socket (1011). Why not rethrow: the throw would
+   * happen inside the session's `events$` subscriber, where rxjs rethrows it on a timer and the
+   * process dies with every session in it (issue 27).
+   */
+  drop(reason: string): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.queue.clear();
+    this.countQueued(-this.stats.queuedBytes);
+    this.replay = undefined;
+    this.onBroken(reason);
   }
 
   /** Resolves when everything queued has been written to the kernel (used by graceful shutdown). */

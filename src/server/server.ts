@@ -34,6 +34,8 @@ interface Peer extends SweptConnection {
 /** Close codes of the server (PROTOCOL.md, "Close codes"). */
 const CLOSE_IDLE = 4000;
 const CLOSE_OVER_BUDGET = 1008;
+/** A frame for the client could not be made or sent (the server's own failure). */
+const CLOSE_BROKEN = 1011;
 /** After a policy close the socket gets this long to finish the handshake; a client that does not read never will. */
 const CLOSE_GRACE_MS = 1000;
 
@@ -98,8 +100,12 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
     const peer: Peer = {
       socket,
       request,
-      connection: new ClientConnection(socket, () => JSON.stringify(peer.hub?.snapshot()), options.backpressure, () =>
-        closeForPolicy(peer, CLOSE_OVER_BUDGET, "Too many unread replies: read the socket or send fewer commands"),
+      connection: new ClientConnection(
+        socket,
+        () => JSON.stringify(peer.hub?.snapshot()),
+        options.backpressure,
+        () => closeForPolicy(peer, CLOSE_OVER_BUDGET, "Too many unread replies: read the socket or send fewer commands"),
+        (reason) => closeForPolicy(peer, CLOSE_BROKEN, reason.slice(0, 120)),
       ),
       hub: undefined,
       limiter: options.rateLimit === false ? undefined : new RateLimiter(options.rateLimit ?? {}, () => scheduler.now()),

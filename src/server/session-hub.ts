@@ -8,7 +8,10 @@ import type { ClientCommand, SnapshotFrame } from "../protocol/protocol-schemas.
 import { executeCommand } from "./execute-command.js";
 
 export { errorFrame } from "./execute-command.js";
-import { MessageDeltaEncoder } from "../protocol/message-delta.js";
+import { MessageDeltaEncoder, type WireModelEvent } from "../protocol/message-delta.js";
+import { errorText } from "../errors.js";
+import type { AssistantMessage } from "../types.js";
+import type { LoggedFrame } from "./event-log.js";
 import { type EventLog, type EventLogOptions, MemoryEventLog } from "./event-log.js";
 
 export type { EventLogOptions } from "./event-log.js";
@@ -127,14 +130,37 @@ export class SessionHub implements HostedSession {
     this.encoder.clear();
   }
 
+  /**
+   * Why every step catches: this runs inside the agent's `events$` subscriber, where a throw is
+   * rethrown by rxjs on a timer and ends the process (issue 27). An event that cannot be encoded
+   * drops every client of this session (they reconnect and get a snapshot); a client whose send
+   * throws is dropped alone, and the others go on.
+   */
   private publish(event: AgentEvent): void {
     const seq = ++this.seq;
-    const update = this.encoder.encode(event);
-    // Serialized once here and shared by every client and the log.
-    const json = update ? JSON.stringify({ type: "update", seq, event: update.event, patch: update.patch }) : `{"type":"event","seq":${seq},"event":${JSON.stringify(event)}}`;
-    const frame = { seq, type: event.type, json };
-    this.log.append(frame);
-    const mergeable = update && this.encoder.current ? { event: update.event, message: this.encoder.current } : undefined;
-    for (const client of this.clients) client.sendEvent(frame, mergeable);
+    let frame: LoggedFrame;
+    let mergeable: { event: WireModelEvent; message: AssistantMessage } | undefined;
+    try {
+      const update = this.encoder.encode(event);
+      // Serialized once here and shared by every client and the log.
+      const json = update ? JSON.stringify({ type: "update", seq, event: update.event, patch: update.patch }) : `{"type":"event","seq":${seq},"event":${JSON.stringify(event)}}`;
+      frame = { seq, type: event.type, json };
+      this.log.append(frame);
+      mergeable = update && this.encoder.current ? { event: update.event, message: this.encoder.current } : undefined;
+    } catch (error) {
+      // The encoder may be halfway through a message: start afresh, as after a reset.
+      this.startEpoch();
+      for (const client of this.clients) client.drop(`The session's "${event.type}" event could not be sent: ${errorText(error)}`);
+      this.clients.clear();
+      return;
+    }
+    for (const client of this.clients) {
+      try {
+        client.sendEvent(frame, mergeable);
+      } catch (error) {
+        this.clients.delete(client);
+        client.drop(`An event could not be sent to this client: ${errorText(error)}`);
+      }
+    }
   }
 }

@@ -16,6 +16,7 @@ import type { ReopenedToolCalls } from "./transcript/reopened-tool-calls.js";
 import { resumeToolCalls } from "./resume-tool-calls.js";
 import { RunTeardown } from "./run-teardown.js";
 import { runTurn } from "./run-turn.js";
+import { EndOnFailure } from "./end-on-failure.js";
 import { withOutput } from "./structured-output.js";
 
 /**
@@ -161,7 +162,7 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
     // array of finalizers fewer per run (bench W5, heap per waiting run).
     feed(steering, subscriber);
     feed(followUp, subscriber);
-    turns$.subscribe(subscriber);
+    turns$.subscribe(new EndOnFailure(run, subscriber));
     return teardown;
   });
 }

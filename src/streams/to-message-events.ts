@@ -1,6 +1,7 @@
 import { NEVER, type Observable, type Observer, type Subscribable, Subscription } from "rxjs";
 import { errorText, RxAgentError } from "../errors.js";
 import { describe, isUsablePartial, problemOfModelMessage, settledModelMessage } from "../model/check-model-message.js";
+import { boundedModelEvent } from "../model/bounded-tool-calls.js";
 import type { AgentEvent, AssistantMessage, ModelEvent, StopReason } from "../types.js";
 
 /** What one model call tells the loop, and what it builds the messages the model did not deliver from. */
@@ -108,12 +109,14 @@ class MessageEvents extends Subscription implements Observer<ModelEvent> {
     }
   }
 
-  private take(event: ModelEvent): void {
+  private take(received: ModelEvent): void {
     if (this.ended || this.closed) return;
-    if (typeof event !== "object" || event === null) {
-      this.end(this.hooks.fallback(this.partial, "error", `Model sent an event that is ${describe(event)}, not an object`));
+    if (typeof received !== "object" || received === null) {
+      this.end(this.hooks.fallback(this.partial, "error", `Model sent an event that is ${describe(received)}, not an object`));
       return;
     }
+    // Tool-call arguments nested too deep are replaced before anything downstream recurses into them.
+    const event = boundedModelEvent(received);
     switch (event.type) {
       case "done":
         this.hooks.modelEnded();

@@ -23,4 +23,9 @@ describe("toResultContent", () => {
       { type: "text", text: '{"type":"hologram","data":1}' },
     ]);
   });
+
+  it("does not write out an unknown block nested too deep (JSON.stringify would overflow): it says so", () => {
+    const deep = JSON.parse(`{"type": "hologram", "data": ${"[".repeat(6000)}${"]".repeat(6000)}}`) as ContentBlock;
+    expect(toResultContent(deep)).toStrictEqual({ type: "text", text: "[content of type hologram whose values nest deeper than 128 levels, not shown]" });
+  });
 });

@@ -4,6 +4,7 @@ import { errorResult, isToolResult } from "../../tools/tool-results.js";
 import type { AgentEvent, AgentToolResult, ToolExecutionContext } from "../../types.js";
 import { afterToolCall } from "./after-tool-call.js";
 import { isPromiseLike } from "../../util/is-promise-like.js";
+import { nestsDeeperThan, tooDeepText } from "../../util/json-depth.js";
 import { progressUntilLast } from "../progress-until-last.js";
 import type { DeadlineListener, ToolDeadlines } from "./tool-deadlines.js";
 import { toolTimeoutMs, toolTimeoutText } from "./tool-timeout.js";
@@ -80,10 +81,13 @@ function executeTool(prepared: PreparedToolCall, batch: ToolBatch): Observable<A
       // cost; a value or failure that comes after the call ended is ignored by `settle`.
       // A thenable's own `then` may throw: that is the tool's failure, not the batch's.
       try {
-        output.then(
+        const handled = output.then(
           (value) => execution.finishWithValue(value, true),
           (error: unknown) => execution.failWithError(error),
         );
+        // What our handlers throw (a result whose getters throw) would be an unhandled rejection,
+        // which ends a Node process: it is the tool's failure instead.
+        if (isPromiseLike(handled)) handled.then(undefined, (error: unknown) => execution.failWithError(error));
       } catch (error) {
         execution.failWithError(error);
       }
@@ -160,7 +164,7 @@ class ToolExecution implements ToolExecutionContext, InterruptionListener, Cance
       toolCallId: toolCall.id,
       toolName: toolCall.name,
       args: toolCall.arguments,
-      partialResult,
+      partialResult: resultNestsTooDeep(partialResult) ? errorResult(tooDeepResultText(toolCall.name, "progress report")) : partialResult,
     });
   }
 
@@ -176,7 +180,9 @@ class ToolExecution implements ToolExecutionContext, InterruptionListener, Cance
   /** Finishes with what the tool returned, or with an error saying it was not a result. */
   finishWithValue(value: unknown, hasValue: boolean): void {
     if (hasValue && isToolResult(value)) {
-      this.settle(value, false);
+      // A result nested too deep would overflow every step after this one (events, wire, store).
+      if (resultNestsTooDeep(value)) this.settle(errorResult(tooDeepResultText(this.prepared.toolCall.name, "result")), true);
+      else this.settle(value, false);
       return;
     }
     const returned = hasValue ? "something that is not a tool result ({ content: [...], details })" : "no result";
@@ -250,6 +256,15 @@ class ToolExecution implements ToolExecutionContext, InterruptionListener, Cance
     this.abortReason ??= reason;
     this.controller?.abort(reason);
   }
+}
+
+/** True when a result's `details` or `content` nests deeper than `MAX_JSON_DEPTH` (an MCP server's `structuredContent`, say). */
+function resultNestsTooDeep(result: AgentToolResult): boolean {
+  return nestsDeeperThan(result.details) || nestsDeeperThan(result.content);
+}
+
+function tooDeepResultText(toolName: string, what: "result" | "progress report"): string {
+  return `Tool "${toolName}" returned a ${what} that was not kept: its details or content ${tooDeepText()}.`;
 }
 
 /** Subscribes the execution to a tool's Observable output: its progress, then its last value as the result. */

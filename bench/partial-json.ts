@@ -1,0 +1,109 @@
+/**
+ * `npm run bench:partial-json`: what streamed tool-call arguments cost in the assistant-message
+ * draft (src/model/assistant-message-draft.ts, src/model/partial-json.ts), beside one
+ * `JSON.parse` of the final text (issue 27, item 3).
+ *
+ * Cases: about 1 MB of arguments (an object with a long string and an array of small records) in 1 KB
+ * deltas; the adversarial `[[[…` then `1,1,1…` (48 KB) in 1 KB and in 64-byte deltas. Each case
+ * runs in a fresh child process (`node --expose-gc --import tsx bench/partial-json.ts <case>`),
+ * so one case's garbage and JIT state do not colour the next. Memory is the peak of `heapUsed`
+ * sampled after every delta, less the heap before the case, and the child's peak RSS.
+ *
+ * Not part of `npm run bench`: that one compares three implementations of the whole loop; this
+ * measures one function of rxagent's own, which the reference has no counterpart of.
+ */
+import { execFileSync } from "node:child_process";
+import { loadavg } from "node:os";
+import { fileURLToPath } from "node:url";
+import { AssistantMessageDraft } from "../src/model/assistant-message-draft.js";
+
+const cases = {
+  "1 MB in 1 KB deltas": { text: megabyteArguments, delta: 1024 },
+  "48 KB [[[… in 1 KB deltas": { text: adversarialArguments, delta: 1024 },
+  "48 KB [[[… in 64 B deltas": { text: adversarialArguments, delta: 64 },
+} as const;
+type CaseName = keyof typeof cases;
+
+interface CaseResult {
+  name: CaseName;
+  bytes: number;
+  draftMs: number;
+  draftPeakHeapMB: number;
+  parseMs: number;
+  parsePeakHeapMB: number;
+  maxRssMB: number;
+}
+
+function megabyteArguments(): string {
+  const records = Array.from({ length: 6000 }, (_unused, index) => ({ id: index, name: `item ${index}`, tags: ["a", "b"], done: index % 2 === 0 }));
+  const content = "lorem ipsum dolor sit amet ".repeat(26_000);
+  return JSON.stringify({ path: "notes.txt", content, records });
+}
+
+function adversarialArguments(): string {
+  return "[".repeat(24_000) + "1,".repeat(12_000);
+}
+
+function megabytes(bytes: number): number {
+  return Math.round((bytes / (1024 * 1024)) * 10) / 10;
+}
+
+function collect(): void {
+  (globalThis as { gc?: () => void }).gc?.();
+}
+
+function runCase(name: CaseName): CaseResult {
+  const { text: makeText, delta } = cases[name];
+  const text = makeText();
+  collect();
+  let baseline = process.memoryUsage().heapUsed;
+  let peak = baseline;
+  const started = performance.now();
+  const draft = new AssistantMessageDraft({ api: "bench", provider: "bench", model: "bench", timestamp: 0 });
+  const { index } = draft.openToolCall("call_1", "write_file");
+  for (let offset = 0; offset < text.length; offset += delta) {
+    draft.appendToolArguments(index, text.slice(offset, offset + delta));
+    peak = Math.max(peak, process.memoryUsage().heapUsed);
+  }
+  draft.close(index);
+  const draftMs = performance.now() - started;
+  const draftPeak = peak - baseline;
+
+  collect();
+  baseline = process.memoryUsage().heapUsed;
+  const parseStarted = performance.now();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // The adversarial text is not complete JSON: the parse fails at its end, as a provider's would.
+  }
+  const parseMs = performance.now() - parseStarted;
+  const parsePeak = process.memoryUsage().heapUsed - baseline;
+  void parsed;
+  return {
+    name,
+    bytes: text.length,
+    draftMs: Math.round(draftMs * 10) / 10,
+    draftPeakHeapMB: megabytes(draftPeak),
+    parseMs: Math.round(parseMs * 100) / 100,
+    parsePeakHeapMB: megabytes(parsePeak),
+    maxRssMB: Math.round(process.resourceUsage().maxRSS / 102.4) / 10,
+  };
+}
+
+const requested = process.argv[2] as CaseName | undefined;
+if (requested !== undefined) {
+  if (!(requested in cases)) throw new Error(`Unknown case ${requested}; known: ${Object.keys(cases).join(", ")}`);
+  process.stdout.write(`${JSON.stringify(runCase(requested))}\n`);
+} else {
+  const script = fileURLToPath(import.meta.url);
+  process.stdout.write(`load average before: ${loadavg().map((load) => load.toFixed(2)).join(" ")}\n\n`);
+  process.stdout.write("| case | bytes | draft ms | draft peak heap MB | JSON.parse ms | JSON.parse heap MB | child max RSS MB |\n|---|---|---|---|---|---|---|\n");
+  for (const name of Object.keys(cases) as CaseName[]) {
+    const output = execFileSync(process.execPath, ["--expose-gc", "--import", "tsx", script, name], { encoding: "utf8" });
+    const result = JSON.parse(output) as CaseResult;
+    process.stdout.write(`| ${result.name} | ${result.bytes} | ${result.draftMs} | ${result.draftPeakHeapMB} | ${result.parseMs} | ${result.parsePeakHeapMB} | ${result.maxRssMB} |\n`);
+  }
+  process.stdout.write(`\nload average after: ${loadavg().map((load) => load.toFixed(2)).join(" ")}\n`);
+}

@@ -1,0 +1,105 @@
+import { Subscriber } from "rxjs";
+import { errorText } from "../errors.js";
+import { errorResult } from "../tools/tool-results.js";
+import { emptyAssistantMessage, isFailedMessage, toolCallsOf } from "../types/messages.js";
+import type { AgentEvent, AssistantMessage, ToolResultMessage } from "../types.js";
+import { agentEndEvent } from "./next-step.js";
+import { announce, appendMessage, type RunState } from "./run-state.js";
+
+/**
+ * The observer between a run's turns and its subscriber that makes a failure of the loop itself
+ * (a bug, a value no check foresaw) end the run as data: every started call gets its
+ * `tool_execution_end`, every call of the open turn a `toolResult` message, the turn its
+ * `turn_end`, and the run `agent_end` with `reason: "failed"` and an `errorMessage` naming the
+ * cause; then it completes. Why: an error instead left clients showing a live run forever and the
+ * transcript holding a call without a result (issue 27, row 2).
+ *
+ * Why a class that watches every event: it must know, when the failure comes, which turn is open
+ * and which calls started; a `catchError` would know neither. It costs one switch per event. Why a
+ * `Subscriber` of the run's subscriber: rxjs then links the two, so an unsubscribe of the run
+ * reaches the turns, as when the turns were subscribed with the run's subscriber itself.
+ */
+export class EndOnFailure extends Subscriber<AgentEvent> {
+  private inTurn = false;
+  private assistant: AssistantMessage | undefined;
+  /** Calls of the open turn that started and have no `tool_execution_end` yet, by id. */
+  private running: Map<string, string> | undefined;
+  /** The `toolResult` messages of the open turn. */
+  private results: ToolResultMessage[] = [];
+  private agentEnded = false;
+
+  constructor(
+    private readonly run: RunState,
+    private readonly subscriber: Subscriber<AgentEvent>,
+  ) {
+    super(subscriber);
+  }
+
+  protected override _next(event: AgentEvent): void {
+    switch (event.type) {
+      case "turn_start":
+        this.inTurn = true;
+        this.assistant = undefined;
+        this.results = [];
+        break;
+      case "turn_end":
+        this.inTurn = false;
+        break;
+      case "message_end":
+        if (event.message.role === "assistant") this.assistant = event.message as AssistantMessage;
+        else if (event.message.role === "toolResult") this.results.push(event.message as ToolResultMessage);
+        break;
+      case "tool_execution_start":
+        (this.running ??= new Map()).set(event.toolCallId, event.toolName);
+        break;
+      case "tool_execution_end":
+        this.running?.delete(event.toolCallId);
+        break;
+      case "agent_end":
+        this.agentEnded = true;
+        break;
+    }
+    this.subscriber.next(event);
+  }
+
+  protected override _error(error: unknown): void {
+    try {
+      if (this.agentEnded || this.subscriber.closed) this.subscriber.complete();
+      else this.endAsFailed(`The run failed: ${errorText(error)}`);
+    } catch {
+      // Nothing more can be said as data; the subscriber hears the first failure.
+      this.subscriber.error(error);
+    } finally {
+      this.unsubscribe();
+    }
+  }
+
+  private endAsFailed(text: string): void {
+    const { run, subscriber } = this;
+    const now = run.scheduler.now();
+    for (const [toolCallId, toolName] of this.running ?? []) {
+      subscriber.next({ type: "tool_execution_end", toolCallId, toolName, result: errorResult(text), isError: true });
+    }
+    if (this.inTurn) {
+      let assistant = this.assistant;
+      if (assistant === undefined) {
+        assistant = { ...emptyAssistantMessage(run.config.model, now), errorMessage: text };
+        appendMessage(run, assistant);
+        for (const event of announce(assistant)) subscriber.next(event);
+      }
+      const answered = new Set(this.results.map((result) => result.toolCallId));
+      const calls = isFailedMessage(assistant) ? [] : toolCallsOf(assistant);
+      for (const call of calls) {
+        if (answered.has(call.id)) continue;
+        const result: ToolResultMessage = { role: "toolResult", toolCallId: call.id, toolName: call.name, content: errorResult(text).content, details: {}, isError: true, timestamp: now };
+        appendMessage(run, result);
+        this.results.push(result);
+        for (const event of announce(result)) subscriber.next(event);
+      }
+      subscriber.next({ type: "turn_end", message: assistant, toolResults: this.results });
+    }
+    run.ended = true;
+    subscriber.next(agentEndEvent(run, { type: "end", reason: "failed", errorMessage: text }));
+    subscriber.complete();
+  }
+}

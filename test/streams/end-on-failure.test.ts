@@ -1,0 +1,81 @@
+import { Type } from "@sinclair/typebox";
+import { lastValueFrom, toArray } from "rxjs";
+import { describe, expect, it } from "vitest";
+import { agentLoop } from "../../src/streams/agent-loop.js";
+import { assertEventGrammar } from "../../src/testing/event-grammar.js";
+import { scriptedModel } from "../../src/testing/scripted-model.js";
+import { defineTool } from "../../src/tools/define-tool.js";
+import type { AgentEvent, AgentToolResult } from "../../src/types.js";
+import { deepArgumentsModel } from "../helpers/deep-json.js";
+import { userMessage } from "../testing/fixtures.js";
+
+/** A result whose `content` throws when read: no check of ours foresees it, so the loop itself fails. */
+function treacherousResult(): AgentToolResult {
+  return Object.defineProperty({ details: {} }, "content", {
+    get() {
+      throw new Error("content exploded");
+    },
+  }) as unknown as AgentToolResult;
+}
+
+const treacherous = defineTool({ name: "treacherous", description: "Returns a poisoned result", parameters: Type.Object({}), execute: treacherousResult });
+
+function types(events: AgentEvent[]): string[] {
+  return events.map((event) => event.type).filter((type) => type !== "message_update");
+}
+
+describe("a run always ends (issue 27, item 2)", () => {
+  it("ends a run whose own machinery throws with a result for the call, turn_end and agent_end (failed)", async () => {
+    const model = scriptedModel([{ content: [{ type: "toolCall", id: "call_1", name: "treacherous", arguments: {} }] }, "never asked"]);
+    const events = await lastValueFrom(agentLoop([userMessage("go")], { messages: [], tools: [treacherous] }, { model }).pipe(toArray()));
+
+    expect(types(events)).toStrictEqual([
+      "agent_start",
+      "turn_start",
+      "message_start",
+      "message_end",
+      "message_start",
+      "message_end",
+      "tool_execution_start",
+      "tool_execution_end",
+      "message_start",
+      "message_end",
+      "turn_end",
+      "agent_end",
+    ]);
+    assertEventGrammar(events);
+    expect(events.find((event) => event.type === "tool_execution_end")).toMatchObject({ toolCallId: "call_1", isError: true });
+    expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "failed", errorMessage: "The run failed: content exploded" });
+    const end = events.at(-1) as Extract<AgentEvent, { type: "agent_end" }>;
+    expect(end.messages.map((message) => message.role)).toStrictEqual(["user", "assistant", "toolResult"]);
+  });
+
+  it("answers arguments nested 4,000 deep (TypeBox's Value.Clone path) with a readable error, and the run goes on", async () => {
+    const withDefault = defineTool({
+      name: "echo",
+      description: "Echoes",
+      parameters: Type.Object({ items: Type.Array(Type.Unknown()), note: Type.Optional(Type.String({ default: "none" })) }),
+      execute: () => ({ content: [{ type: "text", text: "echoed" }], details: {} }),
+    });
+    const events = await lastValueFrom(agentLoop([userMessage("go")], { messages: [], tools: [withDefault] }, { model: deepArgumentsModel("echo", 4000) }).pipe(toArray()));
+
+    assertEventGrammar(events);
+    const result = events.find((event) => event.type === "tool_execution_end");
+    expect(result).toMatchObject({ isError: true, result: { content: [{ type: "text", text: 'Invalid arguments for tool "echo": arguments nest deeper than 128 levels.' }] } });
+    expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "idle" });
+    // Every event can be written out: nothing in them nests too deep any more.
+    expect(() => JSON.stringify(events)).not.toThrow();
+  });
+});
+
+describe("a tool's poisoned result from a Promise", () => {
+  it("is the tool's failure, not an unhandled rejection", async () => {
+    const promised = defineTool({ name: "promised", description: "Resolves a poisoned result", parameters: Type.Object({}), execute: () => Promise.resolve(treacherousResult()) });
+    const model = scriptedModel([{ content: [{ type: "toolCall", id: "call_1", name: "promised", arguments: {} }] }, "fine"]);
+    const events = await lastValueFrom(agentLoop([userMessage("go")], { messages: [], tools: [promised] }, { model }).pipe(toArray()));
+
+    assertEventGrammar(events);
+    expect(events.find((event) => event.type === "tool_execution_end")).toMatchObject({ isError: true, result: { content: [{ type: "text", text: "content exploded" }] } });
+    expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "idle" });
+  });
+});
