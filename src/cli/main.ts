@@ -3,8 +3,8 @@ import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { importPeer } from "./import-peer.js";
-import { modelFromEnvironment, defaultModelName, type ModelChoice } from "./model-from-environment.js";
-import { ModelChoiceError, piAiModelChoice } from "./pi-ai-model-choice.js";
+import { modelFromEnvironment, defaultModelName, ModelChoiceError, type ModelChoice } from "./model-from-environment.js";
+import { piAiModelChoice } from "./pi-ai-model-choice.js";
 
 const usage = `rxagent: LLM agents as a reactive stream.
 
