@@ -205,19 +205,28 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     this.queues.followUp(toMessages(input, this.now()));
   }
 
-  /** Drops every queued steering and follow-up message and returns them. */
+  /**
+   * Drops every queued steering and follow-up message and returns them. `abort()` drops only the
+   * steering: call this too when queued follow-ups should not run after the next prompt.
+   */
   clearQueues(): QueuedMessages {
     return { steering: this.queuesValue?.clearSteering() ?? [], followUp: this.queuesValue?.clearFollowUps() ?? [] };
   }
 
   /**
-   * Ends the active run gracefully (`stopReason: "aborted"`, a result for every tool call) and
-   * drops queued steering; queued follow-ups stay unless `clearFollowUps`.
+   * Ends the active run gracefully (`stopReason: "aborted"`, a result for every tool call),
+   * drops queued steering, and returns what it dropped.
+   *
+   * Queued follow-ups stay unless `clearFollowUps` (as in pi-agent-core): they run after the
+   * next prompt, or at once with `continue()`. To stop for good, `abort({ clearFollowUps: true })`;
+   * `clearQueues()` drops both queues without aborting; `state.queuedFollowUp` counts what waits.
+   * @example const dropped = agent.abort({ clearFollowUps: true }); // { steering: [...], followUp: [...] }
    */
-  abort(options: { clearFollowUps?: boolean } = {}): void {
-    this.queuesValue?.clearSteering();
-    if (options.clearFollowUps) this.queuesValue?.clearFollowUps();
+  abort(options: { clearFollowUps?: boolean } = {}): QueuedMessages {
+    const steering = this.queuesValue?.clearSteering() ?? [];
+    const followUp = options.clearFollowUps ? (this.queuesValue?.clearFollowUps() ?? []) : [];
     this.activeRun?.controller.abort(new Error("Aborted by the user"));
+    return { steering, followUp };
   }
 
   /**
