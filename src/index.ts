@@ -33,6 +33,7 @@ export { errorText, HookError, InvalidConfigError, InvalidStateError, RxAgentErr
 // Agent session
 export { Agent } from "./agent/agent.js";
 export type { AgentOptions } from "./agent/agent.js";
+export type { RunMessages } from "./agent/agent-promises.js";
 export { initialAgentState, reduceAgentState } from "./agent/agent-state.js";
 export { missingToolResults, INTERRUPTED_TOOL_TEXT, pairToolCalls } from "./streams/transcript/repair-transcript.js";
 export { toAsyncIterable, BufferOverflowError } from "./agent/to-async-iterable.js";

@@ -16,7 +16,7 @@ import type {
 } from "../types.js";
 import { type ActiveRun, assertNoActiveRun, newActiveRun, tearDownRun } from "./active-run.js";
 import { type AgentOptions, runConfig, runContext, schedulerOf } from "./agent-options.js";
-import { firstIdle, messagesAtEnd } from "./agent-promises.js";
+import { firstIdle, messagesAtEnd, type RunMessages } from "./agent-promises.js";
 import { agentLoop, agentLoopContinue, agentLoopReopened } from "../streams/agent-loop.js";
 import { AgentQueues, type QueueCounts } from "./agent-queues.js";
 import { snapshotOf, snapshotOptions } from "./agent-snapshot.js";
@@ -173,10 +173,12 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
    * included) when the run ends, also when the model failed or the run was aborted (errors are
    * data: look at the last assistant message's `stopReason`). Rejects with an
    * `InvalidStateError` while another run is active, or when `reset` or `dispose` stops the run
-   * before it ends.
+   * before it ends. With an `output` schema the array also carries the run's typed `output`
+   * (or `outputError`), as `agent_end` does.
    * @example const messages = await agent.run("What is 2 + 3?");
+   * @example const { output } = await new Agent({ model, output: Weather }).run("Weather in Paris?");
    */
-  run(input: PromptInput): Promise<AgentMessage[]> {
+  run(input: PromptInput): Promise<RunMessages<OutputOf<TOutputSchema>>> {
     return messagesAtEnd(() => this.prompt(input));
   }
 
