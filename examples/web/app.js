@@ -9,6 +9,7 @@ const laterButton = document.getElementById("later");
 const connectionBadge = document.getElementById("connection");
 const runStatus = document.getElementById("run-status");
 const errorBox = document.getElementById("error");
+const modelBadge = document.getElementById("model");
 
 // The session survives reloads of this tab; #session=<id> in the URL picks one explicitly.
 // #token=<secret> (what `rxagent serve --token` prints; a fragment never reaches a server log)
@@ -28,16 +29,39 @@ const STOPPED_TOOL_TEXTS = [
 /** Keys of the thinking blocks the user unfolded, so a re-render keeps them open. */
 const openDetails = new Set();
 let renderScheduled = false;
+/** What the server says about itself (`/page.json`): the model that answers, example prompts. */
+let pageInfo = {};
+/** An example's steering line, typed once its run is busy with a tool. */
+let exampleSteer;
 
 const connection = new AgentConnection(wsUrl, {
   session: hashSession ?? storedSession ?? undefined,
   token,
   onChange: () => {
     if (connection.session) sessionStorage.setItem("rxagent-session", connection.session);
+    steerExampleWhenBusy();
     scheduleRender();
   },
 });
 window.rxagent = connection;
+
+fetch("/page.json")
+  .then((response) => (response.ok ? response.json() : {}))
+  .then((info) => {
+    pageInfo = info;
+    scheduleRender();
+  })
+  .catch(() => {});
+
+function steerExampleWhenBusy() {
+  if (exampleSteer === undefined || connection.state.pendingToolCalls.length === 0) return;
+  const text = exampleSteer;
+  exampleSteer = undefined;
+  connection.steer(text).catch((error) => {
+    connection.lastError ??= { code: "not_sent", message: error.message };
+    scheduleRender();
+  });
+}
 
 function scheduleRender() {
   if (renderScheduled) return;
@@ -57,16 +81,57 @@ function render() {
   abortButton.disabled = !state.isStreaming;
   errorBox.hidden = connection.lastError === undefined;
   errorBox.textContent = connection.lastError ? explain(connection.lastError) : "";
+  modelBadge.hidden = pageInfo.model === undefined;
+  modelBadge.dataset.demo = String(pageInfo.demo === true);
+  modelBadge.textContent = pageInfo.model ?? "";
 
   const atBottom = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 40;
   const results = new Map();
   for (const message of state.messages) if (message.role === "toolResult") results.set(message.toolCallId, message);
   const messages = state.streamingMessage ? [...state.messages, state.streamingMessage] : state.messages;
+  if (messages.length === 0 && connection.queued.length === 0) {
+    transcript.replaceChildren(welcome());
+    return;
+  }
   transcript.replaceChildren(
     ...messages.map((message, index) => renderMessage(message, index, results, message === state.streamingMessage)).filter(Boolean),
     ...connection.queued.map((entry) => element("div", { class: "msg user queued", "data-kind": entry.kind }, element("span", { class: "label" }, entry.kind === "steer" ? "queued · steering" : "queued · follow-up"), entry.text)),
   );
   if (atBottom) transcript.scrollTop = transcript.scrollHeight;
+}
+
+/** The empty page: who answers, what to try. */
+function welcome() {
+  const answering =
+    pageInfo.model === undefined
+      ? undefined
+      : pageInfo.demo
+        ? element("p", { class: "answering" }, "Answering: ", element("strong", {}, pageInfo.model), ". It runs offline and understands arithmetic, the time and the files of one folder; for a real model, start rxagent serve with OPENAI_API_KEY (or OPENAI_BASE_URL) set.")
+        : element("p", { class: "answering" }, "Answering: ", element("strong", {}, pageInfo.model), ".");
+  const examples = (pageInfo.examples ?? []).map((example) =>
+    element(
+      "button",
+      { type: "button", class: "example", title: example.steer === undefined ? example.prompt : `${example.prompt}, then steer: ${example.steer}` },
+      element("span", { class: "example-label" }, example.label),
+      element("span", { class: "example-prompt" }, example.steer === undefined ? example.prompt : `${example.prompt} → then, while it works: ${example.steer}`),
+    ),
+  );
+  examples.forEach((button, index) => button.addEventListener("click", () => runExample(pageInfo.examples[index])));
+  return element(
+    "section",
+    { class: "welcome" },
+    element("h2", {}, "Ask the agent something"),
+    answering,
+    examples.length > 0 ? element("p", { class: "hint" }, "Try one of these:") : undefined,
+    examples.length > 0 ? element("div", { class: "examples" }, ...examples) : undefined,
+    element("p", { class: "hint" }, "Enter sends. While the agent works, Enter steers it; Later queues a follow-up; Abort stops the run."),
+  );
+}
+
+function runExample(example) {
+  input.value = example.prompt;
+  exampleSteer = example.steer;
+  submit(false);
 }
 
 /** What the agent does now, for the header. */

@@ -3,17 +3,30 @@ import { InvalidStateError } from "../errors.js";
 import type { AgentEvent, AgentMessage, AgentState } from "../types.js";
 
 /**
+ * What `Agent.run` resolves with: the messages the run added, an array as before, carrying the
+ * structured `output` (typed from the Agent's `output` schema) or the `outputError` saying why
+ * there is none, as `agent_end` has them.
+ * @example const { output } = await agent.run("Weather in Paris?"); // { city: "Paris", temperature: 21 }
+ */
+export type RunMessages<TOutput = unknown> = AgentMessage[] & { output?: TOutput; outputError?: string };
+
+/**
  * The messages a run added, once it ends (`Agent.run`): where a run's events become a Promise
  * for `await`. `start` is called on subscription, so its throw (a run already active) rejects.
  *
  * Contract: rejects with an `InvalidStateError` when the events complete without `agent_end`
  * (`reset` or `dispose` stopped the run).
  */
-export function messagesAtEnd<TOutput>(start: () => Observable<AgentEvent<unknown, TOutput>>): Promise<AgentMessage[]> {
+export function messagesAtEnd<TOutput>(start: () => Observable<AgentEvent<unknown, TOutput>>): Promise<RunMessages<TOutput>> {
   return firstValueFrom(
     defer(start).pipe(
       filter((event) => event.type === "agent_end"),
-      map((event) => event.messages),
+      map((event): RunMessages<TOutput> => {
+        const messages: RunMessages<TOutput> = [...event.messages];
+        if (event.output !== undefined) messages.output = event.output;
+        if (event.outputError !== undefined) messages.outputError = event.outputError;
+        return messages;
+      }),
       throwIfEmpty(() => new InvalidStateError("The run was stopped by reset() or dispose() before it ended.")),
     ),
   );

@@ -16,7 +16,7 @@ import type {
 } from "../types.js";
 import { type ActiveRun, assertNoActiveRun, newActiveRun, tearDownRun } from "./active-run.js";
 import { type AgentOptions, runConfig, runContext, schedulerOf } from "./agent-options.js";
-import { firstIdle, messagesAtEnd } from "./agent-promises.js";
+import { firstIdle, messagesAtEnd, type RunMessages } from "./agent-promises.js";
 import { agentLoop, agentLoopContinue, agentLoopReopened } from "../streams/agent-loop.js";
 import { AgentQueues, type QueueCounts } from "./agent-queues.js";
 import { snapshotOf, snapshotOptions } from "./agent-snapshot.js";
@@ -173,10 +173,12 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
    * included) when the run ends, also when the model failed or the run was aborted (errors are
    * data: look at the last assistant message's `stopReason`). Rejects with an
    * `InvalidStateError` while another run is active, or when `reset` or `dispose` stops the run
-   * before it ends.
+   * before it ends. With an `output` schema the array also carries the run's typed `output`
+   * (or `outputError`), as `agent_end` does.
    * @example const messages = await agent.run("What is 2 + 3?");
+   * @example const { output } = await new Agent({ model, output: Weather }).run("Weather in Paris?");
    */
-  run(input: PromptInput): Promise<AgentMessage[]> {
+  run(input: PromptInput): Promise<RunMessages<OutputOf<TOutputSchema>>> {
     return messagesAtEnd(() => this.prompt(input));
   }
 
@@ -205,19 +207,28 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     this.queues.followUp(toMessages(input, this.now()));
   }
 
-  /** Drops every queued steering and follow-up message and returns them. */
+  /**
+   * Drops every queued steering and follow-up message and returns them. `abort()` drops only the
+   * steering: call this too when queued follow-ups should not run after the next prompt.
+   */
   clearQueues(): QueuedMessages {
     return { steering: this.queuesValue?.clearSteering() ?? [], followUp: this.queuesValue?.clearFollowUps() ?? [] };
   }
 
   /**
-   * Ends the active run gracefully (`stopReason: "aborted"`, a result for every tool call) and
-   * drops queued steering; queued follow-ups stay unless `clearFollowUps`.
+   * Ends the active run gracefully (`stopReason: "aborted"`, a result for every tool call),
+   * drops queued steering, and returns what it dropped.
+   *
+   * Queued follow-ups stay unless `clearFollowUps` (as in pi-agent-core): they run after the
+   * next prompt, or at once with `continue()`. To stop for good, `abort({ clearFollowUps: true })`;
+   * `clearQueues()` drops both queues without aborting; `state.queuedFollowUp` counts what waits.
+   * @example const dropped = agent.abort({ clearFollowUps: true }); // { steering: [...], followUp: [...] }
    */
-  abort(options: { clearFollowUps?: boolean } = {}): void {
-    this.queuesValue?.clearSteering();
-    if (options.clearFollowUps) this.queuesValue?.clearFollowUps();
+  abort(options: { clearFollowUps?: boolean } = {}): QueuedMessages {
+    const steering = this.queuesValue?.clearSteering() ?? [];
+    const followUp = options.clearFollowUps ? (this.queuesValue?.clearFollowUps() ?? []) : [];
     this.activeRun?.controller.abort(new Error("Aborted by the user"));
+    return { steering, followUp };
   }
 
   /**

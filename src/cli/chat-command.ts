@@ -195,7 +195,9 @@ export function runChat(options: ChatOptions): Promise<number> {
         abortRequested = true;
         exitArmed = true;
         // Queued follow-ups would start a new run right after the abort; Ctrl-C means stop.
-        agent.abort({ clearFollowUps: true });
+        const dropped = agent.abort({ clearFollowUps: true });
+        const droppedText = droppedSummary(dropped.steering.length, dropped.followUp.length);
+        if (droppedText !== undefined) notice(droppedText);
         return;
       }
       if (reader.interactive && reader.pending !== "") {
@@ -240,6 +242,15 @@ export function runChat(options: ChatOptions): Promise<number> {
     );
     if (options.initialPrompt) send(options.initialPrompt, "message");
   });
+}
+
+/** What Ctrl-C dropped besides the run, e.g. "Dropped 1 queued follow-up and 2 steering messages."; nothing when nothing was queued. */
+function droppedSummary(steering: number, followUps: number): string | undefined {
+  const parts = [
+    ...(followUps > 0 ? [`${followUps} queued follow-up${followUps === 1 ? "" : "s"}`] : []),
+    ...(steering > 0 ? [`${steering} steering message${steering === 1 ? "" : "s"}`] : []),
+  ];
+  return parts.length === 0 ? undefined : `Dropped ${parts.join(" and ")}.`;
 }
 
 function systemPrompt(root: string): string {

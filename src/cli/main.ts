@@ -1,10 +1,10 @@
 #!/usr/bin/env node
-import { existsSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { importPeer } from "./import-peer.js";
-import { modelFromEnvironment, defaultModelName, type ModelChoice } from "./model-from-environment.js";
-import { ModelChoiceError, piAiModelChoice } from "./pi-ai-model-choice.js";
+import { modelFromEnvironment, defaultModelName, ModelChoiceError, type ModelChoice } from "./model-from-environment.js";
+import { piAiModelChoice } from "./pi-ai-model-choice.js";
 
 const usage = `rxagent: LLM agents as a reactive stream.
 
@@ -21,9 +21,11 @@ Options:
   --api chat|responses  which OpenAI API (default chat)
   --demo              use the offline demo model even when OPENAI_API_KEY is set
   --delay <ms>        the demo model's time per token (default 25; env RXAGENT_DEMO_DELAY)
-  --root <dir>        the only folder the file tools may read (default: the current one)
+  --root <dir>        the only folder the file tools may read (default: the current one;
+                      replay: the one the cassette was recorded with)
   --json              chat: print the raw events as JSON Lines on stdout
-  --record <file>     chat: record every model call to a cassette (JSON Lines; docs/cassettes.md)
+  --record <file>     chat: record every model call to a cassette (JSON Lines; docs/cassettes.md);
+                      its folder is made if missing
   --eager-tools       chat: start each tool call as soon as its arguments are complete, while the
                       model still writes the rest of its message
   --speed <n>         replay: play the recorded replies n times as fast (default 1; 0: at once)
@@ -86,8 +88,7 @@ async function main(argv: string[]): Promise<number> {
   const api = values.api ?? "chat";
   if (api !== "chat" && api !== "responses") throw new UsageError(`--api must be "chat" or "responses", not "${api}".`);
   const delay = numberOption("--delay", values.delay ?? process.env["RXAGENT_DEMO_DELAY"], 25);
-  const root = path.resolve(values.root ?? process.cwd());
-  if (!existsSync(root) || !statSync(root).isDirectory()) throw new UsageError(`--root ${root} is not a folder.`);
+  const root = checkedRoot(values.root ?? process.cwd());
   const choice =
     values.provider !== undefined && !values.demo
       ? await piAiModelChoice({ provider: values.provider, modelId: values.model, ...(values["base-url"] === undefined ? {} : { baseUrl: values["base-url"] }) })
@@ -108,7 +109,7 @@ async function main(argv: string[]): Promise<number> {
   if (command === "chat") {
     const { runChat } = await import("./chat-command.js");
     const initialPrompt = rest.join(" ").trim();
-    const recording = values.record === undefined ? undefined : await recordTo(values.record, choice);
+    const recording = values.record === undefined ? undefined : await recordTo(values.record, choice, root);
     return runChat({
       choice: recording?.choice ?? choice,
       root,
@@ -133,10 +134,11 @@ async function main(argv: string[]): Promise<number> {
     const { readCassette } = await import("../testing/node/index.js");
     const { runReplay } = await import("./replay-command.js");
     const speed = numberOption("--speed", values.speed, 1);
+    const cassette = readCassette(file);
     return runReplay({
-      cassette: readCassette(file),
+      cassette,
       file,
-      root,
+      root: values.root === undefined ? recordedRoot(cassette.metadata?.["root"]) ?? root : root,
       toolStepDelay,
       speed: speed === 0 ? Infinity : speed,
       json: values.json === true,
@@ -170,17 +172,39 @@ async function main(argv: string[]): Promise<number> {
   throw new UsageError(`Unknown command "${command}".`);
 }
 
-/** Wraps the chosen model so every call is written to `file` as it happens. */
-async function recordTo(file: string, choice: ModelChoice): Promise<{ choice: ModelChoice; sink: { close(): void } }> {
+function checkedRoot(folder: string): string {
+  const root = path.resolve(folder);
+  if (!existsSync(root) || !statSync(root).isDirectory()) throw new UsageError(`--root ${root} is not a folder.`);
+  return root;
+}
+
+/**
+ * The `--root` a cassette was recorded with: the file tools' descriptions name it, so a replay
+ * elsewhere would differ from the recording at the first call.
+ */
+function recordedRoot(root: string | undefined): string | undefined {
+  if (root === undefined) return undefined;
+  if (!existsSync(root) || !statSync(root).isDirectory()) {
+    throw new UsageError(`This cassette was recorded with --root ${root}, which is not a folder here: pass --root <dir> with the same files.`);
+  }
+  return root;
+}
+
+/**
+ * Wraps the chosen model so every call is written to `file` as it happens, with `root` in the
+ * cassette's header for the replay. The file's folder is made if missing.
+ */
+async function recordTo(file: string, choice: ModelChoice, root: string): Promise<{ choice: ModelChoice; sink: { close(): void } }> {
   const { recordingModel } = await import("../testing/recording-model.js");
   const { cassetteFileSink } = await import("../testing/node/index.js");
+  mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const sink = cassetteFileSink(file);
   // Every provider reads its key from a variable of its own (OPENAI_API_KEY, ANTHROPIC_API_KEY, …): redact them all.
   const secrets = Object.entries(process.env)
     .filter(([name]) => /(API_KEY|TOKEN|SECRET|SECRET_ACCESS_KEY|PASSWORD)$/.test(name))
     .map(([, value]) => value)
     .filter((secret): secret is string => secret !== undefined && secret.trim().length >= 8);
-  const model = recordingModel(choice.model, { sink, secrets });
+  const model = recordingModel(choice.model, { sink, secrets, metadata: { root } });
   return { choice: { ...choice, model, description: `${choice.description} Recording to ${file}.` }, sink };
 }
 

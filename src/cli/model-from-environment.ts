@@ -27,15 +27,26 @@ export interface ModelChoiceOptions {
 
 export const defaultModelName = "gpt-4o-mini";
 
+/** A model choice that cannot work (a missing key or package, an unknown name); the CLI shows it with the usage hint. */
+export class ModelChoiceError extends Error {}
+
 /**
  * Picks the model: the OpenAI provider (any compatible server) when the environment points
  * to one, else the offline demo model, so the first run works with no key at all. The OpenAI
  * provider is loaded only then, so the demo runs without the optional `openai` package.
+ * A model asked for by name (`--model gpt-4o`) with neither variable set is a `ModelChoiceError`
+ * naming `OPENAI_API_KEY`, `OPENAI_BASE_URL` and `--demo`: answering it with the demo would hide
+ * the missing key behind a run that looks like success.
  * @example (await modelFromEnvironment({ environment: process.env })).description
  */
 export async function modelFromEnvironment(options: ModelChoiceOptions): Promise<ModelChoice> {
   const apiKey = nonEmpty(options.environment["OPENAI_API_KEY"]);
   const baseURL = nonEmpty(options.environment["OPENAI_BASE_URL"]);
+  if (!options.forceDemo && apiKey === undefined && baseURL === undefined && options.modelName !== undefined) {
+    throw new ModelChoiceError(
+      `--model ${options.modelName} needs OPENAI_API_KEY (or OPENAI_BASE_URL for a compatible server such as Ollama) in the environment; --demo uses the offline demo model instead.`,
+    );
+  }
   if (options.forceDemo || (apiKey === undefined && baseURL === undefined)) {
     const model = demoModel({
       ...(options.demoDelay === undefined ? {} : { delay: options.demoDelay }),

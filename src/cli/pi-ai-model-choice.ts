@@ -1,7 +1,4 @@
-import type { ModelChoice } from "./model-from-environment.js";
-
-/** A `--provider` choice that cannot work; the CLI shows it with the usage hint. */
-export class ModelChoiceError extends Error {}
+import { ModelChoiceError, type ModelChoice } from "./model-from-environment.js";
 
 export interface PiAiChoiceOptions {
   /** A pi-ai provider, e.g. `anthropic`, `google`, `groq`, `openrouter`. */

@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { demoTools } from "../demo/demo-tools.js";
 import { Agent } from "../agent/agent.js";
-import { acceptToken, isLoopbackHost, JsonlTranscriptStore, serveWebUi } from "../server/index.js";
+import { acceptToken, isLoopbackHost, JsonlTranscriptStore, serveWebUi, type WebUiPage } from "../server/index.js";
 import type { AgentTool, TranscriptStore } from "../types.js";
 import { importPeer } from "./import-peer.js";
 import type { ModelChoice } from "./model-from-environment.js";
@@ -63,6 +63,7 @@ export async function runServe(options: ServeOptions): Promise<() => Promise<voi
       // A session id is [A-Za-z0-9_.:-]{1,128} (PROTOCOL.md): with ".jsonl" after it, a file name of the folder.
       return Agent.open({ ...agentOptions(), store: new JsonlTranscriptStore(join(options.storeDirectory, `${session}.jsonl`)) });
     },
+    page: firstScreen(options.choice),
     ...redis?.serveOptions,
   }).catch(async (error: unknown) => {
     await redis?.close();
@@ -76,6 +77,22 @@ export async function runServe(options: ServeOptions): Promise<() => Promise<voi
   return async () => {
     await server.close();
     await redis?.close();
+  };
+}
+
+/**
+ * What the page's first screen says: the model, and prompts the demo tools answer (each also
+ * works with a real model, which gets the same tools), one of them steered while it works.
+ */
+function firstScreen(choice: ModelChoice): WebUiPage {
+  return {
+    model: choice.isDemo ? "the offline demo model" : choice.description.replace(/\.$/, ""),
+    demo: choice.isDemo,
+    examples: [
+      { label: "Two tools at once", prompt: "what is 12*7 and what time is it" },
+      { label: "Steer it while it works", prompt: "what is (1+2)*(3+4)", steer: "also what is 5*5" },
+      { label: "Look at the files", prompt: "list the files here" },
+    ],
   };
 }
 

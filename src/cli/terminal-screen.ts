@@ -1,4 +1,5 @@
 import { clearLine, lineUp, paint, paintAll, type Styled } from "./ansi.js";
+import { columnsOf, graphemes, printable, textColumns, truncateToColumns } from "./terminal-text.js";
 
 /** Where the screen writes: a stream, and its width when it is a terminal. */
 export interface ScreenOutput {
@@ -29,6 +30,8 @@ export interface TerminalScreenOptions {
  *
  * Why wrap ourselves: the unfinished line must stay one terminal row, so that erasing the live
  * area is "clear this row, go up, clear that row" without guessing how the terminal wrapped.
+ * Widths are counted per grapheme (a CJK character or an emoji takes two columns), and every
+ * text passes through `printable` first: a reply's own escape sequences never reach the terminal.
  */
 export class TerminalScreen {
   private partial: Styled[] = [];
@@ -42,8 +45,9 @@ export class TerminalScreen {
   ) {}
 
   /** Appends output. */
-  write(pieces: readonly Styled[]): void {
-    if (pieces.length === 0) return;
+  write(unsafePieces: readonly Styled[]): void {
+    if (unsafePieces.length === 0) return;
+    const pieces = printablePieces(unsafePieces);
     if (!this.options.live) {
       this.output.write(paintAll(pieces, this.options.color));
       return;
@@ -51,14 +55,17 @@ export class TerminalScreen {
     this.erase();
     let committed = "";
     for (const piece of pieces) {
-      for (const character of piece.text) {
-        if (character === "\n") {
+      for (const grapheme of graphemes(piece.text)) {
+        if (grapheme === "\n") {
           committed += `${paintAll(this.partial, this.options.color)}\n`;
           this.partial = [];
           this.partialWidth = 0;
           continue;
         }
-        this.append(character, piece.style);
+        const columns = columnsOf(grapheme);
+        // A wide character that would not fit in the last column goes to the next row whole.
+        if (this.partialWidth + columns > this.width()) committed += this.wrap();
+        this.append(grapheme, piece.style, columns);
         if (this.partialWidth >= this.width()) committed += this.wrap();
       }
     }
@@ -70,7 +77,7 @@ export class TerminalScreen {
   setStatus(status: string | undefined): void {
     if (!this.options.live || status === this.status) return;
     this.erase();
-    this.status = status === undefined ? undefined : truncate(status, this.width());
+    this.status = status === undefined ? undefined : truncateToColumns(printable(status), this.width());
     this.draw();
   }
 
@@ -78,7 +85,8 @@ export class TerminalScreen {
    * Call when the person pressed Enter: readline moved the cursor below the typed line, which
    * is replaced by `echo` (if any) as a finished line.
    */
-  lineEntered(echo?: Styled[]): void {
+  lineEntered(unsafeEcho?: Styled[]): void {
+    const echo = unsafeEcho === undefined ? undefined : printablePieces(unsafeEcho);
     if (!this.options.live) {
       if (echo) this.output.write(`${paintAll(echo, this.options.color)}\n`);
       return;
@@ -99,11 +107,11 @@ export class TerminalScreen {
     this.status = undefined;
   }
 
-  private append(character: string, style: Styled["style"]): void {
+  private append(grapheme: string, style: Styled["style"], columns: number): void {
     const last = this.partial[this.partial.length - 1];
-    if (last && last.style === style) this.partial[this.partial.length - 1] = { style, text: last.text + character };
-    else this.partial.push({ style, text: character });
-    this.partialWidth += 1;
+    if (last && last.style === style) this.partial[this.partial.length - 1] = { style, text: last.text + grapheme };
+    else this.partial.push({ style, text: grapheme });
+    this.partialWidth += columns;
   }
 
   /** Breaks the full unfinished line at its last space; returns the finished part, painted. */
@@ -125,7 +133,7 @@ export class TerminalScreen {
       offset = end;
     }
     this.partial = tail;
-    this.partialWidth = plain.length - cut;
+    this.partialWidth = textColumns(plain.slice(cut));
     return `${paintAll(head, this.options.color)}\n`;
   }
 
@@ -155,6 +163,6 @@ export class TerminalScreen {
   }
 }
 
-function truncate(text: string, width: number): string {
-  return text.length <= width ? text : `${text.slice(0, width - 1)}…`;
+function printablePieces(pieces: readonly Styled[]): Styled[] {
+  return pieces.map((piece) => ({ style: piece.style, text: printable(piece.text) }));
 }

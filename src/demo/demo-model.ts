@@ -38,11 +38,15 @@ export function demoModel(options: DemoModelOptions = {}): Model {
     stream(context, { signal }) {
       return new Observable<ModelEvent>((subscriber) => {
         const callNumber = context.messages.filter((message) => message.role === "assistant").length + 1;
-        const events = replyEvents(policy(context), callNumber, scheduler.now(), estimateTokens(context));
+        const inputTokens = estimateTokens(context);
+        const events = replyEvents(policy(context), callNumber, scheduler.now(), inputTokens);
         let latest = (events[0] as Extract<ModelEvent, { type: "start" }>).partial;
         let index = 0;
+        let streamedTokens = 0;
+        // An aborted reply still cost what it streamed: its usage counts the deltas sent so far.
         const abort = () => {
-          subscriber.next({ type: "error", reason: "aborted", error: { ...latest, stopReason: "aborted", errorMessage: "Request was aborted" } });
+          const usage = { ...emptyUsage(), input: inputTokens, output: streamedTokens, totalTokens: inputTokens + streamedTokens };
+          subscriber.next({ type: "error", reason: "aborted", error: { ...latest, usage, stopReason: "aborted", errorMessage: "Request was aborted" } });
           subscriber.complete();
         };
         /** Emits the next event; false once the stream has ended. */
@@ -50,6 +54,7 @@ export function demoModel(options: DemoModelOptions = {}): Model {
           const event = events[index++];
           if (event === undefined || subscriber.closed) return false;
           latest = "partial" in event ? event.partial : latest;
+          if (event.type.endsWith("_delta")) streamedTokens += 1;
           subscriber.next(event);
           if (event.type === "done" || event.type === "error") {
             subscriber.complete();

@@ -13,7 +13,7 @@ export type { CommandReplies, HostedSession } from "./hosted-session.js";
 
 // Browser UI
 export { serveWebUi } from "./web-ui-server.js";
-export type { ServeWebUiOptions, WebUiServer } from "./web-ui-server.js";
+export type { ServeWebUiOptions, WebUiPage, WebUiServer } from "./web-ui-server.js";
 
 // Protocol
 export { ClientCommandSchema, parseClientFrame } from "../protocol/protocol-schemas.js";

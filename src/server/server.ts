@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { asyncScheduler } from "rxjs";
-import { type WebSocket, WebSocketServer } from "ws";
+import type { WebSocket } from "ws";
 import { errorText } from "../errors.js";
 import { ClientConnection } from "./client-connection.js";
 import { Heartbeat } from "./heartbeat.js";
@@ -40,6 +40,16 @@ const CLOSE_BROKEN = 1011;
 const CLOSE_GRACE_MS = 1000;
 
 /**
+ * `ws`, loaded when a server starts rather than when `rxagent/server` is imported, so what
+ * opens no socket (`JsonlTranscriptStore`) works without the optional package installed.
+ */
+function importWs(): Promise<typeof import("ws")> {
+  return import("ws").catch((error: unknown) => {
+    throw new Error(`serveAgents needs the optional package ws: npm install ws (${(error as Error).message})`);
+  });
+}
+
+/**
  * Serves agents over WebSocket: many sessions per server, many clients per session, the JSON
  * protocol of PROTOCOL.md with every incoming frame validated.
  *
@@ -47,6 +57,8 @@ const CLOSE_GRACE_MS = 1000;
  * const server = await serveAgents({ port: 8787, createAgent: () => new Agent({ model }) });
  */
 export async function serveAgents(options: ServeAgentsOptions): Promise<AgentServer> {
+  // First: a missing package must fail before any timer (sweep, heartbeat) is started.
+  const { WebSocketServer } = await importWs();
   const scheduler = options.scheduler ?? asyncScheduler;
   const maxSessions = options.maxSessions ?? 100;
   const shutdownTimeoutMs = options.shutdownTimeoutMs ?? 10_000;

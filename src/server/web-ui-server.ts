@@ -4,11 +4,27 @@ import type { AddressInfo } from "node:net";
 import { type AgentServer, serveAgents, type ServeAgentsOptions } from "./server.js";
 import { pageOrigins } from "./verify-upgrade.js";
 
+/** What the page's first screen says before anything was sent: it reads this from `/page.json`. */
+export interface WebUiPage {
+  /** Which model answers, as the user should read it, e.g. `"gpt-4o-mini via the OpenAI Chat Completions API"`. */
+  model?: string;
+  /** The model is the offline demo: the page says so, so no one takes its replies for a real model's. */
+  demo?: boolean;
+  /**
+   * Example prompts offered as buttons on the empty page. `steer` is typed as steering once the
+   * run is busy with a tool, to show what steering does.
+   * @example [{ label: "Two tools at once", prompt: "what is 12*7 and what time is it" }]
+   */
+  examples?: { label: string; prompt: string; steer?: string }[];
+}
+
 export interface ServeWebUiOptions extends Omit<ServeAgentsOptions, "server" | "port" | "host" | "path"> {
   /** 0 (default) picks a free port. */
   port?: number;
   /** Default `"127.0.0.1"`: the page drives an agent with tools, so it stays local unless asked. */
   host?: string;
+  /** Shown on the page's first screen (the model, example prompts); default: nothing. */
+  page?: WebUiPage;
 }
 
 export interface WebUiServer {
@@ -32,6 +48,7 @@ const CONTENT_TYPES: Record<string, string> = {
   html: "text/html; charset=utf-8",
   js: "text/javascript; charset=utf-8",
   css: "text/css; charset=utf-8",
+  json: "application/json; charset=utf-8",
 };
 
 /**
@@ -49,7 +66,7 @@ const CONTENT_TYPES: Record<string, string> = {
 export async function serveWebUi(options: ServeWebUiOptions): Promise<WebUiServer> {
   const host = options.host ?? "127.0.0.1";
   const http = createServer((request, response) => {
-    serveFile(request, response).catch(() => {
+    serveFile(request, response, options.page ?? {}).catch(() => {
       if (!response.headersSent) response.writeHead(500);
       response.end();
     });
@@ -74,14 +91,14 @@ export async function serveWebUi(options: ServeWebUiOptions): Promise<WebUiServe
   };
 }
 
-async function serveFile(request: IncomingMessage, response: ServerResponse): Promise<void> {
+async function serveFile(request: IncomingMessage, response: ServerResponse, page: WebUiPage): Promise<void> {
   const path = new URL(request.url ?? "/", "http://localhost").pathname;
-  const name = FILES[path];
+  const name = path === "/page.json" ? "page.json" : FILES[path];
   if (request.method !== "GET" || name === undefined) {
     response.writeHead(404, { "content-type": "text/plain" }).end("Not found");
     return;
   }
-  const body = await readFile(new URL(name, WEB_ROOT));
+  const body = name === "page.json" ? JSON.stringify(page) : await readFile(new URL(name, WEB_ROOT));
   response.writeHead(200, {
     "content-type": CONTENT_TYPES[name.split(".").pop() ?? ""] ?? "application/octet-stream",
     "x-content-type-options": "nosniff",

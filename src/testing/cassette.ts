@@ -13,6 +13,13 @@ export interface Cassette {
   version: 1;
   /** The recorded model's identity; the replaying model takes it over. */
   model: CassetteModelIdentity;
+  /**
+   * What the recording depended on beyond the model, for whoever replays it: the CLI writes
+   * `root` (the folder its file tools read, since the tool descriptions name it) and
+   * `rxagent replay` reads it back.
+   * @example { root: "/home/me/project" }
+   */
+  metadata?: Record<string, string>;
   /** One entry per model call, in the order the calls started. */
   calls: CassetteCall[];
 }
@@ -68,7 +75,7 @@ export interface CassetteEvent {
  * calls and their events as they happen, so a crash keeps everything written so far.
  */
 export type CassetteRecord =
-  | { kind: "cassette"; version: 1; model: CassetteModelIdentity }
+  | { kind: "cassette"; version: 1; model: CassetteModelIdentity; metadata?: Record<string, string> }
   | { kind: "call"; call: number; request: CassetteRequest }
   | ({ kind: "event"; call: number } & CassetteEvent);
 
@@ -105,7 +112,7 @@ export function parseCassette(text: string): Cassette {
 export function cassetteOfRecords(records: readonly CassetteRecord[]): Cassette {
   const [header, ...rest] = records;
   if (header?.kind !== "cassette") throw new SyntaxError('A cassette starts with a {"kind":"cassette"} record.');
-  const cassette: Cassette = { version: header.version, model: header.model, calls: [] };
+  const cassette: Cassette = { version: header.version, model: header.model, ...(header.metadata === undefined ? {} : { metadata: header.metadata }), calls: [] };
   for (const record of rest) {
     if (record.kind === "call") cassette.calls[record.call] = { request: record.request, events: [] };
     else if (record.kind === "event") {
@@ -121,7 +128,7 @@ export function cassetteOfRecords(records: readonly CassetteRecord[]): Cassette 
 /** The records that write `cassette` as JSON Lines. */
 export function recordsOfCassette(cassette: Cassette): CassetteRecord[] {
   return [
-    { kind: "cassette", version: cassette.version, model: cassette.model },
+    { kind: "cassette", version: cassette.version, model: cassette.model, ...(cassette.metadata === undefined ? {} : { metadata: cassette.metadata }) },
     ...cassette.calls.flatMap((call, index): CassetteRecord[] => [
       { kind: "call", call: index, request: call.request },
       ...call.events.map((event): CassetteRecord => ({ kind: "event", call: index, ...event })),
@@ -151,6 +158,10 @@ export function checkedCassette(cassette: Partial<Cassette>): Cassette {
   const model = cassette.model as Partial<CassetteModelIdentity> | undefined;
   if (typeof model?.id !== "string" || typeof model.provider !== "string" || typeof model.api !== "string") {
     throw new SyntaxError("A cassette needs a model with a string id, provider and api.");
+  }
+  const metadata: unknown = cassette.metadata;
+  if (metadata !== undefined && (metadata === null || typeof metadata !== "object" || Array.isArray(metadata) || Object.values(metadata).some((value) => typeof value !== "string"))) {
+    throw new SyntaxError("A cassette's metadata is an object of strings.");
   }
   if (!Array.isArray(cassette.calls)) throw new SyntaxError("A cassette needs a list of calls.");
   for (let callIndex = 0; callIndex < cassette.calls.length; callIndex++) {

@@ -29,6 +29,12 @@ export interface RecordingModelOptions {
    * @example secrets: [process.env.OPENAI_API_KEY ?? ""]
    */
   secrets?: readonly string[];
+  /**
+   * Written into the cassette's header (`Cassette.metadata`): what a replay needs besides the
+   * model, e.g. the folder the tools read.
+   * @example metadata: { root: process.cwd() }
+   */
+  metadata?: Record<string, string>;
 }
 
 /** A model that records its calls; `cassette` holds everything recorded so far. */
@@ -48,9 +54,10 @@ export interface RecordingModel extends Model {
 export function recordingModel(model: Model, options: RecordingModelOptions = {}): RecordingModel {
   const scheduler = options.scheduler ?? asyncScheduler;
   const secrets = options.secrets ?? [];
-  const cassette: Cassette = { version: 1, model: { id: model.id, provider: model.provider, api: model.api }, calls: [] };
+  const metadata = options.metadata === undefined ? {} : { metadata: { ...options.metadata } };
+  const cassette: Cassette = { version: 1, model: { id: model.id, provider: model.provider, api: model.api }, ...metadata, calls: [] };
   const write = (record: CassetteRecord) => options.sink?.write(record);
-  write({ kind: "cassette", version: 1, model: cassette.model });
+  write({ kind: "cassette", version: 1, model: cassette.model, ...metadata });
   return {
     id: model.id,
     provider: model.provider,

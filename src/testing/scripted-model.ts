@@ -1,4 +1,4 @@
-import { Observable, type SchedulerLike } from "rxjs";
+import { asyncScheduler, Observable, type SchedulerLike } from "rxjs";
 import { emptyUsage } from "../types/messages.js";
 import type { AssistantMessage, LlmContext, Model, ModelEvent, StopReason, Usage } from "../types.js";
 
@@ -26,7 +26,11 @@ export interface ScriptedReply {
 export type ScriptedTurn = string | ScriptedReply | ((context: LlmContext, callIndex: number) => string | ScriptedReply);
 
 export interface ScriptedModelOptions {
-  /** Schedules events `delay` apart; required when `delay` > 0. */
+  /**
+   * Schedules events `delay` apart, and stamps the messages with its `now()`. Default for the
+   * delays: `asyncScheduler` (real milliseconds); pass the `TestScheduler` in a marble test.
+   * Without a scheduler the timestamps are 0.
+   */
   scheduler?: SchedulerLike;
   /** Virtual time before each event. 0 (default) emits the whole reply synchronously. */
   delay?: number;
@@ -103,10 +107,7 @@ export function scriptedModel(turns: ScriptedTurn[], options: ScriptedModelOptio
           while (!subscriber.closed && emitNext());
           return undefined;
         }
-        if (!options.scheduler) {
-          throw new TypeError("scriptedModel: a delay needs a scheduler");
-        }
-        return options.scheduler.schedule(function () {
+        return (options.scheduler ?? asyncScheduler).schedule(function () {
           if (emitNext()) this.schedule(undefined, delay);
         }, delay);
       });

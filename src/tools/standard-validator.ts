@@ -32,13 +32,20 @@ export function standardValidator(schema: StandardSchemaV1): SchemaValidator {
 export function jsonSchemaOfStandard(schema: StandardSchemaV1): object {
   const standard = schema["~standard"];
   if (typeof standard.jsonSchema?.input !== "function") {
-    throw new Error(
-      `the ${standard.vendor} schema offers no JSON Schema for the model (no ~standard.jsonSchema); ` +
-        `wrap it in a Standard JSON Schema (valibot: toStandardJsonSchema from @valibot/to-json-schema)`,
-    );
+    throw new Error(`the ${standard.vendor} schema offers no JSON Schema for the model (no ~standard.jsonSchema); ${converterHint(standard.vendor)}`);
   }
   const { $schema: _declared, ...jsonSchema } = standard.jsonSchema.input({ target: "draft-2020-12" });
   return jsonSchema;
+}
+
+/**
+ * What to do about a schema without a converter, for the vendor at hand: zod 3 schemas carry
+ * `~standard` but no JSON Schema, and zod 4 (also shipped inside zod 3.25 as `zod/v4`) has one.
+ */
+function converterHint(vendor: string): string {
+  if (vendor === "zod") return 'use zod 4: import { z } from "zod/v4" (zod 3.25 and later ship it) or upgrade to zod 4';
+  if (vendor === "valibot") return "wrap it in a Standard JSON Schema (valibot: toStandardJsonSchema from @valibot/to-json-schema)";
+  return "wrap it in a Standard JSON Schema (its ~standard.jsonSchema.input gives the schema the model sees), or pass a JSON Schema";
 }
 
 function validationOf(toolName: string, result: StandardSchemaV1.Result<unknown>, received: object): ArgumentValidation {

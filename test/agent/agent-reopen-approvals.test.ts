@@ -234,7 +234,7 @@ describe("Agent.open with calls that waited for approval", () => {
     await agent.waitForIdle();
     expect(resultsOf(agent.messages)).toStrictEqual([
       ["h1", true, "The tool call was interrupted before the tool finished."],
-      ["d1", true, "Tool deploy not found"],
+      ["d1", true, "Tool deploy not found. Available tools: read, hang."],
       ["r1", false, "read it"],
     ]);
     expect(toolEvents(events).slice(0, 4)).toStrictEqual(["agent_start", "turn_start", "tool_execution_start d1", "tool_execution_end d1"]);

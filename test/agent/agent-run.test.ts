@@ -42,6 +42,20 @@ describe("Agent.run", () => {
     expect(agent.isRunning).toBe(false);
   });
 
+  it("abort() drops queued steering and says what it dropped; follow-ups stay for the next run unless cleared", async () => {
+    const agent = new Agent({ model: scriptedModel(["Never finished", "Second", "Third"], { scheduler: asyncScheduler, delay: 1 }) });
+    const run = agent.run("Hello");
+    agent.steer("steer me");
+    agent.followUp("later one");
+    expect(summary(agent.abort().steering)).toStrictEqual(["user:steer me"]);
+    await run;
+    expect([agent.state.queuedSteering, agent.state.queuedFollowUp]).toStrictEqual([0, 1]);
+    agent.followUp("later two");
+    const dropped = agent.abort({ clearFollowUps: true });
+    expect([summary(dropped.steering), summary(dropped.followUp)]).toStrictEqual([[], ["user:later one", "user:later two"]]);
+    expect(agent.state.queuedFollowUp).toBe(0);
+  });
+
   it("rejects with an InvalidStateError while another run is active, and the active run goes on", async () => {
     const agent = new Agent({ model: scriptedModel(["First"], { scheduler: asyncScheduler, delay: 1 }) });
     const events = agent.prompt("One");

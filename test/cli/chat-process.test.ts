@@ -104,6 +104,18 @@ describe("rxagent chat (a real process on the demo model)", () => {
     expect(await cli.exited).toBe(0);
   });
 
+  it("Ctrl-C says what it dropped from the queues, and the dropped follow-up never runs", async () => {
+    const cli = startCli(["chat", "--json", "--delay", "20"]);
+    cli.child.stdin.write("tell me a long story\n/later what is 2+2\n");
+    await cli.waitFor((stdout) => stdout.includes('"text_delta"'));
+    cli.child.kill("SIGINT");
+    await cli.waitFor((stdout) => stdout.includes('"agent_end"'));
+    cli.child.stdin.end();
+    expect(await cli.exited).toBe(0);
+    expect(cli.stderr()).toContain("Dropped 1 queued follow-up.\n");
+    expect(runsOf(cli.events())).toHaveLength(1);
+  });
+
   it("after an abort, end of input exits 0", async () => {
     const cli = startCli(["chat", "--delay", "20"]);
     cli.child.stdin.write("tell me a long story\n");
@@ -113,6 +125,9 @@ describe("rxagent chat (a real process on the demo model)", () => {
     cli.child.stdin.end();
     expect(await cli.exited).toBe(0);
     expect(cli.stdout()).toMatch(/⏹ aborted\n· 1 model call/);
+    // The reply streamed words before the abort: the summary counts them.
+    const outTokens = Number(/· 1 model call · \d+ in \/ (\d+) out tokens/.exec(cli.stdout())?.[1]);
+    expect(outTokens).toBeGreaterThan(0);
   });
 
   it("/later queues a follow-up handled after the current request", async () => {

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ModelChoiceError, piAiModelChoice } from "../../src/cli/pi-ai-model-choice.js";
+import { ModelChoiceError } from "../../src/cli/model-from-environment.js";
+import { piAiModelChoice } from "../../src/cli/pi-ai-model-choice.js";
 import { loadProviderFixture, providerFrames } from "../helpers/provider-fixtures.js";
 import { startReplayServer } from "../helpers/sse-replay-server.js";
 import { demoEnvironment, startCli } from "./cli-process.js";

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -118,5 +118,30 @@ describe("rxagent chat --record, then rxagent replay (real processes on the demo
     const serve = startCli(["serve", "--record", "x.jsonl"]);
     expect(await serve.exited).toBe(2);
     expect(serve.stderr()).toBe("rxagent: --record works with chat.\nRun rxagent --help for the options.\n");
+  });
+
+  it("--record makes its folder and keeps --root in the cassette; replay uses that root without being told", async () => {
+    const folder = mkdtempSync(path.join(tmpdir(), "rxagent-replay-"));
+    const root = path.join(folder, "project");
+    mkdirSync(root);
+    writeFileSync(path.join(root, "notes.txt"), "hello\n");
+    const file = path.join(folder, "not", "yet", "session.cassette.jsonl");
+    const chat = startCli(["chat", "--delay", "0", "--root", root, "--record", file]);
+    chat.child.stdin.end("what is 6*7\n");
+    expect(await chat.exited).toBe(0);
+    expect(readCassette(file).metadata).toStrictEqual({ root });
+
+    const replay = startCli(["replay", file, "--speed", "0", "--delay", "0"]);
+    expect(await replay.exited).toBe(0);
+    expect(screenBody(replay.stdout())).toStrictEqual(screenBody(chat.stdout()));
+    expect(replay.stdout()).not.toMatch(/differs from the recording/);
+
+    // Moved to a machine without that folder: the replay says what it needs.
+    writeFileSync(file, readFileSync(file, "utf8").replace(JSON.stringify(root), JSON.stringify(path.join(folder, "gone"))));
+    const elsewhere = startCli(["replay", file, "--speed", "0"]);
+    expect(await elsewhere.exited).toBe(2);
+    expect(elsewhere.stderr()).toBe(
+      `rxagent: This cassette was recorded with --root ${path.join(folder, "gone")}, which is not a folder here: pass --root <dir> with the same files.\nRun rxagent --help for the options.\n`,
+    );
   });
 });

@@ -123,4 +123,29 @@ describe("TerminalScreen", () => {
     screen.close();
     expect(written.endsWith("\r\u001b[2K\u001b[1A\r\u001b[2Kfive six\n")).toBe(true);
   });
+
+  it("wraps wide characters by their columns: a row of 20 columns holds ten CJK characters", () => {
+    let written = "";
+    const screen = new TerminalScreen({ write: (text) => (written += text), columns: 21 }, { live: true, color: false });
+    screen.write([{ text: "漢字漢字漢字漢字漢字漢字", style: "plain" }]);
+    expect(written).toBe("漢字漢字漢字漢字漢字\n漢字");
+    written = "";
+    // A wide character that would straddle the last column starts the next row.
+    screen.write([{ text: "abcdefghijklmno👍🏽👍🏽", style: "plain" }]);
+    expect(written).toBe("\r\u001b[2K漢字abcdefghijklmno\n👍🏽👍🏽");
+  });
+
+  it("passes no escape sequence of a reply or a status to the terminal, live or not", () => {
+    const hostile = "hi\u001b]0;pwned\u0007 there\u001b[2J\u009b2J\n";
+    let piped = "";
+    new TerminalScreen({ write: (text) => (piped += text) }, { live: false, color: false }).write([{ text: hostile, style: "plain" }]);
+    expect(piped).toBe("hi there2J\n");
+    let written = "";
+    const screen = new TerminalScreen({ write: (text) => (written += text), columns: 41 }, { live: true, color: true });
+    screen.write([{ text: hostile, style: "plain" }]);
+    screen.setStatus("⠋ \u001b[1;1Hprogress");
+    screen.lineEntered([{ text: "› typed\u001b[2J", style: "user" }]);
+    expect(written).toBe("hi there2J\n\u001b[2m⠋ progress\u001b[0m\u001b[1A\r\u001b[2K\u001b[1;34m› typed\u001b[0m\n\u001b[2m⠋ progress\u001b[0m");
+  });
 });
+

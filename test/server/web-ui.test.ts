@@ -4,6 +4,8 @@ import { asyncScheduler } from "rxjs";
 import { Type } from "@sinclair/typebox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent/agent.js";
+import { demoModel } from "../../src/demo/demo-model.js";
+import { demoTools } from "../../src/demo/demo-tools.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";
 import { defineTool } from "../../src/tools/define-tool.js";
 import { serveWebUi, type WebUiServer } from "../../src/server/index.js";
@@ -118,6 +120,52 @@ describe.skipIf(!existsSync(CHROMIUM))("browser UI (headless Chromium)", () => {
     const roles = ui.agents.session(sessionId as string)?.agent.messages.map((message) => (message as { role: string }).role);
     expect(roles).toEqual(["user", "assistant", "toolResult", "user", "assistant"]);
     await page.close();
+  });
+
+  it("the first screen names the model and offers examples; one runs two tools, one steers mid-run", async () => {
+    const demo = await serveWebUi({
+      port: 0,
+      createAgent: () => new Agent({ model: demoModel({ delay: 2 }), tools: demoTools({ stepDelay: 250 }) }),
+      page: {
+        model: "the offline demo model",
+        demo: true,
+        examples: [
+          { label: "Two tools at once", prompt: "what is 12*7 and what time is it" },
+          { label: "Steer it while it works", prompt: "what is (1+2)*(3+4)", steer: "also what is 5*5" },
+        ],
+      },
+    });
+    try {
+      const page = await browser.newPage();
+      const pageErrors: string[] = [];
+      page.on("pageerror", (error) => pageErrors.push(error.message));
+      await page.goto(demo.url);
+      await page.locator('#connection[data-status="open"]').waitFor();
+      await expect.poll(() => page.locator("#model").textContent()).toBe("the offline demo model");
+      expect(await page.locator("#model").getAttribute("data-demo")).toBe("true");
+      expect(await page.locator(".welcome .answering").textContent()).toMatch(/^Answering: the offline demo model\. It runs offline/);
+      expect(await page.locator(".welcome .example-label").allTextContents()).toStrictEqual(["Two tools at once", "Steer it while it works"]);
+
+      await page.locator("button.example", { hasText: "Two tools at once" }).click();
+      await expect.poll(() => page.locator(".msg.user").first().textContent()).toBe("what is 12*7 and what time is it");
+      await expect.poll(() => page.locator('.tool-card[data-tool="calculator"]').getAttribute("data-state")).toBe("done");
+      await expect.poll(() => page.locator('.tool-card[data-tool="clock"]').getAttribute("data-state")).toBe("done");
+      await page.locator(".msg.assistant .text", { hasText: "12*7 = 84" }).last().waitFor();
+      await expect.poll(() => page.locator("#run-status").textContent()).toBe("idle");
+      expect(await page.locator(".welcome").count()).toBe(0);
+
+      // A fresh session shows the first screen again; the steering example steers once a tool runs.
+      await page.goto(`${demo.url}#session=steer-example`);
+      await page.reload();
+      await page.locator("button.example", { hasText: "Steer it while it works" }).click();
+      await page.locator(".msg.user.steering", { hasText: "also what is 5*5" }).waitFor();
+      await page.locator(".msg.assistant .text", { hasText: "5*5 = 25" }).last().waitFor();
+      await expect.poll(() => page.locator("#run-status").textContent()).toBe("idle");
+      expect(pageErrors).toEqual([]);
+      await page.close();
+    } finally {
+      await demo.close();
+    }
   });
 
   it("shows a tool stopped by abort as aborted, not as an error", async () => {

@@ -213,4 +213,16 @@ describe("agentLoop with output (a structured final answer)", () => {
     expect(end.output).toStrictEqual({ city: "Paris", temperature: 21 });
     expect(agent.messages.map((message) => (message as { role: string }).role)).toStrictEqual(["user", "assistant", "toolResult"]);
   });
+
+  it("Agent.run() resolves with the messages and the typed output", async () => {
+    const call = toolCall("a1", "final_answer", { city: "Paris", temperature: 21 });
+    const agent = new Agent({ model: scriptedModel([callReply(call)]), output: Weather });
+    const messages = await agent.run("Weather in Paris?");
+    expectTypeOf(messages.output).toEqualTypeOf<{ city: string; temperature: number } | undefined>();
+    expect(messages.output).toStrictEqual({ city: "Paris", temperature: 21 });
+    expect(messages.map((message) => (message as { role: string }).role)).toStrictEqual(["user", "assistant", "toolResult"]);
+    const plain = await new Agent({ model: scriptedModel(["No schema"]) }).run("Hi");
+    expect([plain.output, plain.outputError, Object.keys(plain)]).toStrictEqual([undefined, undefined, ["0", "1"]]);
+  });
 });
+

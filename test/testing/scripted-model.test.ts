@@ -126,9 +126,8 @@ describe("scriptedModel", () => {
     ]);
   });
 
-  it("needs a scheduler for a delay", async () => {
-    await expect(lastValueFrom(scriptedModel(["x"], { delay: 1 }).stream(context, live()).pipe(toArray()))).rejects.toThrow(
-      "scriptedModel: a delay needs a scheduler",
-    );
+  it("without a scheduler, a delay runs on asyncScheduler", async () => {
+    const events = await lastValueFrom(scriptedModel(["Hi there"], { delay: 1 }).stream(context, live()).pipe(toArray()));
+    expect(events.map((event) => event.type)).toStrictEqual(["start", "text_start", "text_delta", "text_delta", "text_end", "done"]);
   });
 });

@@ -3,6 +3,7 @@ import { lastValueFrom, Observable } from "rxjs";
 import * as v from "valibot";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
+import { z as z3 } from "zod/v3";
 import { Type } from "@sinclair/typebox";
 import { Type as Type1 } from "typebox";
 import { defineTool } from "../../src/tools/define-tool.js";
@@ -75,6 +76,9 @@ describe("Standard Schema arguments (zod 4, valibot)", () => {
   it("reports a Standard Schema without a JSON Schema converter when the tool is defined, naming the tool", () => {
     expect(() => defineTool({ name: "plain_valibot", description: "", parameters: v.object({ a: v.string() }), execute: () => textResult("") })).toThrow(
       'Tool "plain_valibot" has parameters that cannot be used as a schema: the valibot schema offers no JSON Schema for the model (no ~standard.jsonSchema); wrap it in a Standard JSON Schema (valibot: toStandardJsonSchema from @valibot/to-json-schema)',
+    );
+    expect(() => defineTool({ name: "zod3", description: "", parameters: z3.object({ a: z3.string() }), execute: () => textResult("") })).toThrow(
+      'Tool "zod3" has parameters that cannot be used as a schema: the zod schema offers no JSON Schema for the model (no ~standard.jsonSchema); use zod 4: import { z } from "zod/v4" (zod 3.25 and later ship it) or upgrade to zod 4',
     );
     expect(() => defineTool({ name: "custom", description: "", parameters: z.object({ when: z.date() }), execute: () => textResult("") })).toThrow(
       /^Tool "custom" has parameters that cannot be used as a schema: Date cannot be represented in JSON Schema/,

@@ -127,7 +127,7 @@ function readyToolCall(index: number, toolCall: ToolCall, batch: ToolBatch): Rea
   const cancelled = batch.cancellations?.messageFor(toolCall.id);
   if (cancelled !== undefined) return failedCall(index, toolCall, cancelled, true);
   const tool = batch.context.tools?.find((candidate) => candidate.name === toolCall.name);
-  if (!tool) return failedCall(index, toolCall, `Tool ${toolCall.name} not found`);
+  if (!tool) return failedCall(index, toolCall, toolNotFoundText(toolCall.name, batch.context.tools ?? []));
   let rawArguments: unknown = toolCall.rawArguments ?? toolCall.arguments;
   if (tool.prepareArguments) {
     try {
@@ -179,6 +179,20 @@ function blockedCall(index: number, toolCall: ToolCall, decision: BeforeToolCall
   const result: AgentToolResult = errorResult(decision.reason || "Tool execution was blocked");
   if (decision.terminate === true) result.terminate = true;
   return new FinalizedToolCall(index, toolCall, result, true);
+}
+
+/** How many tool names a not-found answer lists: enough for any hand-made set, bounded for a large MCP catalogue. */
+const listedToolNames = 30;
+
+/**
+ * "Tool X not found" (pi-agent-core's wording) followed by the names the model can call, so a
+ * misspelt name ("wether") is corrected on the next turn rather than guessed again.
+ */
+function toolNotFoundText(name: string, tools: readonly AgentTool[]): string {
+  if (tools.length === 0) return `Tool ${name} not found: no tools are available.`;
+  const names = tools.slice(0, listedToolNames).map((tool) => tool.name);
+  const more = tools.length > listedToolNames ? ` and ${tools.length - listedToolNames} more` : "";
+  return `Tool ${name} not found. Available tools: ${names.join(", ")}${more}.`;
 }
 
 function failedCall(index: number, toolCall: ToolCall, message: string, interrupted = false): FinalizedToolCall {

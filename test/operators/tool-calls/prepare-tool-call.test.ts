@@ -21,17 +21,24 @@ function addTool() {
 }
 
 describe("preparing tool calls", () => {
-  it('answers an unknown tool with "Tool X not found", announced like any call', () => {
+  it('answers an unknown tool with "Tool X not found" and the tools available, announced like any call', () => {
     const { tool, received } = addTool();
     const turn = runToolTurn([tool], [call("nope", { a: 1 }, "c1")]);
-    expect(turn.texts).toStrictEqual(["Tool nope not found"]);
+    expect(turn.texts).toStrictEqual(["Tool nope not found. Available tools: add."]);
     expect(turn.results[0]).toMatchObject({ isError: true, details: {} });
     expect(turn.events.filter((event) => event.type.startsWith("tool_execution"))).toStrictEqual([
       { type: "tool_execution_start", toolCallId: "c1", toolName: "nope", args: { a: 1 } },
-      { type: "tool_execution_end", toolCallId: "c1", toolName: "nope", result: { content: [{ type: "text", text: "Tool nope not found" }], details: {} }, isError: true },
+      { type: "tool_execution_end", toolCallId: "c1", toolName: "nope", result: { content: [{ type: "text", text: "Tool nope not found. Available tools: add." }], details: {} }, isError: true },
     ] satisfies AgentEvent[]);
     expect(received).toHaveLength(0);
     expect(turn.modelCalls).toBe(2);
+  });
+
+  it("a not-found answer says when there are no tools, and lists at most 30 names", () => {
+    expect(runToolTurn([], [call("wether", {})]).texts).toStrictEqual(["Tool wether not found: no tools are available."]);
+    const many = Array.from({ length: 32 }, (_, index) => defineTool({ name: `tool_${index}`, description: "", parameters: Type.Object({}), execute: () => textResult("") }));
+    const names = many.slice(0, 30).map((tool) => tool.name).join(", ");
+    expect(runToolTurn(many, [call("wether", {})]).texts).toStrictEqual([`Tool wether not found. Available tools: ${names} and 2 more.`]);
   });
 
   it("answers arguments that arrive as text that is not JSON, or as a non-object, with an error result", () => {
