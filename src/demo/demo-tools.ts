@@ -1,5 +1,5 @@
-import type { Dirent } from "node:fs";
-import { lstat, readdir, readFile } from "node:fs/promises";
+import { constants, type Dirent } from "node:fs";
+import { type FileHandle, lstat, open, readdir } from "node:fs/promises";
 import path from "node:path";
 import { Type } from "@sinclair/typebox";
 import { asyncScheduler, concat, defer, map, type Observable, of, type SchedulerLike, timer } from "rxjs";
@@ -54,7 +54,9 @@ export interface ListFilesDetails {
 /** `read_file` details: what was read and whether it was cut. */
 export interface ReadFileDetails {
   path: string;
+  /** The file's size. */
   bytes: number;
+  /** Lines in the text read (up to `maxBytes`). */
   lines: number;
   truncated: boolean;
 }
@@ -148,16 +150,49 @@ function readFileTool(sandbox: Sandbox): AgentTool {
     }),
     execute: async (_toolCallId, args, { signal }): Promise<AgentToolResult<ReadFileDetails>> => {
       const file = await sandbox.resolve(args.path);
-      if ((await lstat(file)).isDirectory()) throw new Error(`"${args.path}" is a folder; list_files shows what it holds.`);
-      const buffer = await readFile(file, { signal });
-      if (buffer.includes(0)) throw new Error(`"${args.path}" looks like a binary file; only text files can be read.`);
       const limit = args.maxBytes ?? defaultMaxBytes;
-      const truncated = buffer.length > limit;
-      const text = buffer.subarray(0, limit).toString("utf8");
-      const details = { path: sandbox.relative(file), bytes: buffer.length, lines: countLines(buffer.toString("utf8")), truncated };
-      return { content: [{ type: "text", text: truncated ? `${text}\n… (cut at ${limit} of ${buffer.length} bytes)` : text }], details };
+      const { buffer, size } = await readStart(file, args.path, limit, signal);
+      if (buffer.includes(0)) throw new Error(`"${args.path}" looks like a binary file; only text files can be read.`);
+      const truncated = size > buffer.length;
+      const text = buffer.toString("utf8");
+      const details = { path: sandbox.relative(file), bytes: size, lines: countLines(text), truncated };
+      return { content: [{ type: "text", text: truncated ? `${text}\n… (cut at ${limit} of ${size} bytes)` : text }], details };
     },
   });
+}
+
+/**
+ * The first `limit` bytes of a regular file, and its size. Why open, `fstat`, then read with a
+ * length: reading the whole file before cutting held 1.5 GiB per call of a big file, and opening a
+ * FIFO without `O_NONBLOCK` waits for a writer forever on one of libuv's four pool threads, so four
+ * of them stalled every file operation of the process (issue 27, rows 10 and 11). With
+ * `O_NONBLOCK` the open returns at once, and `fstat` refuses what is not a regular file before any read.
+ */
+async function readStart(file: string, shown: string, limit: number, signal: AbortSignal): Promise<{ buffer: Buffer; size: number }> {
+  // O_NONBLOCK does not exist on Windows, where opening a named pipe does not wait for a writer anyway.
+  const handle = await open(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  try {
+    const stats = await handle.stat();
+    if (stats.isDirectory()) throw new Error(`"${shown}" is a folder; list_files shows what it holds.`);
+    if (!stats.isFile()) throw new Error(`"${shown}" is not a regular file (a FIFO, a device or a socket); only regular files can be read.`);
+    const buffer = Buffer.alloc(Math.min(limit, stats.size));
+    const filled = await fill(handle, buffer, signal);
+    return { buffer: buffer.subarray(0, filled), size: stats.size };
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Reads into `buffer` from the file's start until it is full or the file ends (a file may shrink meanwhile). */
+async function fill(handle: FileHandle, buffer: Buffer, signal: AbortSignal): Promise<number> {
+  let filled = 0;
+  while (filled < buffer.length) {
+    signal.throwIfAborted();
+    const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, filled);
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  return filled;
 }
 
 async function describeEntry(folder: string, dirent: Dirent): Promise<FileEntry> {

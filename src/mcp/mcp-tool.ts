@@ -9,6 +9,8 @@ export interface McpToolSettings {
   name: string;
   /** Per-call time limit, as `AgentTool.timeoutMs`; also the SDK's request timeout. */
   timeoutMs?: number;
+  /** The longest a call may last, progress or not (the SDK's `maxTotalTimeout`). Default: no bound. */
+  maxCallMs?: number;
 }
 
 /** What `details` holds while a call reports progress. */
@@ -43,6 +45,7 @@ export function mcpTool(client: Client, tool: Tool, settings: McpToolSettings): 
           onprogress: (progress: Progress) => context.update(progressResult(progress)),
           // Progress shows the server is alive: its time limit starts again.
           resetTimeoutOnProgress: true,
+          ...(settings.maxCallMs === undefined ? {} : { maxTotalTimeout: settings.maxCallMs }),
           // The loop's timer owns the limit (its result names the tool and cancels on the server); the
           // SDK's own timer, armed at the same moment, would race it, so it only backs it up.
           ...(settings.timeoutMs === undefined ? {} : { timeout: settings.timeoutMs + SDK_TIMEOUT_MARGIN_MS }),

@@ -25,6 +25,24 @@ export interface McpToolsOptions {
    */
   timeoutMs?: number;
   /**
+   * How long one `tools/list` request may take, in ms; then the listing fails (at start-up
+   * `mcpTools` rejects, a refresh keeps the old list). Default 30 000.
+   */
+  listTimeoutMs?: number;
+  /**
+   * Pages of `tools/list` followed before the listing fails as endless. Default 100.
+   * Why a bound: a server that hands out a new `nextCursor` forever kept `serve` from starting
+   * while memory grew (issue 27, row 9).
+   */
+  maxListPages?: number;
+  /** Tools a server may list before the listing fails. Default 10 000. */
+  maxTools?: number;
+  /**
+   * The longest a call may last however much progress it reports, in ms (the SDK's
+   * `maxTotalTimeout`: progress restarts the per-call limit, not this one). Default 600 000.
+   */
+  maxCallMs?: number;
+  /**
    * Told after each refresh of the list, or of why a refresh failed (the old list then stays).
    *
    * Contract: `tools` are this server's tools only; a throw is ignored (it must not end the process).
@@ -35,7 +53,9 @@ export interface McpToolsOptions {
 /**
  * A connected MCP server's tools as rxagent tools, in a live array.
  *
- * Lists every page of the server's tools (following `nextCursor`). When the server announces
+ * Lists every page of the server's tools (following `nextCursor`), within bounds: a listing that
+ * takes more than `maxListPages` pages, more than `maxTools` tools, or a page that takes longer
+ * than `listTimeoutMs` fails with an error that says which. When the server announces
  * `notifications/tools/list_changed`, the list is fetched again and replaces this server's tools
  * in the array in place; since the loop reads its tools array at each model call, the new list
  * applies from the next model call. Pass the array itself as the agent's `tools` (or pass `into`
@@ -58,19 +78,25 @@ export async function mcpTools(client: Client, options: McpToolsOptions = {}): P
     const next = tools.map((tool) => {
       const name = uniqueName(`${options.prefix ?? ""}${tool.name}`, taken);
       taken.add(name);
-      return mcpTool(client, tool, options.timeoutMs === undefined ? { name } : { name, timeoutMs: options.timeoutMs });
+      const settings = { name, maxCallMs: options.maxCallMs ?? defaultMaxCallMs };
+      return mcpTool(client, tool, options.timeoutMs === undefined ? settings : { ...settings, timeoutMs: options.timeoutMs });
     });
     const at = current.length > 0 ? target.indexOf(current[0]!) : -1;
     for (const old of current) target.splice(target.indexOf(old), 1);
     target.splice(at === -1 ? target.length : at, 0, ...next);
     current = next;
   };
-  replace(await listAllTools(client));
+  const bounds: ListBounds = {
+    timeoutMs: options.listTimeoutMs ?? defaultListTimeoutMs,
+    maxPages: options.maxListPages ?? defaultMaxListPages,
+    maxTools: options.maxTools ?? defaultMaxTools,
+  };
+  replace(await listAllTools(client, bounds));
   // Refreshes may overlap when notifications come fast: only the latest one's list applies.
   let refreshes = 0;
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
     const refresh = ++refreshes;
-    listAllTools(client)
+    listAllTools(client, bounds)
       .then(
         (tools) => {
           if (refresh !== refreshes) return;
@@ -85,14 +111,36 @@ export async function mcpTools(client: Client, options: McpToolsOptions = {}): P
   return target;
 }
 
-/** Every page of `tools/list`; a server that repeats a cursor ends the listing rather than looping. */
-async function listAllTools(client: Client): Promise<Tool[]> {
+const defaultListTimeoutMs = 30_000;
+const defaultMaxListPages = 100;
+const defaultMaxTools = 10_000;
+const defaultMaxCallMs = 600_000;
+
+interface ListBounds {
+  timeoutMs: number;
+  maxPages: number;
+  maxTools: number;
+}
+
+/**
+ * Every page of `tools/list`; a server that repeats a cursor ends the listing rather than looping,
+ * and one that goes past the bounds fails it.
+ */
+async function listAllTools(client: Client, bounds: ListBounds): Promise<Tool[]> {
   const tools: Tool[] = [];
   const seenCursors = new Set<string>();
   let cursor: string | undefined;
+  let pages = 0;
   do {
-    const page = await client.listTools(cursor === undefined ? {} : { cursor });
+    if (pages === bounds.maxPages) {
+      throw new Error(`The MCP server listed more than ${bounds.maxPages} pages of tools (it keeps sending a new nextCursor); raise maxListPages if it really has that many.`);
+    }
+    const page = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: bounds.timeoutMs });
+    pages++;
     tools.push(...page.tools);
+    if (tools.length > bounds.maxTools) {
+      throw new Error(`The MCP server listed more than ${bounds.maxTools} tools; raise maxTools if it really has that many.`);
+    }
     cursor = page.nextCursor;
     if (cursor !== undefined && seenCursors.has(cursor)) break;
     if (cursor !== undefined) seenCursors.add(cursor);

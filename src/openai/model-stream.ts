@@ -1,6 +1,6 @@
 import type OpenAI from "openai";
 import type { Observable } from "rxjs";
-import { asyncScheduler, catchError, concatWith, defer, from, mergeMap, takeWhile } from "rxjs";
+import { asyncScheduler, catchError, concatWith, defer, from, map, mergeMap, takeWhile } from "rxjs";
 import type { LlmContext, Model, ModelEvent, ModelStreamOptions } from "../types/model.js";
 import { fromSdkStream } from "./from-sdk-stream.js";
 import type { RetryTransientConfig } from "./retry-transient.js";
@@ -9,6 +9,7 @@ import type { StreamAccumulator } from "./stream-accumulator.js";
 import type { OpenAIModelOptions } from "./openai-options.js";
 import { createOpenAIClient } from "./openai-options.js";
 import type { AccumulatorOptions } from "./stream-accumulator.js";
+import { redactText } from "../util/redact-credentials.js";
 
 export interface ModelStreamSetup<Chunk> {
   /** Starts the SDK call with the subscription's abort signal. */
@@ -88,15 +89,28 @@ export function openaiModel<Options extends OpenAIModelOptions & { model: string
           sdk = client ??= createOpenAIClient(options);
           body = api.buildRequest(context, options);
         } catch (error) {
-          return from(accumulator.fail(error));
+          return from(accumulator.fail(error)).pipe(map(withoutKey(options.apiKey)));
         }
         return streamModelEvents<Chunk>({
           start: (requestSignal) => api.send(sdk, body, requestSignal),
           accumulator,
           signal,
           retry: retryConfigOf(options),
-        });
+        }).pipe(map(withoutKey(sdk.apiKey ?? undefined)));
       });
     },
+  };
+}
+
+/**
+ * Blanks the API key (and anything that looks like a credential) in an error event's message:
+ * a server or proxy may quote the key in its error text (issue 27, row 8).
+ */
+function withoutKey(apiKey: string | undefined): (event: ModelEvent) => ModelEvent {
+  const secrets = apiKey === undefined ? [] : [apiKey];
+  return (event) => {
+    if (event.type !== "error" || typeof event.error.errorMessage !== "string") return event;
+    const errorMessage = redactText(event.error.errorMessage, secrets);
+    return errorMessage === event.error.errorMessage ? event : { ...event, error: { ...event.error, errorMessage } };
   };
 }

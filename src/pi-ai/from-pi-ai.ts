@@ -12,6 +12,7 @@ import type { AssistantMessage } from "../types/messages.js";
 import type { LlmContext, Model, ModelEvent, ModelStreamOptions } from "../types/model.js";
 import { toPiAiContext } from "./pi-ai-context.js";
 import { PiAiSnapshots, startOf } from "./pi-ai-snapshots.js";
+import { redactText } from "../util/redact-credentials.js";
 
 /** pi-ai's stream options, and where to send the request. */
 export interface PiAiModelOptions extends Omit<SimpleStreamOptions, "signal"> {
@@ -74,7 +75,7 @@ export function fromPiAi<TApi extends Api>(model: PiAiModel<TApi>, options: PiAi
         };
         const finish = (event: ModelEvent): void => {
           settled = true;
-          emit(event);
+          emit(withoutKey(event, streamOptions.apiKey));
           subscriber.complete();
         };
         const pump = async (events: AssistantMessageEventStream): Promise<void> => {
@@ -113,4 +114,14 @@ export function fromPiAi<TApi extends Api>(model: PiAiModel<TApi>, options: PiAi
 function failure(partial: AssistantMessage, errorMessage: string, signal: AbortSignal): ModelEvent {
   const reason = signal.aborted ? "aborted" : "error";
   return { type: "error", reason, error: { ...partial, content: [...partial.content], stopReason: reason, errorMessage } };
+}
+
+/**
+ * Blanks the API key (and anything that looks like a credential) in an error event's message:
+ * a provider or proxy may quote the key in its error text (issue 27, row 8).
+ */
+function withoutKey(event: ModelEvent, apiKey: string | undefined): ModelEvent {
+  if (event.type !== "error" || typeof event.error.errorMessage !== "string") return event;
+  const errorMessage = redactText(event.error.errorMessage, apiKey === undefined ? [] : [apiKey]);
+  return errorMessage === event.error.errorMessage ? event : { ...event, error: { ...event.error, errorMessage } };
 }

@@ -34,5 +34,6 @@ export type {
 } from "../protocol/protocol-schemas.js";
 
 // Transcript store
+export { DescriptorPool } from "./descriptor-pool.js";
 export { JsonlTranscriptStore } from "./jsonl-transcript-store.js";
 export type { JsonlTranscriptStoreOptions } from "./jsonl-transcript-store.js";

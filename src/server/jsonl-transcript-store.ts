@@ -3,6 +3,7 @@ import { readFile } from "node:fs/promises";
 import { errorText } from "../errors.js";
 import { roleOf } from "../types/messages.js";
 import type { AgentMessage, StoredTranscript, TranscriptRecord, TranscriptStore } from "../types.js";
+import { type DescriptorHolder, type DescriptorPool, sharedDescriptorPool } from "./descriptor-pool.js";
 import { safeJsonLine } from "./safe-json-line.js";
 
 export interface JsonlTranscriptStoreOptions {
@@ -10,6 +11,12 @@ export interface JsonlTranscriptStoreOptions {
   fsync?: boolean;
   /** Told about lines that could not be read. Default: `console.warn`. */
   onWarning?: (message: string) => void;
+  /**
+   * Bounds the descriptors open at once across stores: a store whose file was used least recently
+   * closes it, and reopens it on its next write. Default: one pool of 64 shared by the process.
+   * @example new JsonlTranscriptStore(path, { descriptors: new DescriptorPool(16) })
+   */
+  descriptors?: DescriptorPool;
 }
 
 /**
@@ -25,11 +32,17 @@ export interface JsonlTranscriptStoreOptions {
  * Records (`TranscriptRecord`: a call waiting for approval, its end, a result held back for call
  * order) are lines of their own, `{"rxagent":{…record}}`, written the same way; a message always
  * has a `role`, so the two never mix up. `load` skips them; `loadTranscript` returns them.
+ *
+ * The file stays open between writes, within a bound: stores share a `DescriptorPool`, which closes
+ * the file of the store used least recently when too many are open, so thousands of sessions fit
+ * in any `ulimit -n`.
  */
-export class JsonlTranscriptStore implements TranscriptStore {
+export class JsonlTranscriptStore implements TranscriptStore, DescriptorHolder {
   private descriptor: number | undefined;
   /** The file's size: where a failed append cuts back to. */
   private size = 0;
+  /** Whether the file's last line was checked since this store first opened it (see `endLastLine`). */
+  private checked = false;
 
   constructor(
     readonly path: string,
@@ -109,18 +122,41 @@ export class JsonlTranscriptStore implements TranscriptStore {
   }
 
   close(): void {
+    this.pool.forget(this);
+    this.releaseDescriptor();
+  }
+
+  /** Closes the file until the next write (the pool needs room). */
+  releaseDescriptor(): void {
     if (this.descriptor !== undefined) {
-      closeSync(this.descriptor);
+      const descriptor = this.descriptor;
       this.descriptor = undefined;
+      closeSync(descriptor);
     }
+  }
+
+  private get pool(): DescriptorPool {
+    return this.options.descriptors ?? sharedDescriptorPool;
   }
 
   private open(): number {
     if (this.descriptor === undefined) {
-      this.descriptor = openSync(this.path, "a+");
-      this.endLastLine(this.descriptor);
-      this.size = fstatSync(this.descriptor).size;
+      const descriptor = openSync(this.path, "a+");
+      const size = fstatSync(descriptor).size;
+      // A file this store ended cleanly and nobody changed since needs no second look at its last line.
+      if (!this.checked || size !== this.size) {
+        try {
+          this.endLastLine(descriptor);
+        } catch (error) {
+          closeSync(descriptor);
+          throw error;
+        }
+      }
+      this.checked = true;
+      this.descriptor = descriptor;
+      this.size = fstatSync(descriptor).size;
     }
+    this.pool.use(this);
     return this.descriptor;
   }
 

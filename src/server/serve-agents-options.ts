@@ -33,11 +33,18 @@ export interface ServeAgentsOptions {
    */
   auth?: (token: string | undefined, request: IncomingMessage) => boolean | Promise<boolean>;
   /**
-   * `Origin` values browsers may connect from; others are refused (HTTP 403 for clients
-   * without the page to show it, else a socket closed with 4403). Requests without an Origin
-   * (non-browser clients) pass.
+   * `Origin` values browsers may connect from besides the server's own page's (on loopback
+   * `http://localhost:<port>`, `http://127.0.0.1:<port>` and `http://[::1]:<port>`; else
+   * `http://<host>:<port>`); others are refused (HTTP 403 for clients without the page to show
+   * it, else a socket closed with 4403). Requests without an Origin (non-browser clients) pass.
+   *
+   * Contract: secure by default: any other site the user visits could otherwise drive the agent
+   * and its tools through the browser (cross-site WebSocket hijacking). `"*"` lets every origin in,
+   * for a server that checks tokens itself; served beyond loopback or behind a proxy, list your
+   * page's origin.
+   * @example allowedOrigins: ["https://app.example.com"]
    */
-  allowedOrigins?: readonly string[];
+  allowedOrigins?: readonly string[] | "*";
   /** Largest incoming frame in bytes; a larger one closes the socket with 1009. Default 1 MiB. */
   maxPayload?: number;
   /** Sessions held at once; when full, the least recently used idle session without clients is closed to make room. Default 100. */

@@ -11,7 +11,7 @@ import { type ClientCommand, parseClientFrame, PROTOCOL_VERSION } from "../proto
 import { RateLimiter } from "./rate-limiter.js";
 import type { HostedSession } from "./hosted-session.js";
 import { errorFrame, SessionHub } from "./session-hub.js";
-import { type UpgradeRefusal, verifyUpgrade } from "./verify-upgrade.js";
+import { pageOrigins, type UpgradePolicy, type UpgradeRefusal, verifyUpgrade } from "./verify-upgrade.js";
 import type { AgentServer, ServeAgentsOptions } from "./serve-agents-options.js";
 
 export type { AgentServer, ServeAgentsOptions, SessionInfo } from "./serve-agents-options.js";
@@ -82,7 +82,7 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
     maxPayload: options.maxPayload ?? 1024 * 1024,
     verifyClient: (info, callback) => {
       if (closing) return callback(false, 503, "Server shutting down");
-      verifyUpgrade(info, options).then(
+      verifyUpgrade(info, upgradePolicy()).then(
         (refusal) => {
           if (!refusal) return callback(true);
           // A browser learns nothing from an HTTP refusal (its socket just fails), so it gets a
@@ -278,6 +278,18 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
     sessions.delete(id);
     hub.close();
     if (hub.agent) options.onSessionClose?.(id, hub.agent);
+  }
+
+  /**
+   * The origins of `allowedOrigins` and of the server's own page, read from where it listens at
+   * each upgrade (a shared `server` may start listening after `serveAgents` returns).
+   */
+  function upgradePolicy(): UpgradePolicy {
+    const auth = options.auth === undefined ? {} : { auth: options.auth };
+    if (options.allowedOrigins === "*") return { ...auth, allowedOrigins: "*" };
+    const listening = options.server ? options.server.address() : wss.address();
+    const own = typeof listening === "object" && listening !== null ? pageOrigins(listening.address, listening.port) : [];
+    return { ...auth, allowedOrigins: [...own, ...(options.allowedOrigins ?? [])] };
   }
 
   const address = wss.address() ?? options.server?.address();

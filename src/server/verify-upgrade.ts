@@ -4,7 +4,8 @@ import type { IncomingMessage } from "node:http";
 /** What `verifyUpgrade` checks; a subset of `ServeAgentsOptions`. */
 export interface UpgradePolicy {
   auth?: (token: string | undefined, request: IncomingMessage) => boolean | Promise<boolean>;
-  allowedOrigins?: readonly string[];
+  /** The origins browsers may connect from, or `"*"` for any; left out, any too (the caller decides the default). */
+  allowedOrigins?: readonly string[] | "*";
 }
 
 /** Why an upgrade is refused, as the HTTP status `ws` answers with. */
@@ -23,7 +24,8 @@ export async function verifyUpgrade(
 ): Promise<UpgradeRefusal | undefined> {
   // Browsers always send Origin on a WebSocket upgrade; other clients usually do not, and an
   // origin check protects browsers only, so a missing Origin passes.
-  if (policy.allowedOrigins && info.origin !== undefined && !policy.allowedOrigins.includes(info.origin)) {
+  const allowed = policy.allowedOrigins;
+  if (allowed !== undefined && allowed !== "*" && info.origin !== undefined && !allowed.includes(info.origin)) {
     return { status: 403, message: "Origin not allowed" };
   }
   if (policy.auth && !(await policy.auth(tokenOf(info.req), info.req))) {
@@ -63,9 +65,11 @@ export function isLoopbackHost(host: string): boolean {
 
 /**
  * The origins a page served on `host:port` may have: on loopback the same page is reachable as
- * localhost, 127.0.0.1 and [::1], and all three are the same place.
+ * localhost, 127.0.0.1 and [::1], and all three are the same place. An unspecified address
+ * (`0.0.0.0`, `::`) names no page: its pages' origins must be listed.
  */
 export function pageOrigins(host: string, port: number): string[] {
   if (isLoopbackHost(host)) return LOOPBACK_NAMES.map((name) => `http://${name}:${port}`);
+  if (host === "0.0.0.0" || host === "::" || host === "[::]") return [];
   return [`http://${host.includes(":") ? `[${host}]` : host}:${port}`];
 }

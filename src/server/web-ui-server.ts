@@ -78,7 +78,7 @@ export async function serveWebUi(options: ServeWebUiOptions): Promise<WebUiServe
   const port = (http.address() as AddressInfo).port;
   const urlHost = host.includes(":") ? `[${host}]` : host;
   const origin = `http://${urlHost}:${port}`;
-  const allowedOrigins = [...pageOrigins(host, port), ...(options.allowedOrigins ?? [])];
+  const allowedOrigins = options.allowedOrigins === "*" ? "*" : [...pageOrigins(host, port), ...(options.allowedOrigins ?? [])];
   const agents = await serveAgents({ ...options, server: http, path: "/ws", allowedOrigins });
   return {
     url: `${origin}/`,

@@ -44,11 +44,42 @@ export function checkConfig(config: CheckedConfig, tools: readonly AgentTool[] |
   });
 }
 
-/** Throws unless `prompts` is an array of messages (a string would become one per character). */
-export function checkPrompts(prompts: unknown): void {
+/**
+ * Throws unless `prompts` is an array of messages (a string would become one per character), each
+ * one a message: an object with a `role`, a `timestamp`, and for the model's roles a `content`.
+ * Why each element: a raw value (`["a", 42]`) would go into the transcript, the store and every
+ * client, and fail later far from where it came in.
+ * @example checkPrompts([{ role: "user", content: "hi", timestamp: 0 }], "agentLoop")
+ */
+export function checkPrompts(prompts: unknown, caller = "agentLoop"): void {
   if (!Array.isArray(prompts)) {
-    throw new InvalidConfigError("prompts", `agentLoop takes an array of messages, got ${describe(prompts)}. Wrap one message in [ ].`);
+    throw new InvalidConfigError("prompts", `${caller} takes an array of messages, got ${describe(prompts)}. Wrap one message in [ ].`);
   }
+  prompts.forEach((prompt: unknown, index) => {
+    const problem = problemOfPrompt(prompt);
+    if (problem !== undefined) throw new InvalidConfigError(`prompts[${index}]`, `${caller} takes messages, but prompts[${index}] ${problem}.`);
+  });
+}
+
+/** What is wrong with one prompt element, or undefined for a message. */
+function problemOfPrompt(prompt: unknown): string | undefined {
+  if (typeof prompt !== "object" || prompt === null || Array.isArray(prompt)) {
+    return `is ${describe(prompt)}, not a message (e.g. { role: "user", content: "…", timestamp: Date.now() }; agent.run takes a string for text)`;
+  }
+  const message = prompt as { role?: unknown; content?: unknown; timestamp?: unknown };
+  if (typeof message.role !== "string" || message.role === "") return `has no role (role: ${describe(message.role)})`;
+  if (typeof message.timestamp !== "number" || !Number.isFinite(message.timestamp)) return `has no timestamp number (timestamp: ${describe(message.timestamp)})`;
+  const contentProblem = problemOfContent(message.role, message.content);
+  return contentProblem === undefined ? undefined : `(role "${message.role.slice(0, 40)}") ${contentProblem}`;
+}
+
+/** The model's roles carry `content`: a user message text or blocks, the others blocks. Custom roles are the app's. */
+function problemOfContent(role: string, content: unknown): string | undefined {
+  if (role !== "user" && role !== "assistant" && role !== "toolResult") return undefined;
+  if (role === "user" && typeof content === "string") return undefined;
+  if (!Array.isArray(content)) return `has content ${describe(content)}, not ${role === "user" ? "a string or " : ""}an array of blocks`;
+  const index = content.findIndex((block: unknown) => typeof block !== "object" || block === null || typeof (block as { type?: unknown }).type !== "string");
+  return index === -1 ? undefined : `has content[${index}] ${describe(content[index])}, not a block with a type`;
 }
 
 function checkConcurrency(field: string, value: unknown): void {

@@ -3,6 +3,7 @@ import { errorText, RxAgentError } from "../errors.js";
 import { describe, isUsablePartial, problemOfModelMessage, settledModelMessage } from "../model/check-model-message.js";
 import { boundedModelEvent } from "../model/bounded-tool-calls.js";
 import type { AgentEvent, AssistantMessage, ModelEvent, StopReason } from "../types.js";
+import { redactText } from "../util/redact-credentials.js";
 
 /** What one model call tells the loop, and what it builds the messages the model did not deliver from. */
 export interface ModelCallHooks {
@@ -162,11 +163,24 @@ class MessageEvents extends Subscription implements Observer<ModelEvent> {
     this.subscriber.error(error);
   }
 
-  private end(message: AssistantMessage): void {
+  private end(ending: AssistantMessage): void {
     if (this.ended) return;
     this.ended = true;
+    const message = withRedactedError(ending);
     this.start(message);
     this.subscriber.next({ type: "message_end", message });
     this.subscriber.complete();
   }
+}
+
+/**
+ * The message with credential-like strings (`sk-…`, `AIza…`, `Bearer …`) blanked in its
+ * `errorMessage`: a provider's error text may quote the key (some proxies do in a 401), and the
+ * message goes to every client, the transcript and `--json`. Providers blank their own key
+ * first; this catches any model's.
+ */
+function withRedactedError(message: AssistantMessage): AssistantMessage {
+  if (typeof message.errorMessage !== "string") return message;
+  const errorMessage = redactText(message.errorMessage);
+  return errorMessage === message.errorMessage ? message : { ...message, errorMessage };
 }

@@ -102,7 +102,8 @@ describe("openaiChat HTTP failures", () => {
     expect(replay.requests).toHaveLength(1);
     expect(replay.requests[0]?.headers.authorization).toBe("Bearer sk-test");
     expect(events.map((event) => event.type)).toStrictEqual(["start", "error"]);
-    expect(finalMessage(events)).toMatchObject({ stopReason: "error", errorMessage: "401 Incorrect API key provided: sk-test" });
+    // The key the server quotes is blanked (test/openai/provider-error-secrets.test.ts).
+    expect(finalMessage(events)).toMatchObject({ stopReason: "error", errorMessage: "401 Incorrect API key provided: [redacted]" });
   });
 
   it("does not retry a 404 (unknown model)", async () => {

@@ -126,6 +126,18 @@ describe("fromPiAi failures are data", () => {
     expect(server.requests).toHaveLength(2);
   });
 
+  // Issue 27, row 8: a proxy that quotes the key in its 401 put it verbatim in errorMessage.
+  it("an HTTP 401 that quotes the API key is an error message with the key blanked", async () => {
+    const apiKey = "proxy-key-0042-do-not-leak";
+    const body = { type: "error", error: { type: "authentication_error", message: `invalid x-api-key ${apiKey}` } };
+    server = await startReplayServer([{ kind: "http-error", status: 401, body }]);
+    const model = fromPiAi(piAiTestModel(thinking, originOf(server)), { apiKey, maxRetries: 0 });
+    const events = await lastValueFrom(model.stream(question, { signal: new AbortController().signal }).pipe(toArray()));
+    assertModelEventGrammar(events);
+    const redacted = { ...body, error: { ...body.error, message: "invalid x-api-key [redacted]" } };
+    expect(finalMessage(events)).toStrictEqual(failedMessage(thinking.model, "anthropic-messages", "anthropic", `401 ${JSON.stringify(redacted)}`));
+  });
+
   it("an HTTP 500 from Anthropic is an error message", async () => {
     const body = { type: "error", error: { type: "api_error", message: "Internal server error" } };
     server = await startReplayServer([{ kind: "http-error", status: 500, body }]);

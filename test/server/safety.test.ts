@@ -57,6 +57,29 @@ describe("serveAgents safety", () => {
     expect((await open(url)).socket.readyState).toBe(WebSocket.OPEN);
   });
 
+  // Issue 27, row 7: `serveAgents({ port, createAgent })` as the README writes it let a page on
+  // any other origin drive the agent and its tools (cross-site WebSocket hijacking).
+  it("by default lets in only its own page's origins (loopback names alike) and clients without an Origin", async () => {
+    const { url, port } = await start();
+    const foreign = await open(url, { origin: "http://evil.example" });
+    await waitFor(() => foreign.closeCode, "the close");
+    expect([foreign.closeCode, foreign.closeReason]).toStrictEqual([4403, "Origin not allowed"]);
+    const otherPort = await open(url, { origin: `http://127.0.0.1:${port + 1}` });
+    await waitFor(() => otherPort.closeCode, "the close");
+    expect(otherPort.closeCode).toBe(4403);
+    for (const origin of [`http://127.0.0.1:${port}`, `http://localhost:${port}`, `http://[::1]:${port}`]) {
+      const own = await open(url, { origin });
+      expect(await own.request({ type: "attach", session: "s" })).toMatchObject({ type: "ack" });
+    }
+    expect((await open(url)).socket.readyState).toBe(WebSocket.OPEN);
+  });
+
+  it("lets every origin in only when told so with allowedOrigins: \"*\"", async () => {
+    const { url } = await start({ allowedOrigins: "*" });
+    const anyPage = await open(url, { origin: "http://evil.example" });
+    expect(await anyPage.request({ type: "attach", session: "s" })).toMatchObject({ type: "ack" });
+  });
+
   it("closes with 1009 on a frame over maxPayload, and the session survives", async () => {
     const { url } = await start({ maxPayload: 1024 });
     const client = await open(url);

@@ -66,6 +66,41 @@ describe("checkConfig", () => {
     expect(error).toStrictEqual({ field: "prompts", message: 'Invalid prompts: agentLoop takes an array of messages, got "Hi". Wrap one message in [ ].' });
   });
 
+  // Before these checks agentLoop(["a", 42]) and agent.run(["a", "b"]) started a run with the raw
+  // values in the transcript (issue 27, row 12).
+  const badPrompts: { name: string; prompts: unknown[]; field: string; message: string }[] = [
+    { name: "a string element", prompts: [prompt, "a"], field: "prompts[1]", message: 'prompts[1] is "a", not a message' },
+    { name: "a number element", prompts: [prompt, prompt, 42], field: "prompts[2]", message: "prompts[2] is 42, not a message" },
+    { name: "null", prompts: [null], field: "prompts[0]", message: "prompts[0] is null, not a message" },
+    { name: "an element without a role", prompts: [{ content: "Hi", timestamp: 0 }], field: "prompts[0]", message: "prompts[0] has no role (role: undefined)" },
+    { name: "an element without a timestamp", prompts: [{ role: "user", content: "Hi" }], field: "prompts[0]", message: "prompts[0] has no timestamp number (timestamp: undefined)" },
+    { name: "a user message without content", prompts: [{ role: "user", timestamp: 0 }], field: "prompts[0]", message: 'prompts[0] (role "user") has content undefined, not a string or an array of blocks' },
+    { name: "an assistant message with a string content", prompts: [{ role: "assistant", content: "x", timestamp: 0 }], field: "prompts[0]", message: 'prompts[0] (role "assistant") has content "x", not an array of blocks' },
+    { name: "a block that is not a block", prompts: [{ role: "user", content: [7], timestamp: 0 }], field: "prompts[0]", message: 'prompts[0] (role "user") has content[0] 7, not a block with a type' },
+  ];
+
+  describe.each(badPrompts)("prompts with $name", ({ prompts, field, message }) => {
+    it("agentLoop throws an InvalidConfigError naming the index and what was found", () => {
+      const error = invalidConfig(() => agentLoop(prompts as AgentMessage[], { messages: [] }, { model }));
+      expect(error.field).toBe(field);
+      expect(error.message).toContain(`agentLoop takes messages, but ${message}`);
+    });
+
+    it("agent.run, prompt, steer and followUp throw it at once, and the transcript stays empty", async () => {
+      const agent = new Agent({ model });
+      await expect(agent.run(prompts as AgentMessage[])).rejects.toThrow(InvalidConfigError);
+      expect(invalidConfig(() => agent.prompt(prompts as AgentMessage[])).field).toBe(field);
+      expect(invalidConfig(() => agent.steer(prompts as AgentMessage[])).message).toContain(message);
+      expect(invalidConfig(() => agent.followUp(prompts as AgentMessage[])).message).toContain(message);
+      expect(agent.state.messages).toStrictEqual([]);
+    });
+  });
+
+  it("accepts custom messages: any role with a timestamp, no content needed", () => {
+    const notice = { role: "notice", text: "deployed", timestamp: 0 } as unknown as AgentMessage;
+    expect(() => agentLoop([notice, prompt], { messages: [] }, { model })).not.toThrow();
+  });
+
   it("accepts a good config: a positive integer or Infinity, unique names", () => {
     for (const maxConcurrency of [1, 8, Infinity, undefined]) {
       expect(() => agentLoop([prompt], { messages: [], tools: [tool("a", 2), tool("b")] }, { model, ...(maxConcurrency === undefined ? {} : { maxConcurrency }) })).not.toThrow();
