@@ -11,6 +11,8 @@ export interface RedisSessionContext {
   readonly leaseMs: number;
   readonly maxEvents: number;
   readonly eventTtlMs: number;
+  /** Takeovers of one run without a transcript append before it ends as failed. */
+  readonly maxTakeovers: number;
   /** How long a command forwarded to another process waits for its answer. */
   readonly commandTimeoutMs: number;
   /** This process's channel for answers to the commands it forwards. */

@@ -18,6 +18,11 @@ type Command = Exclude<ClientCommand, { type: "attach" }>;
 /** What watching clients read in `agent_end.errorMessage` when a process takes over a run whose runner died. */
 export const TAKEOVER_TEXT = "The process running this session stopped before the run ended; another process took the session over.";
 
+/** What clients read in `agent_end.errorMessage` when a run was taken over too often without progress (`maxTakeovers`). */
+export function takeoverLimitText(takeovers: number): string {
+  return `The run was taken over ${takeovers} times without saving anything new to the transcript (each process running it stopped at the same point); it ended as failed instead of being continued again.`;
+}
+
 /** The sequence number at the start of a stream frame (`{"type":"event","seq":12,...`). */
 const FRAME_SEQ = /^\{"type":"(?:event|update)","seq":(\d+),/;
 
@@ -208,7 +213,8 @@ export class RedisSession implements HostedSession {
   private async route(command: Command, replies: CommandReplies): Promise<void> {
     if (this.runner) return this.executeHere(this.runner, command, replies, true);
     if (command.type === "prompt" || command.type === "continue" || command.type === "reset") {
-      const runner = await this.takeLease();
+      // Undefined twice only when another process holds the lease; once also when this takeover ended a run past `maxTakeovers`.
+      const runner = (await this.takeLease()) ?? (this.mirror.isRunning ? undefined : await this.takeLease());
       if (runner) {
         this.executeHere(runner, command, replies, true);
         // A continue with nothing to do, or a reset, leaves no run: the lease goes back.
@@ -294,8 +300,18 @@ export class RedisSession implements HostedSession {
       if (lost && !this.closed) this.reload();
     });
     this.runner = runner;
-    if (this.mirror.isRunning) runner.publish({ type: "agent_end", messages: [], reason: "failed", errorMessage: TAKEOVER_TEXT });
+    if (this.mirror.isRunning) {
+      runner.publish({ type: "agent_end", messages: [], reason: "failed", errorMessage: TAKEOVER_TEXT });
+      const takeovers = await redis.rxagentCountTakeover(this.keys.lease, this.keys.meta, token);
+      if (takeovers > this.context.maxTakeovers) {
+        // The run died at the same point again and again (a reply or a tool that crashes its process): it ends here.
+        runner.publish({ type: "agent_end", messages: [], reason: "failed", errorMessage: takeoverLimitText(takeovers - 1) });
+        runner.release();
+        return undefined;
+      }
+    }
     runner.markRunStart();
+    runner.start();
     return runner;
   }
 
@@ -313,7 +329,8 @@ export class RedisSession implements HostedSession {
   private takeOverIfOrphaned(): void {
     if (this.closed || this.runner || this.queue || !this.mirror?.isRunning) return;
     const takeover = this.takeLease().then((runner) => {
-      if (!runner) return;
+      // A run `Agent.open` reopened (calls waiting for approval) goes on by itself.
+      if (!runner || runner.agent.isRunning) return;
       try {
         runner.agent.continue();
       } catch {

@@ -1,4 +1,4 @@
-import type { Subscription } from "rxjs";
+import { concat, EMPTY, type Subscription } from "rxjs";
 import { errorText } from "../errors.js";
 import { MessageDeltaEncoder } from "../protocol/message-delta.js";
 import type { Agent } from "../agent/agent.js";
@@ -16,7 +16,7 @@ import type { SessionMirror } from "./session-mirror.js";
  */
 export class SessionRunner {
   private readonly encoder = new MessageDeltaEncoder();
-  private readonly subscription: Subscription;
+  private subscription: Subscription | undefined;
   private readonly renewal: ReturnType<typeof setInterval>;
   private ended = false;
 
@@ -30,12 +30,24 @@ export class SessionRunner {
     /** Called once when this runner stops: its run ended (`lost` false), or its lease was lost. */
     private readonly onEnd: (runner: SessionRunner, lost: boolean) => void,
   ) {
-    this.subscription = agent.events$.subscribe((event) => {
-      this.publish(event);
-      if (event.type === "agent_end" && !agent.isRunning) this.release();
-    });
     this.renewal = setInterval(() => this.renew(), Math.max(1, Math.floor(context.leaseMs / 3)));
     this.renewal.unref();
+  }
+
+  /**
+   * Publishes the agent's events from now on. A run `Agent.open` reopened (calls that wait for
+   * approval) began before this runner listened: its events so far are replayed first.
+   */
+  start(): void {
+    const { agent } = this;
+    this.subscription = concat(agent.currentRun$ ?? EMPTY, agent.events$).subscribe({
+      next: (event) => {
+        this.publish(event);
+        if (event.type === "agent_end" && !agent.isRunning) this.release();
+      },
+      // The agent's loop failed: the run is over here, and its lease goes back.
+      error: () => this.release(),
+    });
   }
 
   /** Records where the run's state starts (so a process that joins later rebuilds it). */
@@ -50,7 +62,7 @@ export class SessionRunner {
     const update = this.encoder.encode(event);
     const json = update ? JSON.stringify({ type: "update", seq, event: update.event, patch: update.patch }) : `{"type":"event","seq":${seq},"event":${JSON.stringify(event)}}`;
     const { redis, maxEvents, eventTtlMs } = this.context;
-    redis.rxagentAppendFrame(this.keys.lease, this.keys.events, this.token, seq, event.type, json, maxEvents, eventTtlMs, this.keys.frames).then(
+    redis.rxagentAppendFrame(this.keys.lease, this.keys.events, this.keys.meta, this.token, seq, event.type, json, maxEvents, eventTtlMs, this.keys.frames).then(
       (appended) => {
         if (appended === 0) this.lose("its lease was taken by another process");
       },
@@ -65,7 +77,7 @@ export class SessionRunner {
     if (this.ended) return;
     this.ended = true;
     clearInterval(this.renewal);
-    this.subscription.unsubscribe();
+    this.subscription?.unsubscribe();
     this.agent.dispose();
     this.onEnd(this, lost);
   }
