@@ -3,7 +3,7 @@ import { Redis } from "ioredis";
 import { asyncScheduler } from "rxjs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent/agent.js";
-import { redisSessions, RedisTranscriptStore, TAKEOVER_TEXT } from "../../src/redis/index.js";
+import { redisSessions, RedisTranscriptStore, TAKEOVER_TEXT, takeoverLimitText } from "../../src/redis/index.js";
 import { type AgentServer, serveAgents } from "../../src/server/index.js";
 import { INTERRUPTED_TOOL_TEXT } from "../../src/streams/transcript/repair-transcript.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";
@@ -24,7 +24,7 @@ interface SessionProcess {
   exited: Promise<unknown>;
 }
 
-async function startProcess(redisUrl: string, mode: "normal" | "hang"): Promise<SessionProcess> {
+async function startProcess(redisUrl: string, mode: "normal" | "hang" | "crash"): Promise<SessionProcess> {
   const child = spawn(process.execPath, ["--import", "tsx", "test/redis/session-process-child.ts", redisUrl, mode, String(LEASE_MS)], { stdio: ["ignore", "pipe", "inherit"] });
   let output = "";
   child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
@@ -58,10 +58,11 @@ describe.skipIf(!hasRedisServer)("approvals on Redis survive the runner's death"
   });
 
   /** Process B, in this test process: its deploy and read calls go to `ran`. */
-  async function serveHere(ran: string[]): Promise<AgentServer> {
+  async function serveHere(ran: string[], maxTakeovers?: number): Promise<AgentServer> {
     const sessions = redisSessions({
       redis: redisServer.url,
       leaseMs: LEASE_MS,
+      ...(maxTakeovers === undefined ? {} : { maxTakeovers }),
       createAgent: (_id, store) => Agent.open({ store, tools: approvalTools(ran), model: scriptedModel(["Deployed to prod."], { scheduler: asyncScheduler, delay: 5 }) }),
     });
     const server = await serveAgents({ port: 0, ...sessions.serveOptions });
@@ -130,5 +131,30 @@ describe.skipIf(!hasRedisServer)("approvals on Redis survive the runner's death"
       ["d1", true, [{ type: "text", text: INTERRUPTED_TOOL_TEXT }]],
       ["r1", false, [{ type: "text", text: "read it" }]],
     ]);
+  }, 120_000);
+
+  it("a run that crashes every process taking it over ends as failed after maxTakeovers, and the session is usable again", async () => {
+    // Three processes die as soon as the model is called: A on the prompt, B and C each on its takeover.
+    const crashing = await Promise.all([0, 1, 2].map(() => startProcess(redisServer.url, "crash")));
+    for (const process of crashing) closing.push(() => kill(process));
+    const [onA] = await Promise.all(crashing.map((process) => attach(process.url, "crashes")));
+    expect(await onA!.request({ type: "prompt", input: "Crash me" })).toMatchObject({ type: "ack" });
+    await Promise.all(crashing.map((process) => process.exited));
+    expect(await redis.hget("rxagent:{crashes}:meta", "takeovers")).toBe("2");
+
+    // This process finds the run orphaned a third time: past maxTakeovers 2, it ends it instead of asking the model again.
+    const ran: string[] = [];
+    const here = await attach((await serveHere(ran, 2)).url, "crashes");
+    await waitFor(() => here.agentEvents().filter((event) => event.type === "agent_end").length === 2, "the run to end as failed", 20_000);
+    expect(here.agentEvents().filter((event) => event.type === "agent_end")).toStrictEqual([
+      { type: "agent_end", messages: [], reason: "failed", errorMessage: TAKEOVER_TEXT },
+      { type: "agent_end", messages: [], reason: "failed", errorMessage: takeoverLimitText(2) },
+    ]);
+    expect(await new RedisTranscriptStore(redis, "crashes").load()).toMatchObject([{ role: "user", content: "Crash me" }]);
+    expect(await redis.hget("rxagent:{crashes}:meta", "takeovers")).toBe(null);
+    // The session is idle, and a new prompt runs (on this process's model, which does not crash).
+    expect(await here.request({ type: "prompt", input: "Again" })).toMatchObject({ type: "ack" });
+    await waitFor(() => here.agentEvents().filter((event) => event.type === "agent_end").length === 3, "the next run to end", 20_000);
+    expect(here.agentEvents().filter((event) => event.type === "agent_end").at(-1)).toMatchObject({ reason: "idle" });
   }, 120_000);
 });
