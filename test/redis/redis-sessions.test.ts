@@ -221,10 +221,44 @@ describe.skipIf(!hasRedisServer)("sessions on Redis: bad input and odd states", 
     await lonely.stop();
     const client = await RawClient.open(server.url);
     clients.push(client);
-    const reply = await client.request({ type: "attach", session: "down" });
+    // Waits for the events, however long a loaded machine takes (ioredis retries once, with its backoff).
+    const id = client.send({ type: "attach", session: "down" });
+    const reply = await waitFor(() => client.frames.find((frame) => (frame.type === "ack" || frame.type === "error") && frame.id === id), "the attach to be answered", 30_000);
     expect(reply).toMatchObject({ type: "error", code: "internal" });
     expect((reply as { message: string }).message).toMatch(/^Could not open the session: /);
+    await waitFor(() => warnings.length > 0, "the warning about the connection", 30_000);
     expect(warnings[0]).toMatch(/^Redis: .*; reconnecting\.$/);
     expect(client.socket.readyState).toBe(client.socket.OPEN);
+  }, 60_000);
+
+  it("close() while Redis is down finishes (ioredis would wait for a QUIT no one answers)", async () => {
+    const lonely = await RedisServerProcess.start();
+    const sessions = redisSessions({ redis: lonely.url, onWarning: () => undefined, createAgent: () => new Agent({ model: scriptedModel([]) }) });
+    await sessions.hostSession("closing");
+    await lonely.stop();
+    // Commands sent now wait in ioredis's offline queue: close() must not wait for them.
+    await sessions.close();
+  }, 60_000);
+
+  it("a stream that expired while the meta stayed: numbering goes on after its last frame, and a client from before gets a snapshot", async () => {
+    const onA = await attached(await serve(), "expired");
+    expect(await onA.request({ type: "prompt", input: "go" })).toStrictEqual({ type: "ack", id: "t2" });
+    await waitFor(() => onA.hasEvent("agent_end"), "the run to end", 20_000);
+    const lastSeen = onA.events().at(-1)?.seq ?? 0;
+    const epoch = (onA.frames.find((frame) => frame.type === "snapshot") as { epoch: string }).epoch;
+    const redis = new Redis(redisServer.url);
+    // What eventTtlMs does to a session nobody used for a day: the frames go, the transcript and meta stay.
+    await redis.del("rxagent:{expired}:events");
+    redis.disconnect();
+
+    const serverB = await serve();
+    const onB = await attached(serverB, "expired");
+    expect(await onB.request({ type: "prompt", input: "again" })).toStrictEqual({ type: "ack", id: "t2" });
+    await waitFor(() => onB.hasEvent("agent_end"), "the second run to end", 20_000);
+    assertContiguous(onB.events(), lastSeen);
+    // A client that saw the first run comes back to B: it missed frames the stream no longer has.
+    const returning = await RawClient.open(serverB.url);
+    clients.push(returning);
+    expect(await returning.request({ type: "attach", session: "expired", lastSeq: 3, epoch })).toMatchObject({ type: "ack", resume: "snapshot" });
   }, 30_000);
 });
