@@ -11,7 +11,7 @@ import type { RedisSessionContext } from "./redis-session-context.js";
 import { RedisTranscriptStore } from "./redis-transcript-store.js";
 import { type SessionKeys, sessionKeys } from "./session-keys.js";
 import type { SessionMirror } from "./session-mirror.js";
-import { SessionRunner } from "./session-runner.js";
+import { SessionRunner, transcriptLostText } from "./session-runner.js";
 
 type Command = Exclude<ClientCommand, { type: "attach" }>;
 
@@ -128,7 +128,8 @@ export class RedisSession implements HostedSession {
     agent.abort();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
-    await Promise.race([agent.waitForIdle(), timeout]);
+    // A runner that lost its lease (or its transcript) meanwhile disposed the agent: that is idle too.
+    await Promise.race([agent.waitForIdle().catch(() => undefined), timeout]);
     clearTimeout(timer);
   }
 
@@ -284,7 +285,14 @@ export class RedisSession implements HostedSession {
     await this.context.listen(this.keys.commands, (message) => this.receiveCommand(message));
     // Frames of the previous runner may still be on their way through the channel: the stream has them all.
     await this.readStream();
-    const store = new RedisTranscriptStore(redis, this.id, { keyPrefix: this.context.keyPrefix, fenceToken: token, onWarning: (text) => this.context.warn(text) });
+    let runner: SessionRunner | undefined;
+    const store = new RedisTranscriptStore(redis, this.id, {
+      keyPrefix: this.context.keyPrefix,
+      fenceToken: token,
+      ...this.context.saveBounds,
+      onFailure: (error) => runner?.transcriptFailed(error),
+      onWarning: (text) => this.context.warn(text),
+    });
     let agent: Agent;
     try {
       agent = await this.context.createAgent(this.id, store);
@@ -293,7 +301,7 @@ export class RedisSession implements HostedSession {
       await redis.rxagentReleaseLease(this.keys.lease, this.keys.meta, token);
       throw new Error(`createAgent failed: ${errorText(error)}`, { cause: error });
     }
-    const runner = new SessionRunner(this.context, this.keys, this.mirror, agent, store, token, (ended, lost) => {
+    runner = new SessionRunner(this.context, this.keys, this.mirror, agent, store, token, (ended, lost) => {
       if (this.runner !== ended) return;
       this.runner = undefined;
       this.context.unlisten(this.keys.commands);
@@ -303,6 +311,12 @@ export class RedisSession implements HostedSession {
     if (this.mirror.isRunning) {
       runner.publish({ type: "agent_end", messages: [], reason: "failed", errorMessage: TAKEOVER_TEXT });
       const takeovers = await redis.rxagentCountTakeover(this.keys.lease, this.keys.meta, token);
+      if (takeovers === -1) {
+        // Its runner could not save every message: going on would tell the model a story with holes.
+        runner.publish({ type: "agent_end", messages: [], reason: "failed", errorMessage: transcriptLostText("messages of this run never reached it") });
+        runner.release();
+        return undefined;
+      }
       if (takeovers > this.context.maxTakeovers) {
         // The run died at the same point again and again (a reply or a tool that crashes its process): it ends here.
         runner.publish({ type: "agent_end", messages: [], reason: "failed", errorMessage: takeoverLimitText(takeovers - 1) });

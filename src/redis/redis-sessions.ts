@@ -43,6 +43,13 @@ export interface RedisSessionsOptions {
    * every process that takes it over, one after the other. Default 3.
    */
   maxTakeovers?: number;
+  /**
+   * How long a transcript append may wait for Redis (restarting, unreachable) before the run ends
+   * as failed with a message saying the transcript could not be saved. Default 30 000.
+   */
+  saveTimeoutMs?: number;
+  /** How many bytes of transcript appends may wait for Redis before the run ends as failed. Default 8 MiB. */
+  maxPendingBytes?: number;
   /** How long a command sent to another process waits for its answer. Default: `leaseMs`. */
   commandTimeoutMs?: number;
   /** Told about problems that must not stop the server (Redis refused a write, a lease was lost). Default: `console.warn`. */
@@ -134,6 +141,10 @@ export function redisSessions(options: RedisSessionsOptions): RedisSessions {
     maxEvents: options.maxEvents ?? 10_000,
     eventTtlMs: options.eventTtlMs ?? 86_400_000,
     maxTakeovers: options.maxTakeovers ?? 3,
+    saveBounds: {
+      ...(options.saveTimeoutMs === undefined ? {} : { saveTimeoutMs: options.saveTimeoutMs }),
+      ...(options.maxPendingBytes === undefined ? {} : { maxPendingBytes: options.maxPendingBytes }),
+    },
     commandTimeoutMs,
     replyChannel,
     processId,

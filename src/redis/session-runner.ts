@@ -8,6 +8,11 @@ import type { RedisTranscriptStore } from "./redis-transcript-store.js";
 import type { SessionKeys } from "./session-keys.js";
 import type { SessionMirror } from "./session-mirror.js";
 
+/** What clients read in `agent_end.errorMessage` when the run's transcript could not be saved to Redis. */
+export function transcriptLostText(cause: string): string {
+  return `The transcript could not be saved to Redis (${cause}); the run ended as failed, so that no process continues it from a transcript that misses messages.`;
+}
+
 /**
  * The run of a session in the one process that holds its lease: the Agent's events get their
  * sequence numbers here, go to the local clients at once, and to Redis (stream and channel)
@@ -70,6 +75,20 @@ export class SessionRunner {
     );
     const mergeable = update && this.encoder.current ? { event: update.event, message: this.encoder.current } : undefined;
     this.mirror.applyOwn({ seq, type: event.type, json }, event, mergeable);
+  }
+
+  /**
+   * The store could not save the transcript (Redis refused an append, or it waited past its
+   * bound): the run ends here as failed, and the session is marked so that a process that finds
+   * the run orphaned does not continue it from a transcript that misses messages.
+   */
+  transcriptFailed(error: Error): void {
+    if (this.ended) return;
+    const { redis } = this.context;
+    redis.rxagentMarkBroken(this.keys.lease, this.keys.meta, this.token).catch((markError: unknown) => this.context.warn(`session ${this.mirror.id}: could not mark its transcript broken: ${errorText(markError)}`));
+    this.subscription?.unsubscribe();
+    this.publish({ type: "agent_end", messages: [], reason: "failed", errorMessage: transcriptLostText(error.message) });
+    this.release();
   }
 
   /** Stops without waiting for the run: the process is going away, or another holds the lease. */
