@@ -41,6 +41,7 @@ export class RedisSession implements HostedSession {
   private held: string[] | undefined = [];
   private readonly watch: ReturnType<typeof setInterval>;
   private closed = false;
+  private reloading = false;
   private mirror!: SessionMirror;
 
   private constructor(
@@ -163,11 +164,17 @@ export class RedisSession implements HostedSession {
    * clients here start again from a snapshot.
    */
   private reload(): void {
+    if (this.reloading) return;
+    this.reloading = true;
     const previous = this.mirror;
     this.held = [];
     this.load().then(
-      () => previous.handOver(this.mirror),
+      () => {
+        this.reloading = false;
+        previous.handOver(this.mirror);
+      },
       (error: unknown) => {
+        this.reloading = false;
         this.held = undefined;
         this.context.warn(`session ${this.id}: could not read it again after losing its lease: ${errorText(error)}`);
       },
@@ -186,7 +193,7 @@ export class RedisSession implements HostedSession {
       if (reset.epoch !== this.mirror.epoch) this.mirror.reset(reset.seq, reset.epoch);
       return;
     }
-    if (!this.mirror.applyJson(Number(match[1]), message)) this.catchUp(message);
+    if (!this.apply(Number(match[1]), message)) this.catchUp(message);
   }
 
   /** A frame came after a gap (the channel was down): the missing ones come from the stream. */
@@ -197,10 +204,10 @@ export class RedisSession implements HostedSession {
       (entries) => {
         const held = this.held ?? [];
         this.held = undefined;
-        for (const [id, fields] of entries) this.mirror.applyJson(Number.parseInt(id, 10), fields[3] as string);
+        for (const [id, fields] of entries) this.apply(Number.parseInt(id, 10), fields[3] as string);
         for (const later of held) {
           const match = FRAME_SEQ.exec(later);
-          if (match && !this.mirror.applyJson(Number(match[1]), later)) this.context.warn(`session ${this.id}: frame ${match[1]} came after a gap the stream no longer covers; clients here may need a snapshot.`);
+          if (match && !this.apply(Number(match[1]), later)) this.context.warn(`session ${this.id}: frame ${match[1]} came after a gap the stream no longer covers; clients here may need a snapshot.`);
         }
       },
       (error: unknown) => {
@@ -332,7 +339,23 @@ export class RedisSession implements HostedSession {
   /** Applies every frame of the stream after the mirror's last one. */
   private async readStream(): Promise<void> {
     const entries = await this.context.redis.xrange(this.keys.events, `${this.mirror.lastSeq + 1}-0`, "+");
-    for (const [id, fields] of entries) this.mirror.applyJson(Number.parseInt(id, 10), fields[3] as string);
+    for (const [id, fields] of entries) this.apply(Number.parseInt(id, 10), fields[3] as string);
+  }
+
+  /**
+   * Applies a frame read from Redis to the mirror. A frame the mirror cannot follow (an update
+   * whose message it never saw started, seen in the chaos test after a takeover) must not throw
+   * inside ioredis's event handler, where it would crash the process: the session is read again
+   * and the clients here get a snapshot. Returns false when the frame is not the next one.
+   */
+  private apply(seq: number, json: string): boolean {
+    try {
+      return this.mirror.applyJson(seq, json);
+    } catch (error) {
+      this.context.warn(`session ${this.id}: frame ${seq} could not be applied (${errorText(error)}); reading the session again.`);
+      this.reload();
+      return true;
+    }
   }
 
   /**
