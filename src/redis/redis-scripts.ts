@@ -11,21 +11,58 @@ const SCRIPTS = {
     numberOfKeys: 1,
     lua: `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) end return 0`,
   },
-  /** Ends the run: forgets where its state starts and frees the lease, if this token holds it. */
+  /** Ends the run (its end told the clients what went wrong): forgets where its state starts, its takeovers, a `broken` mark, and frees the lease, if this token holds it. */
   rxagentReleaseLease: {
     numberOfKeys: 2,
-    lua: `if redis.call("get", KEYS[1]) == ARGV[1] then redis.call("hdel", KEYS[2], "runSeq", "runLength") return redis.call("del", KEYS[1]) end return 0`,
+    lua: `if redis.call("get", KEYS[1]) == ARGV[1] then redis.call("hdel", KEYS[2], "runSeq", "runLength", "takeovers", "broken") return redis.call("del", KEYS[1]) end return 0`,
   },
-  /** Appends one transcript message if this token still holds the lease. */
+  /**
+   * Appends one transcript element (a message or a record) if this token still holds the lease.
+   * With an index (ARGV[3], else ""), exactly once and without a gap: an element already there
+   * (ioredis sent it again after a reconnect) is not pushed twice, and one whose predecessor
+   * never arrived marks the session `broken` and is refused (-1). An append is progress: the
+   * count of takeovers without progress starts again.
+   */
   rxagentFencedPush: {
-    numberOfKeys: 2,
-    lua: `if redis.call("get", KEYS[1]) ~= ARGV[1] then return 0 end return redis.call("rpush", KEYS[2], ARGV[2])`,
+    numberOfKeys: 3,
+    lua: `if redis.call("get", KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[3] ~= "" then
+  local length = redis.call("llen", KEYS[2])
+  local index = tonumber(ARGV[3])
+  if length > index then return length end
+  if length < index then
+    redis.call("hset", KEYS[3], "broken", "1")
+    return -1
+  end
+end
+redis.call("hdel", KEYS[3], "takeovers")
+return redis.call("rpush", KEYS[2], ARGV[2])`,
   },
-  /** Appends one frame to the stream (id `<seq>-0`, trimmed, with an expiry) and publishes it. */
-  rxagentAppendFrame: {
+  /** Marks that the transcript misses messages the run made, if this token holds the lease: no takeover continues from it. */
+  rxagentMarkBroken: {
+    numberOfKeys: 2,
+    lua: `if redis.call("get", KEYS[1]) ~= ARGV[1] then return 0 end return redis.call("hset", KEYS[2], "broken", "1")`,
+  },
+  /**
+   * A takeover of a live run by this token: counts it, and returns how many came without
+   * progress, or -1 when the transcript is marked `broken` (it misses messages of the run).
+   */
+  rxagentCountTakeover: {
     numberOfKeys: 2,
     lua: `if redis.call("get", KEYS[1]) ~= ARGV[1] then return 0 end
+if redis.call("hexists", KEYS[2], "broken") == 1 then return -1 end
+return redis.call("hincrby", KEYS[2], "takeovers", 1)`,
+  },
+  /**
+   * Appends one frame to the stream (id `<seq>-0`, trimmed, with an expiry) and publishes it. Its
+   * `seq` is kept in the meta too (`lastSeq`), which does not expire: a stream that expired does
+   * not make the next runner number from 1 again within the same epoch.
+   */
+  rxagentAppendFrame: {
+    numberOfKeys: 3,
+    lua: `if redis.call("get", KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call("xadd", KEYS[2], "MAXLEN", "~", ARGV[5], ARGV[2] .. "-0", "t", ARGV[3], "f", ARGV[4])
+redis.call("hset", KEYS[3], "lastSeq", ARGV[2])
 redis.call("pexpire", KEYS[2], ARGV[6])
 redis.call("publish", ARGV[7], ARGV[4])
 return 1`,
@@ -53,8 +90,10 @@ return 1`,
 export interface ScriptedRedis extends Redis {
   rxagentRenewLease(lease: string, token: string, ttlMs: number): Promise<number>;
   rxagentReleaseLease(lease: string, meta: string, token: string): Promise<number>;
-  rxagentFencedPush(lease: string, transcript: string, token: string, json: string): Promise<number>;
-  rxagentAppendFrame(lease: string, events: string, token: string, seq: number, type: string, json: string, maxLength: number, ttlMs: number, channel: string): Promise<number>;
+  rxagentFencedPush(lease: string, transcript: string, meta: string, token: string, json: string, index: number | ""): Promise<number>;
+  rxagentMarkBroken(lease: string, meta: string, token: string): Promise<number>;
+  rxagentCountTakeover(lease: string, meta: string, token: string): Promise<number>;
+  rxagentAppendFrame(lease: string, events: string, meta: string, token: string, seq: number, type: string, json: string, maxLength: number, ttlMs: number, channel: string): Promise<number>;
   rxagentStartRun(lease: string, meta: string, token: string, runSeq: number, runLength: number): Promise<number>;
   rxagentResetSession(lease: string, transcript: string, events: string, meta: string, token: string, seq: number, epoch: string, json: string, channel: string): Promise<number>;
 }

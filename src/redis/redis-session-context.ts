@@ -11,6 +11,10 @@ export interface RedisSessionContext {
   readonly leaseMs: number;
   readonly maxEvents: number;
   readonly eventTtlMs: number;
+  /** How long, and how many bytes, a runner's transcript appends may wait for Redis. */
+  readonly saveBounds: { saveTimeoutMs?: number; maxPendingBytes?: number };
+  /** Takeovers of one run without a transcript append before it ends as failed. */
+  readonly maxTakeovers: number;
   /** How long a command forwarded to another process waits for its answer. */
   readonly commandTimeoutMs: number;
   /** This process's channel for answers to the commands it forwards. */

@@ -11,12 +11,17 @@ import type { RedisSessionContext } from "./redis-session-context.js";
 import { RedisTranscriptStore } from "./redis-transcript-store.js";
 import { type SessionKeys, sessionKeys } from "./session-keys.js";
 import type { SessionMirror } from "./session-mirror.js";
-import { SessionRunner } from "./session-runner.js";
+import { SessionRunner, transcriptLostText } from "./session-runner.js";
 
 type Command = Exclude<ClientCommand, { type: "attach" }>;
 
 /** What watching clients read in `agent_end.errorMessage` when a process takes over a run whose runner died. */
 export const TAKEOVER_TEXT = "The process running this session stopped before the run ended; another process took the session over.";
+
+/** What clients read in `agent_end.errorMessage` when a run was taken over too often without progress (`maxTakeovers`). */
+export function takeoverLimitText(takeovers: number): string {
+  return `The run was taken over ${takeovers} times without saving anything new to the transcript (each process running it stopped at the same point); it ended as failed instead of being continued again.`;
+}
 
 /** The sequence number at the start of a stream frame (`{"type":"event","seq":12,...`). */
 const FRAME_SEQ = /^\{"type":"(?:event|update)","seq":(\d+),/;
@@ -36,6 +41,7 @@ export class RedisSession implements HostedSession {
   private held: string[] | undefined = [];
   private readonly watch: ReturnType<typeof setInterval>;
   private closed = false;
+  private reloading = false;
   private mirror!: SessionMirror;
 
   private constructor(
@@ -123,7 +129,8 @@ export class RedisSession implements HostedSession {
     agent.abort();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
-    await Promise.race([agent.waitForIdle(), timeout]);
+    // A runner that lost its lease (or its transcript) meanwhile disposed the agent: that is idle too.
+    await Promise.race([agent.waitForIdle().catch(() => undefined), timeout]);
     clearTimeout(timer);
   }
 
@@ -157,11 +164,17 @@ export class RedisSession implements HostedSession {
    * clients here start again from a snapshot.
    */
   private reload(): void {
+    if (this.reloading) return;
+    this.reloading = true;
     const previous = this.mirror;
     this.held = [];
     this.load().then(
-      () => previous.handOver(this.mirror),
+      () => {
+        this.reloading = false;
+        previous.handOver(this.mirror);
+      },
       (error: unknown) => {
+        this.reloading = false;
         this.held = undefined;
         this.context.warn(`session ${this.id}: could not read it again after losing its lease: ${errorText(error)}`);
       },
@@ -180,7 +193,7 @@ export class RedisSession implements HostedSession {
       if (reset.epoch !== this.mirror.epoch) this.mirror.reset(reset.seq, reset.epoch);
       return;
     }
-    if (!this.mirror.applyJson(Number(match[1]), message)) this.catchUp(message);
+    if (!this.apply(Number(match[1]), message)) this.catchUp(message);
   }
 
   /** A frame came after a gap (the channel was down): the missing ones come from the stream. */
@@ -191,10 +204,10 @@ export class RedisSession implements HostedSession {
       (entries) => {
         const held = this.held ?? [];
         this.held = undefined;
-        for (const [id, fields] of entries) this.mirror.applyJson(Number.parseInt(id, 10), fields[3] as string);
+        for (const [id, fields] of entries) this.apply(Number.parseInt(id, 10), fields[3] as string);
         for (const later of held) {
           const match = FRAME_SEQ.exec(later);
-          if (match && !this.mirror.applyJson(Number(match[1]), later)) this.context.warn(`session ${this.id}: frame ${match[1]} came after a gap the stream no longer covers; clients here may need a snapshot.`);
+          if (match && !this.apply(Number(match[1]), later)) this.context.warn(`session ${this.id}: frame ${match[1]} came after a gap the stream no longer covers; clients here may need a snapshot.`);
         }
       },
       (error: unknown) => {
@@ -208,7 +221,8 @@ export class RedisSession implements HostedSession {
   private async route(command: Command, replies: CommandReplies): Promise<void> {
     if (this.runner) return this.executeHere(this.runner, command, replies, true);
     if (command.type === "prompt" || command.type === "continue" || command.type === "reset") {
-      const runner = await this.takeLease();
+      // Undefined twice only when another process holds the lease; once also when this takeover ended a run past `maxTakeovers`.
+      const runner = (await this.takeLease()) ?? (this.mirror.isRunning ? undefined : await this.takeLease());
       if (runner) {
         this.executeHere(runner, command, replies, true);
         // A continue with nothing to do, or a reset, leaves no run: the lease goes back.
@@ -278,7 +292,14 @@ export class RedisSession implements HostedSession {
     await this.context.listen(this.keys.commands, (message) => this.receiveCommand(message));
     // Frames of the previous runner may still be on their way through the channel: the stream has them all.
     await this.readStream();
-    const store = new RedisTranscriptStore(redis, this.id, { keyPrefix: this.context.keyPrefix, fenceToken: token, onWarning: (text) => this.context.warn(text) });
+    let runner: SessionRunner | undefined;
+    const store = new RedisTranscriptStore(redis, this.id, {
+      keyPrefix: this.context.keyPrefix,
+      fenceToken: token,
+      ...this.context.saveBounds,
+      onFailure: (error) => runner?.transcriptFailed(error),
+      onWarning: (text) => this.context.warn(text),
+    });
     let agent: Agent;
     try {
       agent = await this.context.createAgent(this.id, store);
@@ -287,22 +308,54 @@ export class RedisSession implements HostedSession {
       await redis.rxagentReleaseLease(this.keys.lease, this.keys.meta, token);
       throw new Error(`createAgent failed: ${errorText(error)}`, { cause: error });
     }
-    const runner = new SessionRunner(this.context, this.keys, this.mirror, agent, store, token, (ended, lost) => {
+    runner = new SessionRunner(this.context, this.keys, this.mirror, agent, store, token, (ended, lost) => {
       if (this.runner !== ended) return;
       this.runner = undefined;
       this.context.unlisten(this.keys.commands);
       if (lost && !this.closed) this.reload();
     });
     this.runner = runner;
-    if (this.mirror.isRunning) runner.publish({ type: "agent_end", messages: [], reason: "failed", errorMessage: TAKEOVER_TEXT });
+    if (this.mirror.isRunning) {
+      runner.publish({ type: "agent_end", messages: [], reason: "failed", errorMessage: TAKEOVER_TEXT });
+      const takeovers = await redis.rxagentCountTakeover(this.keys.lease, this.keys.meta, token);
+      if (takeovers === -1) {
+        // Its runner could not save every message: going on would tell the model a story with holes.
+        runner.publish({ type: "agent_end", messages: [], reason: "failed", errorMessage: transcriptLostText("messages of this run never reached it") });
+        runner.release();
+        return undefined;
+      }
+      if (takeovers > this.context.maxTakeovers) {
+        // The run died at the same point again and again (a reply or a tool that crashes its process): it ends here.
+        runner.publish({ type: "agent_end", messages: [], reason: "failed", errorMessage: takeoverLimitText(takeovers - 1) });
+        runner.release();
+        return undefined;
+      }
+    }
     runner.markRunStart();
+    runner.start();
     return runner;
   }
 
   /** Applies every frame of the stream after the mirror's last one. */
   private async readStream(): Promise<void> {
     const entries = await this.context.redis.xrange(this.keys.events, `${this.mirror.lastSeq + 1}-0`, "+");
-    for (const [id, fields] of entries) this.mirror.applyJson(Number.parseInt(id, 10), fields[3] as string);
+    for (const [id, fields] of entries) this.apply(Number.parseInt(id, 10), fields[3] as string);
+  }
+
+  /**
+   * Applies a frame read from Redis to the mirror. A frame the mirror cannot follow (an update
+   * whose message it never saw started, seen in the chaos test after a takeover) must not throw
+   * inside ioredis's event handler, where it would crash the process: the session is read again
+   * and the clients here get a snapshot. Returns false when the frame is not the next one.
+   */
+  private apply(seq: number, json: string): boolean {
+    try {
+      return this.mirror.applyJson(seq, json);
+    } catch (error) {
+      this.context.warn(`session ${this.id}: frame ${seq} could not be applied (${errorText(error)}); reading the session again.`);
+      this.reload();
+      return true;
+    }
   }
 
   /**
@@ -313,7 +366,8 @@ export class RedisSession implements HostedSession {
   private takeOverIfOrphaned(): void {
     if (this.closed || this.runner || this.queue || !this.mirror?.isRunning) return;
     const takeover = this.takeLease().then((runner) => {
-      if (!runner) return;
+      // A run `Agent.open` reopened (calls waiting for approval) goes on by itself.
+      if (!runner || runner.agent.isRunning) return;
       try {
         runner.agent.continue();
       } catch {

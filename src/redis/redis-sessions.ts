@@ -8,6 +8,7 @@ import type { CommandReplies, HostedSession } from "../server/hosted-session.js"
 import type { ServeAgentsOptions } from "../server/serve-agents-options.js";
 import type { Agent } from "../agent/agent.js";
 import type { ForwardedReply } from "./forwarded-command.js";
+import { closeConnection, settledWithin } from "./close-connection.js";
 import { withSessionScripts } from "./redis-scripts.js";
 import type { RedisSessionContext } from "./redis-session-context.js";
 import { RedisSession } from "./redis-session.js";
@@ -35,11 +36,28 @@ export interface RedisSessionsOptions {
   maxEvents?: number;
   /** A session's stream expires this long after its last frame. Default 86 400 000 (a day). */
   eventTtlMs?: number;
+  /**
+   * How many times in a row a run is taken over without saving anything new to its transcript
+   * before the takeover ends it as failed instead of continuing it. Why: a run whose processes die
+   * at the same point (a model reply or a tool that crashes the process) would otherwise crash
+   * every process that takes it over, one after the other. Default 3.
+   */
+  maxTakeovers?: number;
+  /**
+   * How long a transcript append may wait for Redis (restarting, unreachable) before the run ends
+   * as failed with a message saying the transcript could not be saved. Default 30 000.
+   */
+  saveTimeoutMs?: number;
+  /** How many bytes of transcript appends may wait for Redis before the run ends as failed. Default 8 MiB. */
+  maxPendingBytes?: number;
   /** How long a command sent to another process waits for its answer. Default: `leaseMs`. */
   commandTimeoutMs?: number;
   /** Told about problems that must not stop the server (Redis refused a write, a lease was lost). Default: `console.warn`. */
   onWarning?: (message: string) => void;
 }
+
+/** How long `close()` waits for Redis to answer before it drops the connections. */
+const CLOSE_TIMEOUT_MS = 2000;
 
 /** Sessions on Redis for one process; give `serveOptions` to `serveAgents` or `serveWebUi`. */
 export interface RedisSessions {
@@ -52,7 +70,7 @@ export interface RedisSessions {
    * a wrong URL would otherwise start and fail only at the first client.
    */
   ready(timeoutMs?: number): Promise<void>;
-  /** Closes the connections (after the server closed its sessions). */
+  /** Closes the connections (after the server closed its sessions); within about 2 s when Redis is down. */
   close(): Promise<void>;
 }
 
@@ -122,6 +140,11 @@ export function redisSessions(options: RedisSessionsOptions): RedisSessions {
     leaseMs,
     maxEvents: options.maxEvents ?? 10_000,
     eventTtlMs: options.eventTtlMs ?? 86_400_000,
+    maxTakeovers: options.maxTakeovers ?? 3,
+    saveBounds: {
+      ...(options.saveTimeoutMs === undefined ? {} : { saveTimeoutMs: options.saveTimeoutMs }),
+      ...(options.maxPendingBytes === undefined ? {} : { maxPendingBytes: options.maxPendingBytes }),
+    },
     commandTimeoutMs,
     replyChannel,
     processId,
@@ -185,8 +208,9 @@ export function redisSessions(options: RedisSessionsOptions): RedisSessions {
       for (const session of [...sessions]) session.close();
       for (const { timer } of replies.values()) clearTimeout(timer);
       replies.clear();
-      await Promise.allSettled([subscribed]);
-      await Promise.allSettled([subscriber.quit(), redis.quit()]);
+      // Both bounded: a subscribe or a QUIT sent while Redis is down may never be answered.
+      await settledWithin(subscribed, CLOSE_TIMEOUT_MS);
+      await Promise.all([closeConnection(subscriber, CLOSE_TIMEOUT_MS), closeConnection(redis, CLOSE_TIMEOUT_MS)]);
     },
   };
 }

@@ -1,7 +1,9 @@
 import type { Redis } from "ioredis";
 import { errorText } from "../errors.js";
+import { checkedRecord, isRecordLine } from "../server/jsonl-transcript-store.js";
 import { safeJsonLine } from "../server/safe-json-line.js";
-import type { AgentMessage, TranscriptStore } from "../types.js";
+import { roleOf } from "../types/messages.js";
+import type { AgentMessage, StoredTranscript, TranscriptRecord, TranscriptStore } from "../types.js";
 import { withSessionScripts } from "./redis-scripts.js";
 import { DEFAULT_KEY_PREFIX, sessionKeys } from "./session-keys.js";
 
@@ -10,29 +12,60 @@ export interface RedisTranscriptStoreOptions {
   keyPrefix?: string;
   /**
    * Appends only while this lease token holds the session (the runner's store): a process that
-   * lost its lease cannot add to a transcript another process now runs.
+   * lost its lease cannot add to a transcript another process now runs. Appends after `load`
+   * are then exactly once and without a gap (each carries its index).
    */
   fenceToken?: string;
+  /**
+   * How long an append may wait for Redis (reconnecting after a restart) before the store gives
+   * up on it and fails (`onFailure`). Default 30 000.
+   */
+  saveTimeoutMs?: number;
+  /** How many bytes of appends may wait for Redis before the store fails (`onFailure`). Default 8 MiB. */
+  maxPendingBytes?: number;
+  /**
+   * Called once when the store could not save something: Redis refused it, or it waited past
+   * `saveTimeoutMs` or `maxPendingBytes`. Appends after it throw. Default: none (the warning only).
+   */
+  onFailure?: (error: Error) => void;
   /** Told about messages Redis refused and elements that could not be read. Default: `console.warn`. */
   onWarning?: (message: string) => void;
+}
+
+/** An append Redis has not acknowledged yet. */
+interface PendingAppend {
+  bytes: number;
+  sentAt: number;
 }
 
 /**
  * A transcript as a Redis list, one JSON message per element, with the contract of
  * `JsonlTranscriptStore`: appends in order, each one atomic (`RPUSH`), readable from any process.
+ * Records (`TranscriptRecord`: a call waiting for approval, its end, a result held back for call
+ * order) are elements of their own, `{"rxagent":{…record}}`, as the JSONL store writes its lines,
+ * and fenced the same way, so `Agent.open` in any process reopens the calls that wait.
  *
  * Why `append` can stay synchronous: ioredis hands a command to the socket at once when the
  * connection is ready, so when `append` returns the message is in the kernel's send buffer, which
- * a crash of this process does not lose (the same promise as an unsynced JSONL write). When the
- * connection is not ready, `append` throws instead of queueing in memory, so a message is never
- * silently held where a crash would lose it. `flush()` resolves once Redis has acknowledged every
- * append so far (`appendfsync always` on the server makes that an fsync).
+ * a crash of this process does not lose (the same promise as an unsynced JSONL write). While Redis
+ * restarts, ioredis holds the append in its offline queue, in order with the frames the runner
+ * sends on the same connection: the two reach Redis together or are lost together, so frames and
+ * transcript never disagree. That wait is bounded (`saveTimeoutMs`, `maxPendingBytes`); past it
+ * the store fails (`onFailure`), and the runner ends the run as failed. `flush()` resolves once
+ * Redis has acknowledged every append so far (`appendfsync always` on the server makes that an fsync).
  */
 export class RedisTranscriptStore implements TranscriptStore {
   readonly key: string;
   private readonly lease: string;
+  private readonly meta: string;
   private pending: Promise<unknown> = Promise.resolve();
   private failure: Error | undefined;
+  /** The list's length once every append so far lands; undefined until `load` (or without a fence). */
+  private length: number | undefined;
+  private readonly waiting = new Map<number, PendingAppend>();
+  private waitingBytes = 0;
+  private nextAppend = 0;
+  private deadline: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly redis: Redis,
@@ -42,39 +75,35 @@ export class RedisTranscriptStore implements TranscriptStore {
     const keys = sessionKeys(options.keyPrefix ?? DEFAULT_KEY_PREFIX, sessionId);
     this.key = keys.transcript;
     this.lease = keys.lease;
+    this.meta = keys.meta;
   }
 
   async load(): Promise<AgentMessage[]> {
+    return (await this.loadTranscript()).messages;
+  }
+
+  async loadTranscript(): Promise<StoredTranscript> {
     const elements = await this.redis.lrange(this.key, 0, -1);
-    const messages: AgentMessage[] = [];
-    elements.forEach((element, index) => {
-      try {
-        messages.push(JSON.parse(element) as AgentMessage);
-      } catch {
-        this.warn(`${this.key}[${index}]: skipped an element that is not valid JSON.`);
-      }
-    });
-    return messages;
+    if (this.options.fenceToken !== undefined) this.length = elements.length;
+    return storedTranscriptOf(elements, this.key, (message) => this.warn(message));
   }
 
   append(message: AgentMessage): void {
-    this.assertReady("append a message");
     const { line, repaired } = safeJsonLine(message);
     if (repaired) this.warn(`${this.key}: a message held values JSON cannot store (a BigInt or a cycle); stored them in a safe form.`);
-    const json = line.slice(0, -1);
-    const token = this.options.fenceToken;
-    if (token === undefined) return this.track(this.redis.rpush(this.key, json), "append a message");
-    const fenced = withSessionScripts(this.redis)
-      .rxagentFencedPush(this.lease, this.key, token, json)
-      .then((length) => {
-        if (length === 0) throw new Error("this process no longer holds the session's lease");
-      });
-    this.track(fenced, "append a message");
+    this.push(line.slice(0, -1), "append a message");
+  }
+
+  record(record: TranscriptRecord): void {
+    const { line, repaired } = safeJsonLine({ rxagent: record });
+    if (repaired) this.warn(`${this.key}: a record held values JSON cannot store (a BigInt or a cycle); stored them in a safe form.`);
+    this.push(line.slice(0, -1), `keep a ${record.type} record`);
   }
 
   clear(): void {
-    this.assertReady("clear the transcript");
-    this.track(this.redis.del(this.key), "clear the transcript");
+    if (this.failure) throw this.failure;
+    if (this.length !== undefined) this.length = 0;
+    this.track(this.redis.del(this.key), "clear the transcript", 0);
   }
 
   /** Resolves once Redis has acknowledged every append and clear so far; rejects with the first it refused. */
@@ -83,22 +112,106 @@ export class RedisTranscriptStore implements TranscriptStore {
     if (this.failure) throw this.failure;
   }
 
-  private assertReady(what: string): void {
-    if (this.redis.status !== "ready") throw new Error(`${this.key}: could not ${what}: Redis is not connected (${this.redis.status}).`);
+  private push(json: string, what: string): void {
+    if (this.failure) throw new Error(`${this.key}: could not ${what}: an earlier write failed (${this.failure.message})`);
+    const bytes = Buffer.byteLength(json);
+    const maxPendingBytes = this.options.maxPendingBytes ?? 8 * 1024 * 1024;
+    if (this.waitingBytes + bytes > maxPendingBytes) {
+      this.fail(new Error(`${this.key}: could not ${what}: more than ${maxPendingBytes} bytes of appends waited for Redis (${this.redis.status}).`));
+      throw this.failure;
+    }
+    const token = this.options.fenceToken;
+    if (token === undefined) return this.track(this.redis.rpush(this.key, json), what, bytes);
+    const index = this.length ?? "";
+    if (this.length !== undefined) this.length += 1;
+    const fenced = withSessionScripts(this.redis)
+      .rxagentFencedPush(this.lease, this.key, this.meta, token, json, index)
+      .then((length) => {
+        if (length === 0) throw new Error("this process no longer holds the session's lease");
+        if (length === -1) throw new Error("an earlier append never reached Redis (the session is marked broken)");
+      });
+    this.track(fenced, what, bytes);
   }
 
-  private track(command: Promise<unknown>, what: string): void {
+  private track(command: Promise<unknown>, what: string, bytes: number): void {
+    const id = this.nextAppend++;
+    this.waiting.set(id, { bytes, sentAt: Date.now() });
+    this.waitingBytes += bytes;
+    this.armDeadline();
     const settled = command.then(
-      () => undefined,
+      () => this.settle(id),
       (error: unknown) => {
-        this.failure ??= new Error(`${this.key}: could not ${what}: ${errorText(error)}`, { cause: error });
-        this.warn(this.failure.message);
+        this.settle(id);
+        this.fail(new Error(`${this.key}: could not ${what}: ${errorText(error)}`, { cause: error }));
       },
     );
     this.pending = Promise.all([this.pending, settled]);
   }
 
+  private settle(id: number): void {
+    const append = this.waiting.get(id);
+    if (!append) return;
+    this.waiting.delete(id);
+    this.waitingBytes -= append.bytes;
+  }
+
+  /** Wakes when the oldest append waiting would pass `saveTimeoutMs`. */
+  private armDeadline(): void {
+    if (this.deadline !== undefined || this.failure) return;
+    const oldest = this.waiting.values().next().value;
+    if (!oldest) return;
+    const timeoutMs = this.options.saveTimeoutMs ?? 30_000;
+    this.deadline = setTimeout(() => {
+      this.deadline = undefined;
+      const first = this.waiting.values().next().value;
+      if (first && Date.now() - first.sentAt >= timeoutMs) {
+        this.fail(new Error(`${this.key}: an append waited more than ${timeoutMs} ms for Redis (${this.redis.status}); the transcript could not be saved.`));
+        return;
+      }
+      this.armDeadline();
+    }, Math.max(0, oldest.sentAt + timeoutMs - Date.now()));
+    this.deadline.unref();
+  }
+
+  private fail(error: Error): void {
+    if (this.failure) return;
+    this.failure = error;
+    clearTimeout(this.deadline);
+    this.warn(error.message);
+    // Not from inside `append`: the agent is in the middle of handling an event, and the runner's
+    // answer to a failure disposes it.
+    queueMicrotask(() => this.options.onFailure?.(error));
+  }
+
   private warn(message: string): void {
     (this.options.onWarning ?? ((text: string) => console.warn(`rxagent: ${text}`)))(message);
   }
+}
+
+/**
+ * A transcript list's elements as messages and the records of the last batch, read as
+ * `JsonlTranscriptStore.loadTranscript` reads its lines: an element that is not JSON, or a record
+ * rxagent does not write, is skipped with a warning.
+ */
+export function storedTranscriptOf(elements: readonly string[], key: string, warn: (message: string) => void): StoredTranscript {
+  const messages: AgentMessage[] = [];
+  let records: TranscriptRecord[] = [];
+  elements.forEach((element, index) => {
+    let value: unknown;
+    try {
+      value = JSON.parse(element);
+    } catch {
+      return warn(`${key}[${index}]: skipped an element that is not valid JSON.`);
+    }
+    if (!isRecordLine(value)) {
+      messages.push(value as AgentMessage);
+      // Records describe the last assistant message's batch: any other message but its results closes it.
+      if (roleOf(value as AgentMessage) !== "toolResult") records = [];
+      return;
+    }
+    const record = checkedRecord(value.rxagent);
+    if (record) records.push(record);
+    else warn(`${key}[${index}]: skipped a record that is not one rxagent writes: ${element.slice(0, 200)}`);
+  });
+  return { messages, records };
 }

@@ -7,7 +7,11 @@ export interface SessionKeys {
   transcript: string;
   /** A stream: one entry per event frame, its id `<seq>-0`. */
   events: string;
-  /** A hash: `epoch`, and while a run lives `runSeq` / `runLength` (where its state starts). */
+  /**
+   * A hash: `epoch` and `seq` (the frame after which the epoch's numbering starts), `lastSeq` (the
+   * last frame stored), `takeovers` (of the live run, without a transcript append since), and
+   * while a run lives `runSeq` / `runLength` (where its state starts).
+   */
   meta: string;
   /** A string: the token of the process that runs the session, with an expiry. */
   lease: string;

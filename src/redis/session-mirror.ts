@@ -122,6 +122,12 @@ export class SessionMirror {
     }
   }
 
+  /** Frames up to `seq` are gone from Redis: the log starts after it, in the same epoch (older resumes get a snapshot). */
+  skipTo(seq: number): void {
+    this.seq = seq;
+    this.log.reset(seq, this.log.epoch);
+  }
+
   /** A reset: a new epoch after `seq`, an empty transcript; every client gets a snapshot. */
   reset(seq: number, epoch: string): void {
     this.seq = seq;

@@ -1,4 +1,4 @@
-import type { Subscription } from "rxjs";
+import { concat, EMPTY, type Subscription } from "rxjs";
 import { errorText } from "../errors.js";
 import { MessageDeltaEncoder } from "../protocol/message-delta.js";
 import type { Agent } from "../agent/agent.js";
@@ -8,6 +8,11 @@ import type { RedisTranscriptStore } from "./redis-transcript-store.js";
 import type { SessionKeys } from "./session-keys.js";
 import type { SessionMirror } from "./session-mirror.js";
 
+/** What clients read in `agent_end.errorMessage` when the run's transcript could not be saved to Redis. */
+export function transcriptLostText(cause: string): string {
+  return `The transcript could not be saved to Redis (${cause}); the run ended as failed, so that no process continues it from a transcript that misses messages.`;
+}
+
 /**
  * The run of a session in the one process that holds its lease: the Agent's events get their
  * sequence numbers here, go to the local clients at once, and to Redis (stream and channel)
@@ -16,7 +21,7 @@ import type { SessionMirror } from "./session-mirror.js";
  */
 export class SessionRunner {
   private readonly encoder = new MessageDeltaEncoder();
-  private readonly subscription: Subscription;
+  private subscription: Subscription | undefined;
   private readonly renewal: ReturnType<typeof setInterval>;
   private ended = false;
 
@@ -30,12 +35,24 @@ export class SessionRunner {
     /** Called once when this runner stops: its run ended (`lost` false), or its lease was lost. */
     private readonly onEnd: (runner: SessionRunner, lost: boolean) => void,
   ) {
-    this.subscription = agent.events$.subscribe((event) => {
-      this.publish(event);
-      if (event.type === "agent_end" && !agent.isRunning) this.release();
-    });
     this.renewal = setInterval(() => this.renew(), Math.max(1, Math.floor(context.leaseMs / 3)));
     this.renewal.unref();
+  }
+
+  /**
+   * Publishes the agent's events from now on. A run `Agent.open` reopened (calls that wait for
+   * approval) began before this runner listened: its events so far are replayed first.
+   */
+  start(): void {
+    const { agent } = this;
+    this.subscription = concat(agent.currentRun$ ?? EMPTY, agent.events$).subscribe({
+      next: (event) => {
+        this.publish(event);
+        if (event.type === "agent_end" && !agent.isRunning) this.release();
+      },
+      // The agent's loop failed: the run is over here, and its lease goes back.
+      error: () => this.release(),
+    });
   }
 
   /** Records where the run's state starts (so a process that joins later rebuilds it). */
@@ -50,7 +67,7 @@ export class SessionRunner {
     const update = this.encoder.encode(event);
     const json = update ? JSON.stringify({ type: "update", seq, event: update.event, patch: update.patch }) : `{"type":"event","seq":${seq},"event":${JSON.stringify(event)}}`;
     const { redis, maxEvents, eventTtlMs } = this.context;
-    redis.rxagentAppendFrame(this.keys.lease, this.keys.events, this.token, seq, event.type, json, maxEvents, eventTtlMs, this.keys.frames).then(
+    redis.rxagentAppendFrame(this.keys.lease, this.keys.events, this.keys.meta, this.token, seq, event.type, json, maxEvents, eventTtlMs, this.keys.frames).then(
       (appended) => {
         if (appended === 0) this.lose("its lease was taken by another process");
       },
@@ -60,12 +77,26 @@ export class SessionRunner {
     this.mirror.applyOwn({ seq, type: event.type, json }, event, mergeable);
   }
 
+  /**
+   * The store could not save the transcript (Redis refused an append, or it waited past its
+   * bound): the run ends here as failed, and the session is marked so that a process that finds
+   * the run orphaned does not continue it from a transcript that misses messages.
+   */
+  transcriptFailed(error: Error): void {
+    if (this.ended) return;
+    const { redis } = this.context;
+    redis.rxagentMarkBroken(this.keys.lease, this.keys.meta, this.token).catch((markError: unknown) => this.context.warn(`session ${this.mirror.id}: could not mark its transcript broken: ${errorText(markError)}`));
+    this.subscription?.unsubscribe();
+    this.publish({ type: "agent_end", messages: [], reason: "failed", errorMessage: transcriptLostText(error.message) });
+    this.release();
+  }
+
   /** Stops without waiting for the run: the process is going away, or another holds the lease. */
   dispose(lost = false): void {
     if (this.ended) return;
     this.ended = true;
     clearInterval(this.renewal);
-    this.subscription.unsubscribe();
+    this.subscription?.unsubscribe();
     this.agent.dispose();
     this.onEnd(this, lost);
   }

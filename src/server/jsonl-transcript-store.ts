@@ -203,12 +203,12 @@ export class JsonlTranscriptStore implements TranscriptStore, DescriptorHolder {
 }
 
 /** A line the store wrote for a record: an object with an `rxagent` field and no `role`. */
-function isRecordLine(value: unknown): value is { rxagent: unknown } {
+export function isRecordLine(value: unknown): value is { rxagent: unknown } {
   return typeof value === "object" && value !== null && !("role" in value) && "rxagent" in value;
 }
 
 /** The record if it has the fields its type needs (a line edited by hand may not). */
-function checkedRecord(value: unknown): TranscriptRecord | undefined {
+export function checkedRecord(value: unknown): TranscriptRecord | undefined {
   if (typeof value !== "object" || value === null) return undefined;
   const record = value as Partial<Record<string, unknown>>;
   const isText = (field: unknown): field is string => typeof field === "string" && field !== "";

@@ -33,6 +33,16 @@ export class RedisServerProcess {
     await this.launch();
   }
 
+  /** Stops the server and keeps its port and data for `up`: Redis is down until then. */
+  async down(): Promise<void> {
+    await this.stopProcess();
+  }
+
+  /** Starts the server again after `down`. */
+  async up(): Promise<void> {
+    await this.launch();
+  }
+
   async stop(): Promise<void> {
     await this.stopProcess();
     rmSync(this.folder, { recursive: true, force: true });

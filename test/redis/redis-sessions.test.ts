@@ -1,12 +1,26 @@
+import { Type } from "@sinclair/typebox";
 import { Redis, type RedisOptions } from "ioredis";
 import { asyncScheduler } from "rxjs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { redisSessions, type RedisSessions, TAKEOVER_TEXT } from "../../src/redis/index.js";
+import { redisSessions, type RedisSessions, RedisTranscriptStore, TAKEOVER_TEXT } from "../../src/redis/index.js";
+import { defineTool } from "../../src/tools/define-tool.js";
+import { textResult } from "../../src/tools/tool-results.js";
 import { type AgentServer, serveAgents } from "../../src/server/index.js";
 import { Agent } from "../../src/agent/agent.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";
 import { assertContiguous, type EventCarrier, RawClient, waitFor } from "../server/helpers.js";
 import { hasRedisServer, RedisServerProcess } from "./redis-server.js";
+
+/** Polls an async `check` until it gives a value (a state in Redis), for at most `timeoutMs`. */
+async function pollUntil<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
 
 const LONG_REPLY = Array.from({ length: 40 }, (_, index) => `word${index}`).join(" ");
 
@@ -221,10 +235,129 @@ describe.skipIf(!hasRedisServer)("sessions on Redis: bad input and odd states", 
     await lonely.stop();
     const client = await RawClient.open(server.url);
     clients.push(client);
-    const reply = await client.request({ type: "attach", session: "down" });
+    // Waits for the events, however long a loaded machine takes (ioredis retries once, with its backoff).
+    const id = client.send({ type: "attach", session: "down" });
+    const reply = await waitFor(() => client.frames.find((frame) => (frame.type === "ack" || frame.type === "error") && frame.id === id), "the attach to be answered", 30_000);
     expect(reply).toMatchObject({ type: "error", code: "internal" });
     expect((reply as { message: string }).message).toMatch(/^Could not open the session: /);
+    await waitFor(() => warnings.length > 0, "the warning about the connection", 30_000);
     expect(warnings[0]).toMatch(/^Redis: .*; reconnecting\.$/);
     expect(client.socket.readyState).toBe(client.socket.OPEN);
+  }, 60_000);
+
+  it("Redis restarted mid-run: the tool result and the reply made while it was down reach the transcript, and the stream agrees", async () => {
+    const own = await RedisServerProcess.start();
+    let finishTool: (() => void) | undefined;
+    const wait = defineTool({
+      name: "wait",
+      description: "Waits until the test lets it finish",
+      parameters: Type.Object({}),
+      execute: () => new Promise<ReturnType<typeof textResult>>((resolve) => (finishTool = () => resolve(textResult("done")))),
+    });
+    const warnings: string[] = [];
+    const sessions = redisSessions({
+      redis: own.url,
+      // Long enough that the lease outlives the restart: this process keeps the run.
+      leaseMs: 60_000,
+      onWarning: (text) => warnings.push(text),
+      createAgent: (_id, store) => Agent.open({ store, tools: [wait], model: scriptedModel([{ content: [{ type: "toolCall", id: "w1", name: "wait", arguments: {} }] }, "All done."], { scheduler: asyncScheduler, delay: 5 }) }),
+    });
+    const server = await serveAgents({ port: 0, ...sessions.serveOptions });
+    closing.push(async () => {
+      await server.close();
+      await sessions.close();
+      await own.stop();
+    });
+    const client = await attached(server, "restart");
+    expect(await client.request({ type: "prompt", input: "go" })).toStrictEqual({ type: "ack", id: "t2" });
+    const finish = await waitFor(() => finishTool, "the tool to start", 20_000);
+    await own.down();
+    // The tool's result and the final reply are made while Redis is down.
+    finish();
+    await waitFor(() => client.hasEvent("agent_end"), "the run to end here", 20_000);
+    await own.up();
+    const reader = new Redis(own.url);
+    const transcript = await pollUntil(async () => {
+      const messages = await new RedisTranscriptStore(reader, "restart").load();
+      return messages.length === 4 ? messages : undefined;
+    }, "the transcript to hold the whole run");
+    expect(transcript.map((message) => message.role)).toStrictEqual(["user", "assistant", "toolResult", "assistant"]);
+    const lastSeq = client.events().at(-1)?.seq ?? 0;
+    const streamed = await pollUntil(async () => {
+      const entries = await reader.xrange("rxagent:{restart}:events", "-", "+");
+      return Number.parseInt(entries.at(-1)?.[0] ?? "0", 10) === lastSeq ? entries : undefined;
+    }, "the stream to hold every frame the client saw");
+    expect(streamed.map(([id]) => Number.parseInt(id, 10))).toStrictEqual(client.events().map((frame) => frame.seq));
+    reader.disconnect();
+    expect(warnings.filter((warning) => !/^Redis: .*; reconnecting\.$/.test(warning) && !/could not renew its lease/.test(warning))).toStrictEqual([]);
+  }, 60_000);
+
+  it("Redis down past saveTimeoutMs: the run ends as failed saying the transcript could not be saved, and the session works again once Redis is back", async () => {
+    const own = await RedisServerProcess.start();
+    let finishTool: (() => void) | undefined;
+    const wait = defineTool({
+      name: "wait",
+      description: "Waits until the test lets it finish",
+      parameters: Type.Object({}),
+      execute: () => new Promise<ReturnType<typeof textResult>>((resolve) => (finishTool = () => resolve(textResult("done")))),
+    });
+    // One model for every Agent of the session: the prompt after the failure gets the next turn.
+    // The reply after the tool streams for about 2 s (40 words, 50 ms apart): the bound passes mid-run.
+    const model = scriptedModel([{ content: [{ type: "toolCall", id: "w1", name: "wait", arguments: {} }] }, LONG_REPLY, "Back."], { scheduler: asyncScheduler, delay: 50 });
+    const sessions = redisSessions({
+      redis: own.url,
+      leaseMs: 60_000,
+      saveTimeoutMs: 200,
+      onWarning: () => undefined,
+      createAgent: (_id, store) => Agent.open({ store, tools: [wait], model }),
+    });
+    const server = await serveAgents({ port: 0, ...sessions.serveOptions });
+    closing.push(async () => {
+      await server.close();
+      await sessions.close();
+      await own.stop();
+    });
+    const client = await attached(server, "bounded");
+    expect(await client.request({ type: "prompt", input: "go" })).toStrictEqual({ type: "ack", id: "t2" });
+    const finish = await waitFor(() => finishTool, "the tool to start", 20_000);
+    await own.down();
+    finish();
+    const end = await waitFor(() => client.agentEvents().find((event) => event.type === "agent_end"), "the run to end", 20_000);
+    expect(end).toMatchObject({ reason: "failed", messages: [] });
+    expect(end.type === "agent_end" && end.errorMessage).toMatch(/^The transcript could not be saved to Redis \(rxagent:\{bounded\}:transcript: an append waited more than 200 ms for Redis/);
+    await own.up();
+    expect(await client.request({ type: "prompt", input: "still there?" })).toStrictEqual({ type: "ack", id: "t3" });
+    await waitFor(() => client.agentEvents().filter((event) => event.type === "agent_end").length === 2, "the next run to end", 30_000);
+  }, 60_000);
+
+  it("close() while Redis is down finishes (ioredis would wait for a QUIT no one answers)", async () => {
+    const lonely = await RedisServerProcess.start();
+    const sessions = redisSessions({ redis: lonely.url, onWarning: () => undefined, createAgent: () => new Agent({ model: scriptedModel([]) }) });
+    await sessions.hostSession("closing");
+    await lonely.stop();
+    // Commands sent now wait in ioredis's offline queue: close() must not wait for them.
+    await sessions.close();
+  }, 60_000);
+
+  it("a stream that expired while the meta stayed: numbering goes on after its last frame, and a client from before gets a snapshot", async () => {
+    const onA = await attached(await serve(), "expired");
+    expect(await onA.request({ type: "prompt", input: "go" })).toStrictEqual({ type: "ack", id: "t2" });
+    await waitFor(() => onA.hasEvent("agent_end"), "the run to end", 20_000);
+    const lastSeen = onA.events().at(-1)?.seq ?? 0;
+    const epoch = (onA.frames.find((frame) => frame.type === "snapshot") as { epoch: string }).epoch;
+    const redis = new Redis(redisServer.url);
+    // What eventTtlMs does to a session nobody used for a day: the frames go, the transcript and meta stay.
+    await redis.del("rxagent:{expired}:events");
+    redis.disconnect();
+
+    const serverB = await serve();
+    const onB = await attached(serverB, "expired");
+    expect(await onB.request({ type: "prompt", input: "again" })).toStrictEqual({ type: "ack", id: "t2" });
+    await waitFor(() => onB.hasEvent("agent_end"), "the second run to end", 20_000);
+    assertContiguous(onB.events(), lastSeen);
+    // A client that saw the first run comes back to B: it missed frames the stream no longer has.
+    const returning = await RawClient.open(serverB.url);
+    clients.push(returning);
+    expect(await returning.request({ type: "attach", session: "expired", lastSeq: 3, epoch })).toMatchObject({ type: "ack", resume: "snapshot" });
   }, 30_000);
 });

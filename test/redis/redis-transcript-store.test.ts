@@ -5,6 +5,8 @@ import { Agent } from "../../src/agent/agent.js";
 import { INTERRUPTED_TOOL_TEXT } from "../../src/streams/transcript/repair-transcript.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";
 import type { AgentMessage, AssistantMessage } from "../../src/types.js";
+import { withSessionScripts } from "../../src/redis/redis-scripts.js";
+import { waitFor } from "../server/helpers.js";
 import { hasRedisServer, RedisServerProcess } from "./redis-server.js";
 
 const user = (text: string): AgentMessage => ({ role: "user", content: text, timestamp: 1 });
@@ -77,11 +79,55 @@ describe.skipIf(!hasRedisServer)("RedisTranscriptStore", () => {
     expect(warnings).toStrictEqual(["rxagent:{torn}:transcript[1]: skipped an element that is not valid JSON."]);
   });
 
-  it("throws on append while Redis is not connected, so the Agent reports the message it could not store", async () => {
-    const offline = new Redis(server.url, { lazyConnect: true });
-    const store = new RedisTranscriptStore(offline, "offline");
-    expect(() => store.append(user("lost?"))).toThrow("rxagent:{offline}:transcript: could not append a message: Redis is not connected (wait).");
-    offline.disconnect();
+  it("an append made before the connection is ready waits for it, and lands in order", async () => {
+    const connecting = new Redis(server.url, { lazyConnect: true });
+    const store = new RedisTranscriptStore(connecting, "offline");
+    store.append(user("first"));
+    store.append(user("second"));
+    await store.flush();
+    expect(await new RedisTranscriptStore(redis, "offline").load()).toStrictEqual([user("first"), user("second")]);
+    connecting.disconnect();
+  });
+
+  it("an append that waits for Redis past saveTimeoutMs fails the store once; later appends throw and are not sent", async () => {
+    // Port 1: nothing listens there, so the connection never becomes ready.
+    const unreachable = new Redis("redis://127.0.0.1:1", { lazyConnect: true, maxRetriesPerRequest: null });
+    unreachable.on("error", () => undefined);
+    const failures: string[] = [];
+    const warnings: string[] = [];
+    const store = new RedisTranscriptStore(unreachable, "unreachable", { saveTimeoutMs: 100, onFailure: (error) => failures.push(error.message), onWarning: (text) => warnings.push(text) });
+    store.append(user("waits"));
+    await waitFor(() => failures.length > 0, "the store to fail");
+    expect(failures).toStrictEqual([`rxagent:{unreachable}:transcript: an append waited more than 100 ms for Redis (${unreachable.status}); the transcript could not be saved.`]);
+    expect(warnings).toStrictEqual(failures);
+    expect(() => store.append(user("after"))).toThrow(/could not append a message: an earlier write failed/);
+    unreachable.disconnect();
+  });
+
+  it("appends waiting past maxPendingBytes fail the store at once", async () => {
+    const unreachable = new Redis("redis://127.0.0.1:1", { lazyConnect: true, maxRetriesPerRequest: null });
+    unreachable.on("error", () => undefined);
+    const failures: string[] = [];
+    const store = new RedisTranscriptStore(unreachable, "full", { maxPendingBytes: 100, onFailure: (error) => failures.push(error.message), onWarning: () => undefined });
+    store.append(user("fits"));
+    expect(() => store.append(user("x".repeat(100)))).toThrow("rxagent:{full}:transcript: could not append a message: more than 100 bytes of appends waited for Redis (connecting).");
+    await waitFor(() => failures.length > 0, "onFailure");
+    unreachable.disconnect();
+  });
+
+  it("a fenced append is stored once when ioredis sends it again, and one after a lost append marks the session broken", async () => {
+    await redis.set("rxagent:{once}:lease", "mine");
+    const store = new RedisTranscriptStore(redis, "once", { fenceToken: "mine" });
+    expect(await store.load()).toStrictEqual([]);
+    store.append(user("one"));
+    await store.flush();
+    const scripted = withSessionScripts(redis);
+    // The same append again (index 0), as after a reconnect: the list keeps one copy.
+    expect(await scripted.rxagentFencedPush("rxagent:{once}:lease", "rxagent:{once}:transcript", "rxagent:{once}:meta", "mine", JSON.stringify(user("one")), 0)).toBe(1);
+    // An append whose predecessor (index 1) never arrived.
+    expect(await scripted.rxagentFencedPush("rxagent:{once}:lease", "rxagent:{once}:transcript", "rxagent:{once}:meta", "mine", JSON.stringify(user("three")), 2)).toBe(-1);
+    expect(await store.load()).toStrictEqual([user("one")]);
+    expect(await redis.hget("rxagent:{once}:meta", "broken")).toBe("1");
   });
 
   it("an Agent opened on the store repairs a transcript whose run died during a tool call, and goes on", async () => {
