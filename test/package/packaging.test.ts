@@ -93,10 +93,17 @@ describe("the packed tarball", () => {
     const targets = Object.values(manifest.exports).flatMap((target) => [target.types, target.import]);
     for (const file of [...targets, ...Object.values(manifest.bin)]) expect(files).toContain(path.normalize(file));
     const besideDist = files.filter((file) => !file.startsWith("dist/"));
-    expect(besideDist.filter((file) => !file.startsWith("examples/web/"))).toStrictEqual(["README.md", "package.json"]);
+    expect(besideDist.filter((file) => !file.startsWith("examples/web/"))).toStrictEqual(["README.md", "bin/rxagent.js", "cjs/esm-only.cjs", "package.json"]);
     expect(besideDist).toContain("examples/web/index.html");
     expect(files.filter((file) => file.endsWith(".map") || file.endsWith(".ts") !== file.endsWith(".d.ts"))).toStrictEqual([]);
     console.log(`tarball: ${packed.entryCount} files, ${(packed.size / 1024).toFixed(1)} kB packed, ${(packed.unpackedSize / 1024).toFixed(1)} kB unpacked`);
+  });
+
+  it("is publishable and installs quietly: not private, no script that runs when a user installs it", () => {
+    const installed = JSON.parse(readFileSync(path.join(lean, "node_modules", "rxagent", "package.json"), "utf8")) as { private?: boolean; scripts?: Record<string, string> };
+    expect(installed.private).toBeUndefined();
+    const installTime = ["preinstall", "install", "postinstall", "prepare"];
+    expect(Object.keys(installed.scripts ?? {}).filter((name) => installTime.includes(name))).toStrictEqual([]);
   });
 
   it("installs lean: the core's dependencies and the rxjs peer, nothing else", () => {
@@ -138,6 +145,25 @@ console.log(JSON.stringify(outcomes));`;
       }),
     );
     expect(JSON.parse(stdout)).toStrictEqual(expected);
+  });
+
+  it("in a CommonJS project, require() says the package is ESM only and how to load it; import() loads it", async () => {
+    // What `npm init -y` makes: no "type", so .js files are CommonJS.
+    const folder = path.join(lean, "commonjs-consumer");
+    mkdirSync(folder);
+    writeFileSync(path.join(folder, "package.json"), JSON.stringify({ name: "commonjs-consumer", version: "1.0.0" }));
+    writeFileSync(
+      path.join(folder, "index.js"),
+      `const outcomes = {};
+for (const entry of ${JSON.stringify(entryPoints)}) {
+  try { require(entry); outcomes[entry] = "loaded"; } catch (error) { outcomes[entry] = error.message; }
+}
+import("rxagent").then((rxagent) => console.log(JSON.stringify({ outcomes, imported: typeof rxagent.Agent })));`,
+    );
+    const { code, stdout, stderr } = await run(process.execPath, ["index.js"], { cwd: folder });
+    expect({ code, stderr }).toStrictEqual({ code: 0, stderr: "" });
+    const esmOnly = 'rxagent is ESM only ("type": "module"): require() cannot load it. Use `import { Agent } from "rxagent"` in an ES module (a .mjs file, or "type": "module" in your package.json), or from CommonJS: `const { Agent } = await import("rxagent")`.';
+    expect(JSON.parse(stdout)).toStrictEqual({ outcomes: Object.fromEntries(entryPoints.map((entry) => [entry, esmOnly])), imported: "function" });
   });
 
   it("serves the browser page from the installed package", async () => {
