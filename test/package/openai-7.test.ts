@@ -29,7 +29,7 @@ describe.skipIf(!supported)(`openai 7 on Node ${process.versions.node}`, () => {
     const packOutput = await npm(["pack", "--json", "--pack-destination", work], repositoryRoot);
     const [packed] = JSON.parse(packOutput.stdout.slice(packOutput.stdout.indexOf("["))) as { filename: string }[];
     writeFileSync(path.join(work, "package.json"), JSON.stringify({ name: "consumer-openai7", private: true, type: "module" }));
-    await npm(["install", "--no-audit", "--no-fund", path.join(work, packed!.filename), "rxjs@^7.8", "openai@^7"], work);
+    await npm(["install", "--prefer-offline", "--no-audit", "--no-fund", path.join(work, packed!.filename), "rxjs@^7.8", "openai@^7"], work);
     server = await startReplayServer([{ kind: "fixture", fixture }]);
   }, 600_000);
 
@@ -39,14 +39,14 @@ describe.skipIf(!supported)(`openai 7 on Node ${process.versions.node}`, () => {
   });
 
   it("streams a reply through openaiChat with openai 7 installed", async () => {
-    const script = `import { createRequire } from "node:module";
+    const script = `import { readFileSync } from "node:fs";
 import { lastValueFrom, filter } from "rxjs";
 import { agentLoop } from "rxagent";
 import { openaiChat } from "rxagent/openai";
 const model = openaiChat({ model: "gpt-4.1-nano", apiKey: "sk-test", baseURL: ${JSON.stringify(server.baseURL)}, maxRetries: 0 });
 const end = await lastValueFrom(agentLoop([{ role: "user", content: "Hi", timestamp: 0 }], { messages: [] }, { model }).pipe(filter((event) => event.type === "agent_end")));
 const reply = end.messages.at(-1);
-const openaiVersion = createRequire(import.meta.url)("openai/package.json").version;
+const openaiVersion = JSON.parse(readFileSync("node_modules/openai/package.json", "utf8")).version; // openai 7 exports no ./package.json
 console.log(JSON.stringify({ openaiVersion, stopReason: reply.stopReason, errorMessage: reply.errorMessage, text: reply.content.map((block) => block.text ?? "").join("") }));`;
     writeFileSync(path.join(work, "chat.mjs"), script);
     const { code, stdout, stderr } = await run(process.execPath, ["chat.mjs"], { cwd: work });
