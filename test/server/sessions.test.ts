@@ -99,8 +99,9 @@ describe("sessions", () => {
     const gated: Model = { ...replies, stream: (context, options) => release.pipe(take(1), switchMap(() => replies.stream(context, options))) };
     const { url } = await start({ idleTimeoutMs: 100, createAgent: () => new Agent({ model: gated }) });
     const watcher = await open(url);
-    await watcher.request({ type: "attach", session: "s" });
-    await watcher.request({ type: "prompt", input: "go" });
+    // Sent together: awaiting the attach first left a gap in which a loaded machine's sweep
+    // closed the watcher as idle before its run began (seen at load average 15).
+    await Promise.all([watcher.request({ type: "attach", session: "s" }), watcher.request({ type: "prompt", input: "go" })]);
     await waitFor(() => watcher.hasEvent("turn_start"), "the run to start");
     const quietLater = await open(url);
     await quietLater.request({ type: "attach", session: "other" });
