@@ -299,9 +299,11 @@ describe("the ecosystem's linters", () => {
 
   it("@arethetypeswrong/cli finds no problem for an ESM-only package", async () => {
     const attw = path.join(repositoryRoot, "node_modules", "@arethetypeswrong", "cli", "dist", "index.js");
-    // It exits 1 on the problems below that it reports but this package means (checked from the JSON).
-    const { stdout } = await run(process.execPath, [attw, tarball, "--profile", "esm-only", "--format", "json"], { cwd: work });
-    const report = JSON.parse(stdout) as { problems: Record<string, { kind: string; entrypoint?: string; resolutionKind?: string }[]> };
+    // It exits 1 on the problems below that it reports but this package means (checked from the
+    // JSON), and exiting cuts its output to a pipe short: written to a file instead.
+    const reportFile = path.join(work, "attw.json");
+    await run("sh", ["-c", `"$0" "$1" "$2" --profile esm-only --format json > "$3"`, process.execPath, attw, tarball, reportFile], { cwd: work });
+    const report = JSON.parse(readFileSync(reportFile, "utf8")) as { problems: Record<string, { kind: string; entrypoint?: string; resolutionKind?: string }[]> };
     // The esm-only profile ignores require() and node10 resolution: this package is ESM only.
     const ignored = new Set(["node10", "node16-cjs"]);
     // FalseESM, deliberately: `require` resolves to cjs/esm-only.cjs, which throws the ESM-only
