@@ -3,6 +3,9 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    // Tests that install from the registry run apart (`npm run test:package`, vitest.package.config.ts),
+    // so `npm test` stays offline.
+    exclude: ["test/package/**", "**/node_modules/**"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
   },

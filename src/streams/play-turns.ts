@@ -7,7 +7,7 @@ import type { Turn } from "./next-turn.js";
  * subscribing to a turn once the one before has completed, and completes when the turns have.
  *
  * Turns are trampolined: a turn is never subscribed inside the call stack of the one before,
- * even when a model answers synchronously (the 3000-turn test guards this), and never before
+ * even when a model answers synchronously (the constant-stack-depth test in agent-loop.test.ts guards this), and never before
  * `expand` has subscribed to the turn's `next` (a turn that decides at once hands its next turn
  * on to a subscriber that is already there).
  *

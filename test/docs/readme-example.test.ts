@@ -4,7 +4,7 @@ import { agentLoop } from "../../src/index.js";
 import type { AgentEventType } from "../../src/index.js";
 import { configureMarbles, scriptedModel } from "../../src/testing/index.js";
 
-// The README's "Testing your agent" example, verbatim but for the imports: keep them in step.
+// docs/testing.md's "Testing your agent" example, verbatim but for the imports: keep them in step.
 const marbles = configureMarbles((actual, expected) => expect(actual).toStrictEqual(expected));
 
 describe("README", () => {

@@ -4,7 +4,7 @@ import { describe, expect, expectTypeOf, it } from "vitest";
 import { agentLoop } from "../../src/index.js";
 import { scriptedModel } from "../../src/testing/index.js";
 
-// The README's "Structured output" example, verbatim but for the imports and a scripted model
+// docs/agent.md's "Structured output" example, verbatim but for the imports and a scripted model
 // in place of the pi-ai one: keep them in step.
 describe("README structured output", () => {
   it("ends with the typed answer", async () => {

@@ -66,13 +66,11 @@ describe("backpressure", () => {
     // Stop reading: the kernel buffers fill, then the server's bufferedAmount climbs.
     (slow.socket as unknown as { _socket: Socket })._socket.pause();
 
-    let agentEndAt = 0;
     let producedBytes = 0;
     let updates = 0;
     agent?.events$.subscribe((event) => {
       producedBytes += JSON.stringify(event).length;
       if (event.type === "message_update") updates++;
-      if (event.type === "agent_end") agentEndAt = performance.now();
     });
     const started = performance.now();
     await fast.request({ type: "prompt", input: "flood" });
@@ -81,10 +79,10 @@ describe("backpressure", () => {
 
     const [fastStats, slowStats] = server.session("s")?.clients ?? [];
     const finalSeq = server.session("s")?.lastSeq ?? 0;
-    // The fast client saw every event, in order, within moments of the agent.
+    // The fast client saw every event, in order, while the slow one was still not reading (no
+    // wall-clock bound: how long that takes depends on the machine's load, not on the slow client).
     assertContiguous(fast.events(), 0);
     expect(fast.events().at(-1)?.seq).toBe(finalSeq);
-    expect(fastDoneAt - agentEndAt).toBeLessThan(1000);
     expect(fastStats?.resyncs).toBe(0);
 
     // The slow client's queue stayed within its caps and was cut over to a snapshot. (Delta

@@ -1,9 +1,11 @@
+import { Subject, switchMap, take } from "rxjs";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { Agent } from "../../src/agent/agent.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";
 import { type AgentServer, serveAgents, type ServeAgentsOptions, serveWebUi, type WebUiServer } from "../../src/server/index.js";
 import type { ServerFrame } from "../../src/protocol/protocol-schemas.js";
+import type { Model } from "../../src/types.js";
 import { RawClient, realtimeAgent, waitFor } from "./helpers.js";
 
 let server: AgentServer | undefined;
@@ -90,12 +92,26 @@ describe("sessions", () => {
   });
 
   it("keeps a socket that has been quiet while its session runs", async () => {
-    const { url } = await start({ idleTimeoutMs: 100, createAgent: () => realtimeAgent(["A reply that streams for longer than the idle timeout, word by word by word."], 20) });
+    // No timing margin: the model answers only when the test says, and a second socket that
+    // went quiet later than the watcher shows the idle timeout has passed for the watcher too.
+    const release = new Subject<void>();
+    const replies = scriptedModel(["Done."]);
+    const gated: Model = { ...replies, stream: (context, options) => release.pipe(take(1), switchMap(() => replies.stream(context, options))) };
+    const { url } = await start({ idleTimeoutMs: 100, createAgent: () => new Agent({ model: gated }) });
     const watcher = await open(url);
-    await watcher.request({ type: "attach", session: "s" });
-    await watcher.request({ type: "prompt", input: "go" });
-    await waitFor(() => watcher.hasEvent("agent_end"), "agent_end", 10_000);
+    // Sent together: awaiting the attach first left a gap in which a loaded machine's sweep
+    // closed the watcher as idle before its run began (seen at load average 15).
+    await Promise.all([watcher.request({ type: "attach", session: "s" }), watcher.request({ type: "prompt", input: "go" })]);
+    await waitFor(() => watcher.hasEvent("turn_start"), "the run to start");
+    const quietLater = await open(url);
+    await quietLater.request({ type: "attach", session: "other" });
+    await waitFor(() => quietLater.closeCode, "the later quiet socket to be closed", 10_000);
+    expect([quietLater.closeCode, quietLater.closeReason]).toEqual([4000, "Idle"]);
+    // A reply on the watcher's own connection comes after any close the server had sent it.
+    expect(await watcher.request({ type: "attach", session: "s" })).toMatchObject({ type: "ack" });
     expect(watcher.closeCode).toBeUndefined();
+    release.next();
+    await waitFor(() => watcher.hasEvent("agent_end"), "agent_end", 10_000);
   });
 });
 

@@ -41,13 +41,12 @@ describe("graceful shutdown", () => {
   });
 
   it("closes idle servers at once", async () => {
-    const server = await serveAgents({ port: 0, createAgent: () => realtimeAgent([]) });
+    // A shutdown timeout longer than the test's: a close that waited for it would time the test
+    // out, so no wall-clock bound is needed to tell "at once".
+    const server = await serveAgents({ port: 0, shutdownTimeoutMs: 10 * 60_000, createAgent: () => realtimeAgent([]) });
     const client = await RawClient.open(server.url);
     await client.request({ type: "attach" });
-    const started = performance.now();
     await server.close();
-    // Far below the 10 s shutdown timeout it would hit if it waited for something.
-    expect(performance.now() - started).toBeLessThan(3000);
     expect(client.closeCode).toBe(1001);
   });
 

@@ -735,16 +735,45 @@ describe("agentLoop", () => {
     ]);
   });
 
-  it("runs 3000 turns with a synchronous model and an instant tool without overflowing the stack", () => {
-    const turns = 3000;
-    const tick = defineTool({ name: "tick", description: "Ticks", parameters: Type.Object({}), execute: () => textResult("ok") });
+  it("runs turn after turn of a synchronous model and an instant tool at a constant stack depth", () => {
+    // The point of the old 3000-turn run (no stack growth from turn to turn), measured directly:
+    // the depth of the stack at each turn's start and in each tool call must not grow by a single
+    // frame, so 50 turns show what thousands would (a frame per turn overflows after ~10k turns).
+    const turns = 50;
+    const toolDepths: number[] = [];
+    const turnDepths: number[] = [];
+    const stackDepth = () => new Error().stack?.split("\n").length ?? 0;
+    const tick = defineTool({
+      name: "tick",
+      description: "Ticks",
+      parameters: Type.Object({}),
+      execute: () => {
+        toolDepths.push(stackDepth());
+        return textResult("ok");
+      },
+    });
     const model = scriptedModel(
       Array.from({ length: turns }, (_, index) =>
         index === turns - 1 ? "done" : { content: [{ type: "toolCall" as const, name: "tick", arguments: {} }] },
       ),
     );
-    const events = collect(agentLoop([prompt], { messages: [], tools: [tick] }, { model }));
+    const traceLimit = Error.stackTraceLimit;
+    Error.stackTraceLimit = Infinity;
+    let events: AgentEvent[];
+    try {
+      events = collect(
+        agentLoop([prompt], { messages: [], tools: [tick] }, { model }).pipe(
+          tap((event) => {
+            if (event.type === "turn_start") turnDepths.push(stackDepth());
+          }),
+        ),
+      );
+    } finally {
+      Error.stackTraceLimit = traceLimit;
+    }
     expect(model.calls).toHaveLength(turns);
+    expect(toolDepths).toStrictEqual(Array.from({ length: turns - 1 }, () => toolDepths[0]));
+    expect(turnDepths.slice(1)).toStrictEqual(Array.from({ length: turns - 1 }, () => turnDepths[1]));
     expect(events.filter((event) => event.type === "turn_end")).toHaveLength(turns);
     expect(agentEndOf(events).messages).toHaveLength(1 + turns + (turns - 1));
     expectOneResultPerToolCall(events);
