@@ -28,6 +28,7 @@ const runtimeNames = [
   "fromAbortSignal",
   "initialAgentState",
   "isToolResult",
+  "isTransientFailure",
   "mergeMapCapped",
   "missingToolResults",
   "parsePartialJson",
@@ -35,6 +36,8 @@ const runtimeNames = [
   "textResult",
   "toAsyncIterable",
   "validateArguments",
+  "withFallback",
+  "withRetry",
 ];
 
 const source = path.resolve(import.meta.dirname, "../src");
