@@ -46,7 +46,7 @@ class RetryWaitAborted extends Error {}
  * `initialDelayMs * 2^(n-1)` capped by `maxDelayMs` and scaled by a jitter factor in [0.5, 1).
  * Never retries after a content event, nor a failure `retryOn` rejects, nor an abort. When the
  * retries run out, the last failure ends the stream with "(gave up after N attempts)" appended
- * to its `errorMessage`. An abort during a wait ends it at once with an `aborted` error event.
+ * to its `errorMessage` (unchanged with `retries: 0`). An abort during a wait ends it at once with an `aborted` error event.
  * @example const model = withRetry(openaiChat({ model: "gpt-4.1-mini", maxRetries: 0 }), { retries: 3 })
  */
 export function withRetry(model: Model, options: RetryOptions = {}): Model {
@@ -78,7 +78,8 @@ export function withRetry(model: Model, options: RetryOptions = {}): Model {
             delay: (error: unknown, retryCount: number) => {
               if (!(error instanceof FailedBeforeContent)) return throwError(() => error);
               last = error;
-              if (retryCount > retries) return throwError(() => new FailedBeforeContent(error.held, gaveUp(error.event, retryCount)));
+              // With `retries: 0` nothing was retried, so there is nothing to give up on.
+            if (retryCount > retries) return throwError(() => (retries === 0 ? error : new FailedBeforeContent(error.held, gaveUp(error.event, retryCount))));
               const delayMs = delayOf(error.event, retryCount);
               return delayMs === undefined ? throwError(() => error) : waitUnlessAborted(delayMs, scheduler, signal);
             },

@@ -59,6 +59,14 @@ describe("withRetry", () => {
   );
 
   it(
+    "with retries 0, passes the failure through as it was",
+    marbles((m) => {
+      const model = withRetry(modelOfAttempts([m.cold("s-(e|)", values)]), { retries: 0, scheduler: m.scheduler });
+      m.expect(model.stream({ messages: [] }, live())).toBeObservable("--(se|)", values);
+    }),
+  );
+
+  it(
     "caps the backoff at maxDelayMs",
     marbles((m) => {
       const model = withRetry(modelOfAttempts([m.cold("e", values), m.cold("e", values), m.cold("e", values), m.cold("f|", values)]), {
@@ -103,7 +111,7 @@ describe("withRetry", () => {
 
   it("reads transient failures from the message when the provider reports no `failure` (pi-ai, cassettes)", async () => {
     const { isTransientFailure } = await import("../../src/model/transient-failure.js");
-    const cases = ["429 Too Many Requests", "529 Overloaded", "500 Internal error", "Connection error: ECONNRESET", "socket hang up", "terminated"];
+    const cases = ["429 Too Many Requests", "529 Overloaded", "500 Internal error", "Connection error: ECONNRESET", "socket hang up", "terminated", '{"error":{"code":500,"message":"Internal error encountered.","status":"INTERNAL"}}'];
     expect(cases.map((message) => isTransientFailure(failed(message)))).toStrictEqual(cases.map(() => true));
     expect(["401 Unauthorized", "400 Bad request", "Model returned invalid JSON"].map((message) => isTransientFailure(failed(message)))).toStrictEqual([false, false, false]);
     expect(isTransientFailure({ ...failed("500"), reason: "aborted" })).toBe(false);
