@@ -83,6 +83,7 @@ export type { RetryOptions } from "./model/with-retry.js";
 export { withFallback } from "./model/with-fallback.js";
 export type { FallbackOptions } from "./model/with-fallback.js";
 export { isTransientFailure } from "./model/transient-failure.js";
+export { runUsage } from "./model/run-usage.js";
 
 // Operators
 export { mergeMapCapped } from "./operators/merge-map-capped.js";

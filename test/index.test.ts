@@ -33,6 +33,7 @@ const runtimeNames = [
   "missingToolResults",
   "parsePartialJson",
   "reduceAgentState",
+  "runUsage",
   "textResult",
   "toAsyncIterable",
   "validateArguments",

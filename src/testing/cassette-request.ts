@@ -1,14 +1,8 @@
 import type { LlmContext } from "../types/model.js";
 import type { CassetteMessage, CassetteRequest } from "./cassette.js";
+import { redactCredentials } from "../util/redact-credentials.js";
 
-/**
- * Strings that look like credentials, blanked wherever they occur in a recording: OpenAI and
- * Anthropic keys (also the masked form OpenAI quotes back in a 401 error), Google API keys,
- * bearer tokens.
- */
-const credentialPatterns: RegExp[] = [/\bsk-[A-Za-z0-9_*-]{8,}/g, /\bAIza[0-9A-Za-z_-]{30,}/g, /\b(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi];
-
-export const redactedText = "[redacted]";
+export { redactCredentials, redactedText } from "../util/redact-credentials.js";
 
 /**
  * The request as a cassette keeps it: what a provider sends, as plain JSON, credentials blanked.
@@ -34,27 +28,6 @@ function cassetteMessageOf(message: LlmContext["messages"][number]): CassetteMes
     case "toolResult":
       return { role: "toolResult", toolCallId: message.toolCallId, toolName: message.toolName, content: message.content, isError: message.isError };
   }
-}
-
-/**
- * A copy of a JSON value with every secret and credential-like string replaced by
- * `[redacted]`. Secrets shorter than 4 characters are ignored: blanking them would wreck text.
- */
-export function redactCredentials<Value>(value: Value, secrets: readonly string[] = []): Value {
-  const usable = secrets.filter((secret) => secret.length >= 4);
-  const redact = (text: string): string => {
-    let result = text;
-    for (const secret of usable) result = result.split(secret).join(redactedText);
-    for (const pattern of credentialPatterns) result = result.replace(pattern, (_match, prefix: unknown) => `${typeof prefix === "string" ? prefix : ""}${redactedText}`);
-    return result;
-  };
-  const walk = (item: unknown): unknown => {
-    if (typeof item === "string") return redact(item);
-    if (Array.isArray(item)) return item.map(walk);
-    if (item !== null && typeof item === "object") return Object.fromEntries(Object.entries(item).map(([key, field]) => [key, walk(field)]));
-    return item;
-  };
-  return walk(value) as Value;
 }
 
 const maxDifferences = 12;

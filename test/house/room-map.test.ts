@@ -32,6 +32,7 @@ const allowed: Record<string, string[]> = {
   testing: core,
   client: core,
   server: core,
+  otel: core,
   redis: [...core, "server"],
   cli: [...core, "openai", "pi-ai", "mcp", "demo", "testing", "client", "server", "redis"],
 };
