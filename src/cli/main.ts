@@ -26,6 +26,7 @@ Options:
   --record <file>     chat: record every model call to a cassette (JSON Lines; docs/cassettes.md)
   --eager-tools       chat: start each tool call as soon as its arguments are complete, while the
                       model still writes the rest of its message
+  --otel              chat, serve: print every run's OpenTelemetry spans on stderr (docs/otel.md)
   --speed <n>         replay: play the recorded replies n times as fast (default 1; 0: at once)
   --port <n>          serve: port (default 8787)
   --host <addr>       serve: address (default 127.0.0.1, this machine only)
@@ -64,6 +65,7 @@ async function main(argv: string[]): Promise<number> {
       json: { type: "boolean" },
       record: { type: "string" },
       "eager-tools": { type: "boolean" },
+      otel: { type: "boolean" },
       speed: { type: "string" },
       port: { type: "string" },
       host: { type: "string" },
@@ -105,6 +107,7 @@ async function main(argv: string[]): Promise<number> {
   if (values.record !== undefined && command !== "chat") throw new UsageError("--record works with chat.");
   if (values.lease !== undefined && (command !== "serve" || values.redis === undefined)) throw new UsageError("--lease works with serve --redis.");
   if (values.store !== undefined && values.redis !== undefined) throw new UsageError("--store and --redis exclude each other: with --redis the transcripts live in Redis.");
+  const instrument = values.otel ? await (await import("./console-telemetry.js")).consoleTelemetry((line) => process.stderr.write(line)) : undefined;
   if (command === "chat") {
     const { runChat } = await import("./chat-command.js");
     const initialPrompt = rest.join(" ").trim();
@@ -115,6 +118,7 @@ async function main(argv: string[]): Promise<number> {
       json: values.json === true,
       toolStepDelay,
       ...(values["eager-tools"] ? { eagerTools: true } : {}),
+      ...(instrument ? { instrument } : {}),
       ...(mcp ? { tools: mcp.tools } : {}),
       ...(initialPrompt === "" ? {} : { initialPrompt }),
       input: process.stdin,
@@ -151,6 +155,7 @@ async function main(argv: string[]): Promise<number> {
     const { runServe } = await importPeer(() => import("./serve-command.js"), "ws", "rxagent serve");
     const close = await runServe({
       choice,
+      ...(instrument ? { instrument } : {}),
       root,
       toolStepDelay,
       ...(mcp ? { tools: mcp.tools } : {}),

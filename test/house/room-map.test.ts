@@ -34,7 +34,7 @@ const allowed: Record<string, string[]> = {
   server: core,
   otel: core,
   redis: [...core, "server"],
-  cli: [...core, "openai", "pi-ai", "mcp", "demo", "testing", "client", "server", "redis"],
+  cli: [...core, "openai", "pi-ai", "mcp", "demo", "testing", "client", "server", "redis", "otel"],
 };
 
 const root = path.resolve(import.meta.dirname, "../../src");
