@@ -168,6 +168,38 @@ describe("withTelemetry", () => {
     ]);
   });
 
+  it("approvals and slot waits are events on the tool's span; a queued message an event on the run's", async () => {
+    const seen: Record<string, string | undefined> = {};
+    const model = scriptedModel(
+      [
+        {
+          content: [
+            { type: "toolCall", id: "call_a", name: "weather", arguments: { city: "Oslo" } },
+            { type: "toolCall", id: "call_b", name: "weather", arguments: { city: "Rome" } },
+          ],
+        },
+        "Done",
+        "Noted",
+      ],
+      { id: "m" },
+    );
+    const gated = { ...lookupTool("weather", seen), needsApproval: true } as AgentTool;
+    const agent = new Agent(withTelemetry({ model, tools: [gated], maxConcurrency: 1 }, { tracer }));
+    agent.events$.subscribe((event) => {
+      if (event.type === "tool_approval_start") agent.approve(event.toolCallId);
+      if (event.type === "turn_end" && event.toolResults.length > 0) agent.followUp("and Paris?");
+    });
+    await agent.run("Weather in Oslo and Rome?");
+    const spans = exporter.getFinishedSpans();
+    const eventsOf = (span: ReadableSpan) => span.events.map((event) => event.name);
+    const [first, second] = named(spans, "execute_tool weather") as [ReadableSpan, ReadableSpan];
+    expect(eventsOf(first)).toStrictEqual(["rxagent.tool_approval_start", "rxagent.tool_approval_end"]);
+    expect(eventsOf(second)).toStrictEqual(["rxagent.tool_approval_start", "rxagent.tool_approval_end", "rxagent.tool_slot_wait_start", "rxagent.tool_slot_wait_end"]);
+    expect(first.events[1]?.attributes).toStrictEqual({ "rxagent.approved": true });
+    const [run] = named(spans, "invoke_agent");
+    expect(eventsOf(run!)).toStrictEqual(["rxagent.queued_message"]);
+  });
+
   it("a fallback shows on the chat span as the model that answered", async () => {
     const down = scriptedModel([{ stopReason: "error", errorMessage: "503 overloaded" }], { id: "primary", provider: "a" });
     const up = scriptedModel(["Hello"], { id: "backup", provider: "b" });
