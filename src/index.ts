@@ -10,6 +10,7 @@ export type {
   AgentMessage,
   AssistantMessage,
   CustomAgentMessages,
+  FailedModelCall,
   ImageContent,
   Message,
   StopReason,
@@ -21,7 +22,9 @@ export type {
   UserMessage,
   LlmContext,
   Model,
+  ModelErrorEvent,
   ModelEvent,
+  ModelFailure,
   ModelStreamOptions,
   ModelTool,
   AgentTool,
@@ -73,6 +76,14 @@ export { FINAL_ANSWER_TOOL, finalAnswerTool } from "./tools/final-answer-tool.js
 export type { FinalAnswerToolOptions } from "./tools/final-answer-tool.js";
 export { finalAnswerReminder } from "./streams/structured-output.js";
 export type { OutputOf, OutputSchema } from "./types.js";
+
+// Model middleware: functions Model -> Model
+export { withRetry } from "./model/with-retry.js";
+export type { RetryOptions } from "./model/with-retry.js";
+export { withFallback } from "./model/with-fallback.js";
+export type { FallbackOptions } from "./model/with-fallback.js";
+export { isTransientFailure } from "./model/transient-failure.js";
+export { runUsage } from "./model/run-usage.js";
 
 // Operators
 export { mergeMapCapped } from "./operators/merge-map-capped.js";

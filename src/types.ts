@@ -3,6 +3,7 @@ export type {
   AgentMessage,
   AssistantMessage,
   CustomAgentMessages,
+  FailedModelCall,
   ImageContent,
   Message,
   StopReason,
@@ -13,7 +14,7 @@ export type {
   Usage,
   UserMessage,
 } from "./types/messages.js";
-export type { LlmContext, Model, ModelEvent, ModelStreamOptions, ModelTool } from "./types/model.js";
+export type { LlmContext, Model, ModelErrorEvent, ModelEvent, ModelFailure, ModelStreamOptions, ModelTool } from "./types/model.js";
 export type {
   AgentTool,
   AgentToolResult,

@@ -28,13 +28,17 @@ const runtimeNames = [
   "fromAbortSignal",
   "initialAgentState",
   "isToolResult",
+  "isTransientFailure",
   "mergeMapCapped",
   "missingToolResults",
   "parsePartialJson",
   "reduceAgentState",
+  "runUsage",
   "textResult",
   "toAsyncIterable",
   "validateArguments",
+  "withFallback",
+  "withRetry",
 ];
 
 const source = path.resolve(import.meta.dirname, "../src");

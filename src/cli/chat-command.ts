@@ -5,6 +5,7 @@ import { Agent } from "../agent/agent.js";
 import type { AgentEvent, AgentTool } from "../types.js";
 import type { Styled } from "./ansi.js";
 import { chatHelp, parseChatCommand } from "./chat-commands.js";
+import type { Instrument } from "./console-telemetry.js";
 import { InputReader } from "./input-reader.js";
 import type { ModelChoice } from "./model-from-environment.js";
 import { initialRenderState, type RenderState, renderEvent, statusLine } from "./terminal-renderer.js";
@@ -29,6 +30,8 @@ export interface ChatOptions {
   color: boolean;
   /** `--eager-tools`: every tool starts at its call's `toolcall_end` (`AgentLoopConfig.eagerTools`). */
   eagerTools?: boolean;
+  /** `--otel`: instruments the agent's options (console-telemetry.ts). */
+  instrument?: Instrument;
 }
 
 /**
@@ -48,13 +51,14 @@ export function runChat(options: ChatOptions): Promise<number> {
       color: options.color,
       ...(live && reader.interactive ? { input: reader } : {}),
     });
-    const agent = new Agent({
+    const agentOptions = {
       model: options.choice.model,
       tools: options.tools ?? demoTools({ root: options.root, stepDelay: options.toolStepDelay }),
       systemPrompt: systemPrompt(options.root),
-      onWarning: (message) => notice(message, "warning"),
+      onWarning: (message: string) => notice(message, "warning"),
       ...(options.eagerTools ? { eagerTools: true } : {}),
-    });
+    };
+    const agent = new Agent(options.instrument ? options.instrument(agentOptions) : agentOptions);
     const subscriptions: Subscription[] = [];
     let render: RenderState = initialRenderState;
     let spinner: Subscription | undefined;

@@ -28,6 +28,7 @@ Options:
                       its folder is made if missing
   --eager-tools       chat: start each tool call as soon as its arguments are complete, while the
                       model still writes the rest of its message
+  --otel              chat, serve: print every run's OpenTelemetry spans on stderr (docs/otel.md)
   --speed <n>         replay: play the recorded replies n times as fast (default 1; 0: at once)
   --port <n>          serve: port (default 8787)
   --host <addr>       serve: address (default 127.0.0.1, this machine only)
@@ -66,6 +67,7 @@ async function main(argv: string[]): Promise<number> {
       json: { type: "boolean" },
       record: { type: "string" },
       "eager-tools": { type: "boolean" },
+      otel: { type: "boolean" },
       speed: { type: "string" },
       port: { type: "string" },
       host: { type: "string" },
@@ -106,6 +108,7 @@ async function main(argv: string[]): Promise<number> {
   if (values.record !== undefined && command !== "chat") throw new UsageError("--record works with chat.");
   if (values.lease !== undefined && (command !== "serve" || values.redis === undefined)) throw new UsageError("--lease works with serve --redis.");
   if (values.store !== undefined && values.redis !== undefined) throw new UsageError("--store and --redis exclude each other: with --redis the transcripts live in Redis.");
+  const instrument = values.otel ? await (await import("./console-telemetry.js")).consoleTelemetry((line) => process.stderr.write(line)) : undefined;
   if (command === "chat") {
     const { runChat } = await import("./chat-command.js");
     const initialPrompt = rest.join(" ").trim();
@@ -116,6 +119,7 @@ async function main(argv: string[]): Promise<number> {
       json: values.json === true,
       toolStepDelay,
       ...(values["eager-tools"] ? { eagerTools: true } : {}),
+      ...(instrument ? { instrument } : {}),
       ...(mcp ? { tools: mcp.tools } : {}),
       ...(initialPrompt === "" ? {} : { initialPrompt }),
       input: process.stdin,
@@ -153,6 +157,7 @@ async function main(argv: string[]): Promise<number> {
     const { runServe } = await importPeer(() => import("./serve-command.js"), "ws", "rxagent serve");
     const close = await runServe({
       choice,
+      ...(instrument ? { instrument } : {}),
       root,
       toolStepDelay,
       ...(mcp ? { tools: mcp.tools } : {}),

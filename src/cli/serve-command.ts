@@ -5,10 +5,13 @@ import { Agent } from "../agent/agent.js";
 import { acceptToken, isLoopbackHost, JsonlTranscriptStore, serveWebUi, type WebUiPage } from "../server/index.js";
 import type { AgentTool, TranscriptStore } from "../types.js";
 import { importPeer } from "./import-peer.js";
+import type { Instrument } from "./console-telemetry.js";
 import type { ModelChoice } from "./model-from-environment.js";
 
 export interface ServeOptions {
   choice: ModelChoice;
+  /** `--otel`: instruments each session's agent options (console-telemetry.ts). */
+  instrument?: Instrument;
   port: number;
   host: string;
   /** The folder the file tools may read. */
@@ -47,11 +50,13 @@ export async function runServe(options: ServeOptions): Promise<() => Promise<voi
   const problem = exposureProblem(options);
   if (problem) throw new Error(problem);
   if (options.storeDirectory !== undefined) mkdirSync(options.storeDirectory, { recursive: true });
-  const agentOptions = () => ({
-    model: options.choice.model,
-    tools: options.tools ?? demoTools({ root: options.root, stepDelay: options.toolStepDelay }),
-    systemPrompt: `You are a helpful assistant in a browser, run by rxagent. Tools: calculator, clock, list_files and read_file (inside ${options.root}). Call independent tools in the same reply. Be concise.`,
-  });
+  const instrument: Instrument = options.instrument ?? ((agentOptions) => agentOptions);
+  const agentOptions = () =>
+    instrument({
+      model: options.choice.model,
+      tools: options.tools ?? demoTools({ root: options.root, stepDelay: options.toolStepDelay }),
+      systemPrompt: `You are a helpful assistant in a browser, run by rxagent. Tools: calculator, clock, list_files and read_file (inside ${options.root}). Call independent tools in the same reply. Be concise.`,
+    });
   const redis = options.redis === undefined ? undefined : await redisSessionsAt(options.redis, options.leaseMs, (store) => Agent.open({ ...agentOptions(), store }));
   const server = await serveWebUi({
     port: options.port,

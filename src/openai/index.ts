@@ -4,13 +4,11 @@ export type { OpenAIChatOptions } from "./openai-chat.js";
 export { openaiResponses, openaiResponsesApi } from "./openai-responses.js";
 export type { OpenAIResponsesOptions } from "./openai-responses.js";
 export type { ModelCost, OpenAIModelOptions, ReasoningEffort } from "./openai-options.js";
-export { retryTransient } from "./retry-transient.js";
-export type { RetryTransientConfig } from "./retry-transient.js";
 export { fromSdkStream } from "./from-sdk-stream.js";
 export {
   describeProviderError,
   isTransientError,
+  modelFailureOf,
   RequestAbortedError,
-  RetriesExhaustedError,
   StreamInterruptedError,
 } from "./provider-errors.js";

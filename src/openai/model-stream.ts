@@ -1,10 +1,11 @@
 import type OpenAI from "openai";
 import type { Observable } from "rxjs";
 import { asyncScheduler, catchError, concatWith, defer, from, map, mergeMap, takeWhile } from "rxjs";
+import { withRetry } from "../model/with-retry.js";
+import type { RetryOptions } from "../model/with-retry.js";
 import type { LlmContext, Model, ModelEvent, ModelStreamOptions } from "../types/model.js";
 import { fromSdkStream } from "./from-sdk-stream.js";
-import type { RetryTransientConfig } from "./retry-transient.js";
-import { retryTransient } from "./retry-transient.js";
+import { modelFailureOf } from "./provider-errors.js";
 import type { StreamAccumulator } from "./stream-accumulator.js";
 import type { OpenAIModelOptions } from "./openai-options.js";
 import { createOpenAIClient } from "./openai-options.js";
@@ -16,39 +17,44 @@ export interface ModelStreamSetup<Chunk> {
   start: (signal: AbortSignal) => PromiseLike<AsyncIterable<Chunk>>;
   accumulator: StreamAccumulator<Chunk>;
   signal: AbortSignal;
-  retry: RetryTransientConfig;
+  /** The scheduler's clock, to read an HTTP-date `Retry-After`. */
+  now: () => number;
 }
 
 /**
- * The pipeline both OpenAI models share: SDK call -> retries before the first chunk ->
- * accumulator -> exactly one terminal event, after which the request is released.
+ * The pipeline both OpenAI models share: SDK call -> accumulator -> exactly one terminal event,
+ * after which the request is released. Retries are not here: `openaiModel` wraps the model in
+ * the core's `withRetry`, which the `failure` on the error event informs.
  *
  * ```text
  * fromSdkStream   --c--c--c--|        (or --#)
- * retryTransient  retries only while nothing was emitted
  * accumulator     --(start,text_start,text_delta)--text_delta--(text_end,done)|
+ *                                                  (or --(start,error{failure})|)
  * ```
  *
- * Contract: never errors; failures become the accumulator's `error` event.
+ * Contract: never errors; failures become the accumulator's `error` event, with the failure's
+ * class (transient, status, Retry-After) as `failure`.
  */
 export function streamModelEvents<Chunk>(setup: ModelStreamSetup<Chunk>): Observable<ModelEvent> {
   const { accumulator } = setup;
   return fromSdkStream(setup.start, { signal: setup.signal }).pipe(
-    retryTransient<Chunk>({ ...setup.retry, signal: setup.signal }),
     // An array is an ObservableInput: no Observable per chunk.
     mergeMap((chunk) => accumulator.push(chunk)),
     concatWith(defer(() => from(accumulator.end()))),
-    catchError((error: unknown) => from(accumulator.fail(error))),
+    catchError((error: unknown) => {
+      const failure = modelFailureOf(error, setup.now());
+      return from(accumulator.fail(error)).pipe(map((event) => (event.type === "error" && event.reason === "error" ? { ...event, failure } : event)));
+    }),
     // Unsubscribes from the request as soon as the answer is complete (or failed).
     takeWhile((event) => event.type !== "done" && event.type !== "error", true),
   );
 }
 
-/** The retry settings of a model's options. */
-export function retryConfigOf(options: OpenAIModelOptions): RetryTransientConfig {
+/** The retry settings of a model's options, for `withRetry`. */
+export function retryOptionsOf(options: OpenAIModelOptions): RetryOptions {
   return {
-    ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
-    ...(options.retryBaseDelayMs !== undefined ? { baseDelayMs: options.retryBaseDelayMs } : {}),
+    ...(options.maxRetries !== undefined ? { retries: options.maxRetries } : {}),
+    ...(options.retryBaseDelayMs !== undefined ? { initialDelayMs: options.retryBaseDelayMs } : {}),
     ...(options.retryMaxDelayMs !== undefined ? { maxDelayMs: options.retryMaxDelayMs } : {}),
     ...(options.random !== undefined ? { random: options.random } : {}),
     ...(options.scheduler !== undefined ? { scheduler: options.scheduler } : {}),
@@ -65,8 +71,10 @@ export interface OpenAIApi<Options extends OpenAIModelOptions, Body, Chunk> {
 
 /**
  * A `Model` on one OpenAI API: one lazily created client, and per call a request built from the
- * context and streamed through `streamModelEvents`. A request that cannot even be built (no
- * credentials, an unserialisable context) still ends as an `error` event, not an Observable error.
+ * context and streamed through `streamModelEvents`, wrapped in `withRetry` (the provider's only
+ * retry: `maxRetries: 0` turns it off, e.g. to wrap the model in your own `withRetry`). A request
+ * that cannot even be built (no credentials, an unserialisable context) still ends as an `error`
+ * event, not an Observable error.
  */
 export function openaiModel<Options extends OpenAIModelOptions & { model: string; provider?: string }, Body, Chunk>(
   options: Options,
@@ -75,7 +83,7 @@ export function openaiModel<Options extends OpenAIModelOptions & { model: string
   const provider = options.provider ?? "openai";
   const scheduler = options.scheduler ?? asyncScheduler;
   let client: OpenAI | undefined;
-  return {
+  const model: Model = {
     id: options.model,
     provider,
     api: api.api,
@@ -95,11 +103,12 @@ export function openaiModel<Options extends OpenAIModelOptions & { model: string
           start: (requestSignal) => api.send(sdk, body, requestSignal),
           accumulator,
           signal,
-          retry: retryConfigOf(options),
+          now: () => scheduler.now(),
         }).pipe(map(withoutKey(sdk.apiKey ?? undefined)));
       });
     },
   };
+  return withRetry(model, retryOptionsOf(options));
 }
 
 /**

@@ -1,4 +1,5 @@
 import { APIConnectionError, APIError, APIUserAbortError } from "openai";
+import type { ModelFailure } from "../types/model.js";
 
 /**
  * The caller aborted (its signal fired). Never retried; ends the stream with
@@ -19,17 +20,6 @@ export class StreamInterruptedError extends Error {
   ) {
     const detail = options?.detail ?? describeCause(options?.cause);
     super(`Connection closed mid-stream after ${chunks} chunks${detail ? ` (${detail})` : ""}`, { cause: options?.cause });
-    this.name = new.target.name;
-  }
-}
-
-/** A transient failure that was still failing when the retries ran out. */
-export class RetriesExhaustedError extends Error {
-  constructor(
-    readonly attempts: number,
-    override readonly cause: unknown,
-  ) {
-    super(`${describeProviderError(cause)} (gave up after ${attempts} attempts)`, { cause });
     this.name = new.target.name;
   }
 }
@@ -61,6 +51,20 @@ export function isTransientError(error: unknown): boolean {
   }
   if (error instanceof StreamInterruptedError) return true;
   return isConnectionFailure(error);
+}
+
+/**
+ * What `withRetry` and `withFallback` need to know about a failed call: whether it is transient,
+ * the HTTP status and the delay the server asked for.
+ */
+export function modelFailureOf(error: unknown, now: number): ModelFailure {
+  const status = error instanceof APIError ? error.status : undefined;
+  const retryAfter = retryAfterMs(error, now);
+  return {
+    transient: isTransientError(error),
+    ...(status !== undefined ? { status } : {}),
+    ...(retryAfter !== undefined ? { retryAfterMs: retryAfter } : {}),
+  };
 }
 
 /**

@@ -43,7 +43,7 @@ export function agentLoop<TOutputSchema extends OutputSchema = OutputSchema>(
 ): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
   checkPrompts(prompts);
   checkConfig(config, context.tools, "agentLoop");
-  return withOutput(context, config, (runContext, runConfig) => runLoop(prompts, runContext, runConfig)) as Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>>;
+  return observed(config, withOutput(context, config, (runContext, runConfig) => runLoop(prompts, runContext, runConfig))) as Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>>;
 }
 
 /**
@@ -66,7 +66,7 @@ export function agentLoopContinue<TOutputSchema extends OutputSchema = OutputSch
       "Cannot continue from an assistant message: add a user message or tool results first, or start a new run with agentLoop.",
     );
   }
-  return withOutput(context, config, (runContext, runConfig) => runLoop([], runContext, runConfig)) as Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>>;
+  return observed(config, withOutput(context, config, (runContext, runConfig) => runLoop([], runContext, runConfig))) as Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>>;
 }
 
 /**
@@ -76,7 +76,12 @@ export function agentLoopContinue<TOutputSchema extends OutputSchema = OutputSch
  */
 export function agentLoopReopened(reopened: ReopenedToolCalls, context: AgentContext, config: AgentLoopConfig): Observable<AgentEvent> {
   checkConfig(config, context.tools, "Agent.open");
-  return withOutput(context, config, (runContext, runConfig) => runLoop([], runContext, runConfig, reopened));
+  return observed(config, withOutput(context, config, (runContext, runConfig) => runLoop([], runContext, runConfig, reopened)));
+}
+
+/** The run through `config.observeRun`, when there is one. */
+function observed(config: Pick<AgentLoopConfig, "observeRun">, run: Observable<AgentEvent>): Observable<AgentEvent> {
+  return config.observeRun ? run.pipe(config.observeRun) : run;
 }
 
 /**

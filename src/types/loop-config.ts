@@ -1,4 +1,5 @@
-import type { Observable, SchedulerLike } from "rxjs";
+import type { MonoTypeOperatorFunction, Observable, SchedulerLike } from "rxjs";
+import type { AgentEvent } from "./events.js";
 import type { AgentMessage, AssistantMessage, ImageContent, Message, TextContent, ToolCall, ToolResultMessage, Usage } from "./messages.js";
 import type { Model } from "./model.js";
 import type { OutputSchema } from "./output.js";
@@ -301,4 +302,13 @@ export interface AgentLoopConfig {
   signal?: AbortSignal;
   /** Source of time (timestamps, timeouts). Default: `asyncScheduler`. */
   scheduler?: SchedulerLike;
+  /**
+   * An operator each run's events go through, subscribed in the run's place: the seam for
+   * instrumentation (`rxagent/otel`'s `withTelemetry` sets it to open a span per run and keep it
+   * the active context while the run works).
+   *
+   * Contract: pass every event on, unchanged and in order; unsubscribing from it ends the run.
+   * @example observeRun: tap((event) => log(event.type))
+   */
+  observeRun?: MonoTypeOperatorFunction<AgentEvent>;
 }

@@ -82,7 +82,19 @@ export interface AssistantMessage {
   stopReason: StopReason;
   /** Set when `stopReason` is `"error"` or `"aborted"`: what went wrong, readable. */
   errorMessage?: string;
+  /**
+   * Set by `withFallback` when earlier models failed before this one answered: who failed and
+   * why, in order. `provider`/`model` above name the model that did answer.
+   */
+  fallbackFrom?: FailedModelCall[];
   timestamp: number;
+}
+
+/** A model call that failed before its first content, so the next model was asked instead. */
+export interface FailedModelCall {
+  provider: string;
+  model: string;
+  errorMessage: string;
 }
 
 export interface ToolResultMessage<TDetails = unknown> {

@@ -18,7 +18,30 @@ export type ModelEvent =
   | { type: "toolcall_delta"; contentIndex: number; delta: string; partial: AssistantMessage }
   | { type: "toolcall_end"; contentIndex: number; toolCall: ToolCall; partial: AssistantMessage }
   | { type: "done"; reason: Extract<StopReason, "stop" | "length" | "toolUse">; message: AssistantMessage }
-  | { type: "error"; reason: Extract<StopReason, "aborted" | "error">; error: AssistantMessage };
+  | {
+      type: "error";
+      reason: Extract<StopReason, "aborted" | "error">;
+      error: AssistantMessage;
+      /** What the provider knows about the failure, for middleware deciding on a retry or a fallback. */
+      failure?: ModelFailure;
+    };
+
+/** A model stream's final `error` event. */
+export type ModelErrorEvent = Extract<ModelEvent, { type: "error" }>;
+
+/**
+ * Why a model call failed, as far as its provider could tell. Carried by the `error` event (not
+ * by the message, which goes into the transcript) so `withRetry` and `withFallback` can decide
+ * without parsing `errorMessage`.
+ */
+export interface ModelFailure {
+  /** True for failures worth another attempt: 408, 409, 429, 5xx, a connection refused or reset. */
+  transient: boolean;
+  /** The HTTP status, when the server answered. */
+  status?: number;
+  /** The delay the server asked for (`Retry-After`, `retry-after-ms`), in milliseconds. */
+  retryAfterMs?: number;
+}
 
 /**
  * A tool as the model sees it. `parameters` is JSON Schema, sent unchanged (TypeBox schemas are

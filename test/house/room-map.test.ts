@@ -32,8 +32,9 @@ const allowed: Record<string, string[]> = {
   testing: core,
   client: core,
   server: core,
+  otel: core,
   redis: [...core, "server"],
-  cli: [...core, "openai", "pi-ai", "mcp", "demo", "testing", "client", "server", "redis"],
+  cli: [...core, "openai", "pi-ai", "mcp", "demo", "testing", "client", "server", "redis", "otel"],
 };
 
 const root = path.resolve(import.meta.dirname, "../../src");

@@ -1,0 +1,119 @@
+import { describe, expect, it } from "vitest";
+import { withRetry } from "../../src/model/with-retry.js";
+import type { ModelEvent } from "../../src/types/model.js";
+import { marbles } from "../helpers/marbles.js";
+import { modelEvents, modelOfAttempts } from "../helpers/model-events.js";
+
+const { start, text, delta, done, failed, failedAfterText } = modelEvents();
+const overloaded = failed("503 overloaded", { transient: true, status: 503 });
+const values = { s: start, t: text, d: delta, f: done, e: overloaded };
+const live = () => ({ signal: new AbortController().signal });
+
+describe("withRetry", () => {
+  it(
+    "retries a transient failure with exponential backoff and jitter, holding back the failed attempts' start",
+    marbles((m) => {
+      const first = m.cold("  s-e", values);
+      const second = m.cold(" s-e", values);
+      const third = m.cold("  s-t---d-f|", values);
+      const model = withRetry(modelOfAttempts([first, second, third]), { initialDelayMs: 100, random: () => 0, scheduler: m.scheduler });
+      // 2 frames + 50 wait (factor 0.5) + 2 frames + 100 wait, then the third attempt, its start
+      // released with its first content.
+      m.expect(model.stream({ messages: [] }, live())).toBeObservable("-- 50ms -- 100ms --(st)d-f|", values);
+      m.expect(first).toHaveSubscriptions("      ^-!");
+      m.expect(second).toHaveSubscriptions("     -- 50ms ^-!");
+      m.expect(third).toHaveSubscriptions("      -- 50ms -- 100ms ^--------!");
+    }),
+  );
+
+  it(
+    "waits what the failure's Retry-After says, not the backoff",
+    marbles((m) => {
+      const rateLimited = failed("429 Rate limit reached", { transient: true, status: 429, retryAfterMs: 3000 });
+      const model = withRetry(modelOfAttempts([m.cold("s-r", { ...values, r: rateLimited }), m.cold("s-(f|)", values)]), {
+        initialDelayMs: 1,
+        random: () => 0.99,
+        scheduler: m.scheduler,
+      });
+      m.expect(model.stream({ messages: [] }, live())).toBeObservable("-- 3000ms --(sf|)", values);
+    }),
+  );
+
+  it(
+    "reports a Retry-After longer than maxRetryAfterMs at once",
+    marbles((m) => {
+      const rateLimited = failed("429 Rate limit reached", { transient: true, status: 429, retryAfterMs: 120_000 });
+      const model = withRetry(modelOfAttempts([m.cold("s-r", { ...values, r: rateLimited }), m.cold("s-f|", values)]), { scheduler: m.scheduler });
+      m.expect(model.stream({ messages: [] }, live())).toBeObservable("--(sr|)", { ...values, r: rateLimited });
+    }),
+  );
+
+  it(
+    "gives up after `retries`, ending with the last failure and the number of attempts",
+    marbles((m) => {
+      const attempt = m.cold("s-e", values);
+      const model = withRetry(modelOfAttempts([attempt]), { retries: 2, initialDelayMs: 10, random: () => 0, scheduler: m.scheduler });
+      const gaveUp = { ...overloaded, error: { ...overloaded.error, errorMessage: "503 overloaded (gave up after 3 attempts)" } };
+      m.expect(model.stream({ messages: [] }, live())).toBeObservable("-- 5ms -- 10ms --(sg|)", { ...values, g: gaveUp });
+    }),
+  );
+
+  it(
+    "with retries 0, passes the failure through as it was",
+    marbles((m) => {
+      const model = withRetry(modelOfAttempts([m.cold("s-(e|)", values)]), { retries: 0, scheduler: m.scheduler });
+      m.expect(model.stream({ messages: [] }, live())).toBeObservable("--(se|)", values);
+    }),
+  );
+
+  it(
+    "caps the backoff at maxDelayMs",
+    marbles((m) => {
+      const model = withRetry(modelOfAttempts([m.cold("e", values), m.cold("e", values), m.cold("e", values), m.cold("f|", values)]), {
+        retries: 3,
+        initialDelayMs: 100,
+        maxDelayMs: 150,
+        random: () => 0.99,
+        scheduler: m.scheduler,
+      });
+      // factor 0.995: 100 -> 100, 200 -> 150 -> 149, 400 -> 150 -> 149.
+      m.expect(model.stream({ messages: [] }, live())).toBeObservable("100ms 149ms 149ms f|", values);
+    }),
+  );
+
+  it(
+    "never retries once content streamed (no duplicate text), nor a failure retryOn rejects",
+    marbles((m) => {
+      const midStream = failedAfterText("Connection closed mid-stream after 3 chunks");
+      const cut = m.cold("s-t---d-(x|)", { ...values, x: midStream });
+      const afterContent = modelOfAttempts([cut, m.cold("s-f|", values)]);
+      m.expect(withRetry(afterContent, { scheduler: m.scheduler }).stream({ messages: [] }, live())).toBeObservable("--(st)d-(x|)", { ...values, x: midStream });
+
+      const unauthorized = failed("401 Incorrect API key", { transient: false, status: 401 });
+      const rejected = modelOfAttempts([m.cold("s-(u|)", { ...values, u: unauthorized }), m.cold("s-f|", values)]);
+      m.expect(withRetry(rejected, { scheduler: m.scheduler }).stream({ messages: [] }, live())).toBeObservable("--(su|)", { ...values, u: unauthorized });
+
+      const custom = modelOfAttempts([m.cold("(e|)", values), m.cold("f|", values)]);
+      m.expect(withRetry(custom, { retryOn: () => false, scheduler: m.scheduler }).stream({ messages: [] }, live())).toBeObservable("(e|)", values);
+    }),
+  );
+
+  it(
+    "an abort during the wait ends it at once with an aborted error event",
+    marbles((m) => {
+      const controller = new AbortController();
+      const model = withRetry(modelOfAttempts([m.cold("s-e", values), m.cold("s-f|", values)]), { initialDelayMs: 1000, random: () => 0, scheduler: m.scheduler });
+      m.scheduler.schedule(() => controller.abort(), 100);
+      const aborted: ModelEvent = { type: "error", reason: "aborted", error: { ...overloaded.error, stopReason: "aborted", errorMessage: "Request was aborted" } };
+      m.expect(model.stream({ messages: [] }, { signal: controller.signal })).toBeObservable("100ms (sa|)", { ...values, a: aborted });
+    }),
+  );
+
+  it("reads transient failures from the message when the provider reports no `failure` (pi-ai, cassettes)", async () => {
+    const { isTransientFailure } = await import("../../src/model/transient-failure.js");
+    const cases = ["429 Too Many Requests", "529 Overloaded", "500 Internal error", "Connection error: ECONNRESET", "socket hang up", "terminated", '{"error":{"code":500,"message":"Internal error encountered.","status":"INTERNAL"}}'];
+    expect(cases.map((message) => isTransientFailure(failed(message)))).toStrictEqual(cases.map(() => true));
+    expect(["401 Unauthorized", "400 Bad request", "Model returned invalid JSON"].map((message) => isTransientFailure(failed(message)))).toStrictEqual([false, false, false]);
+    expect(isTransientFailure({ ...failed("500"), reason: "aborted" })).toBe(false);
+  });
+});

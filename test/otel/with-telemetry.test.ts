@@ -1,0 +1,211 @@
+import { context, trace } from "@opentelemetry/api";
+import { AsyncHooksContextManager } from "@opentelemetry/context-async-hooks";
+import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { Type } from "@sinclair/typebox";
+import { filter, lastValueFrom, take } from "rxjs";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { Agent } from "../../src/agent/agent.js";
+import { withFallback } from "../../src/model/with-fallback.js";
+import { withTelemetry } from "../../src/otel/index.js";
+import { agentLoop } from "../../src/streams/agent-loop.js";
+import { scriptedModel } from "../../src/testing/scripted-model.js";
+import type { AgentTool } from "../../src/types.js";
+
+const exporter = new InMemorySpanExporter();
+const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+const tracer = provider.getTracer("test");
+const contextManager = new AsyncHooksContextManager();
+
+beforeAll(() => {
+  context.setGlobalContextManager(contextManager.enable());
+});
+afterAll(() => {
+  context.disable();
+});
+beforeEach(() => exporter.reset());
+
+const parentOf = (span: ReadableSpan): string | undefined => span.parentSpanContext?.spanId;
+const idOf = (span: ReadableSpan): string => span.spanContext().spanId;
+const named = (spans: ReadableSpan[], name: string): ReadableSpan[] => spans.filter((span) => span.name === name);
+
+/** A tool that waits a promise tick, reads the active span and opens a span of its own. */
+function lookupTool(name: string, seen: Record<string, string | undefined>): AgentTool {
+  return {
+    name,
+    label: name,
+    description: name,
+    parameters: Type.Object({ city: Type.String() }),
+    async execute(toolCallId: string) {
+      await Promise.resolve();
+      seen[toolCallId] = trace.getActiveSpan()?.spanContext().spanId;
+      tracer.startActiveSpan(`http GET ${name}`, (span) => span.end());
+      return { content: [{ type: "text" as const, text: `${name} done` }], details: undefined };
+    },
+  } as AgentTool;
+}
+
+describe("withTelemetry", () => {
+  it("a run is one invoke_agent span with chat and execute_tool children; parallel calls are siblings; tools run in their span", async () => {
+    const seen: Record<string, string | undefined> = {};
+    const model = scriptedModel(
+      [
+        {
+          content: [
+            { type: "toolCall", id: "call_weather", name: "weather", arguments: { city: "Paris" } },
+            { type: "toolCall", id: "call_time", name: "time", arguments: { city: "Paris" } },
+          ],
+          usage: { input: 10, output: 5, totalTokens: 15 },
+        },
+        { content: [{ type: "text", text: "Sunny, 10 am" }], usage: { input: 20, output: 7, totalTokens: 27 } },
+      ],
+      { id: "gpt-test", provider: "openai" },
+    );
+    const agent = new Agent(withTelemetry({ model, tools: [lookupTool("weather", seen), lookupTool("time", seen)] }, { tracer, conversationId: "session-1" }));
+    await agent.run("Weather and time in Paris?");
+    const spans = exporter.getFinishedSpans();
+
+    const [run] = named(spans, "invoke_agent");
+    expect(run).toBeDefined();
+    expect(parentOf(run!)).toBeUndefined();
+    const chats = named(spans, "chat gpt-test");
+    const tools = [...named(spans, "execute_tool weather"), ...named(spans, "execute_tool time")];
+    expect(chats.map(parentOf)).toStrictEqual([idOf(run!), idOf(run!)]);
+    expect(tools.map(parentOf)).toStrictEqual([idOf(run!), idOf(run!)]);
+    // Each tool saw its own span as the active one, and the span it opened nests under it.
+    expect(seen).toStrictEqual({ call_weather: idOf(tools[0]!), call_time: idOf(tools[1]!) });
+    expect(parentOf(named(spans, "http GET weather")[0]!)).toBe(idOf(tools[0]!));
+    // Siblings that overlapped: both started before either ended.
+    const [weather, time] = tools as [ReadableSpan, ReadableSpan];
+    expect(weather.startTime <= time.endTime && time.startTime <= weather.endTime).toBe(true);
+
+    expect(chats[0]!.attributes).toStrictEqual({
+      "gen_ai.operation.name": "chat",
+      "gen_ai.provider.name": "openai",
+      "gen_ai.request.model": "gpt-test",
+      "gen_ai.conversation.id": "session-1",
+      "gen_ai.response.model": "gpt-test",
+      "gen_ai.response.finish_reasons": ["toolUse"],
+      "gen_ai.usage.input_tokens": 10,
+      "gen_ai.usage.output_tokens": 5,
+    });
+    expect(weather.attributes).toStrictEqual({ "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "weather", "gen_ai.tool.call.id": "call_weather" });
+    expect(run!.attributes).toMatchObject({
+      "gen_ai.operation.name": "invoke_agent",
+      "gen_ai.conversation.id": "session-1",
+      "gen_ai.usage.input_tokens": 30,
+      "gen_ai.usage.output_tokens": 12,
+      "rxagent.end_reason": "idle",
+      "rxagent.turns": 2,
+    });
+    expect(run!.status.code).toBe(0);
+  });
+
+  it("a failed model call marks its chat span and the run span ERROR with error.type; content is off by default", async () => {
+    const model = scriptedModel([{ stopReason: "error", errorMessage: "401 Incorrect API key provided: sk-abcdefghijklmnop" }], { id: "m" });
+    await lastValueFrom(agentLoop([{ role: "user", content: "hi", timestamp: 0 }], { messages: [] }, withTelemetry({ model }, { tracer })));
+    const spans = exporter.getFinishedSpans();
+    const [chat] = named(spans, "chat m");
+    const [run] = named(spans, "invoke_agent");
+    expect(chat!.attributes["error.type"]).toBe("model_error");
+    expect(chat!.status).toStrictEqual({ code: 2, message: "401 Incorrect API key provided: [redacted]" });
+    expect(run!.attributes).toMatchObject({ "error.type": "failed", "rxagent.end_reason": "failed" });
+    expect(Object.keys(chat!.attributes).filter((key) => key.includes("messages"))).toStrictEqual([]);
+  });
+
+  it("recordContent puts messages, arguments and results on the spans, credentials blanked", async () => {
+    const seen: Record<string, string | undefined> = {};
+    const model = scriptedModel(
+      [{ content: [{ type: "toolCall", id: "call_1", name: "weather", arguments: { city: "sk-abcdefghijklmnop" } }] }, "Done"],
+      { id: "m" },
+    );
+    const agent = new Agent(withTelemetry({ model, systemPrompt: "Be brief", tools: [lookupTool("weather", seen)] }, { tracer, recordContent: true }));
+    await agent.run("Use key sk-abcdefghijklmnop");
+    const spans = exporter.getFinishedSpans();
+    const [firstChat] = named(spans, "chat m");
+    expect(JSON.parse(firstChat!.attributes["gen_ai.input.messages"] as string)).toStrictEqual([{ role: "user", content: "Use key [redacted]", timestamp: expect.any(Number) }]);
+    expect(firstChat!.attributes["gen_ai.system_instructions"]).toBe('"Be brief"');
+    const [tool] = named(spans, "execute_tool weather");
+    expect(tool!.attributes["gen_ai.tool.call.arguments"]).toBe('{"city":"[redacted]"}');
+    expect(tool!.attributes["gen_ai.tool.call.result"]).toBe('[{"type":"text","text":"weather done"}]');
+  });
+
+  it("an abort sets ERROR with error.type aborted on the run, and an unsubscribe leaves nothing open", async () => {
+    const model = scriptedModel([{ content: [{ type: "toolCall", id: "call_slow", name: "slow", arguments: {} }] }, "never"], { id: "m" });
+    let started = (): void => {};
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const slow = {
+      name: "slow",
+      label: "slow",
+      description: "slow",
+      parameters: Type.Object({}),
+      execute: (_id: string, _args: unknown, { signal }: { signal: AbortSignal }) =>
+        new Promise((resolve) => {
+          started();
+          signal.addEventListener("abort", () => resolve({ content: [{ type: "text", text: "stopped" }] }));
+        }),
+    } as unknown as AgentTool;
+
+    const agent = new Agent(withTelemetry({ model, tools: [slow] }, { tracer }));
+    const ended = agent.run("go");
+    await running;
+    agent.abort();
+    await ended;
+    const [run] = named(exporter.getFinishedSpans(), "invoke_agent");
+    expect(run!.attributes).toMatchObject({ "error.type": "aborted", "rxagent.end_reason": "aborted" });
+
+    exporter.reset();
+    const events = agentLoop([{ role: "user", content: "go" }] as never, { messages: [], tools: [slow] }, withTelemetry({ model: scriptedModel([{ content: [{ type: "toolCall", id: "call_2", name: "slow", arguments: {} }] }], { id: "m" }) }, { tracer }));
+    const second = new Promise<void>((resolve) => (started = resolve));
+    const subscription = events.subscribe();
+    await second;
+    subscription.unsubscribe();
+    const spans = exporter.getFinishedSpans();
+    expect(spans.map((span) => [span.name, span.attributes["error.type"]])).toStrictEqual([
+      ["chat m", undefined],
+      ["execute_tool slow", "cancelled"],
+      ["invoke_agent", "cancelled"],
+    ]);
+  });
+
+  it("approvals and slot waits are events on the tool's span; a queued message an event on the run's", async () => {
+    const seen: Record<string, string | undefined> = {};
+    const model = scriptedModel(
+      [
+        {
+          content: [
+            { type: "toolCall", id: "call_a", name: "weather", arguments: { city: "Oslo" } },
+            { type: "toolCall", id: "call_b", name: "weather", arguments: { city: "Rome" } },
+          ],
+        },
+        "Done",
+        "Noted",
+      ],
+      { id: "m" },
+    );
+    const gated = { ...lookupTool("weather", seen), needsApproval: true } as AgentTool;
+    const agent = new Agent(withTelemetry({ model, tools: [gated], maxConcurrency: 1 }, { tracer }));
+    agent.events$.subscribe((event) => {
+      if (event.type === "tool_approval_start") agent.approve(event.toolCallId);
+      if (event.type === "turn_end" && event.toolResults.length > 0) agent.followUp("and Paris?");
+    });
+    await agent.run("Weather in Oslo and Rome?");
+    const spans = exporter.getFinishedSpans();
+    const eventsOf = (span: ReadableSpan) => span.events.map((event) => event.name);
+    const [first, second] = named(spans, "execute_tool weather") as [ReadableSpan, ReadableSpan];
+    expect(eventsOf(first)).toStrictEqual(["rxagent.tool_approval_start", "rxagent.tool_approval_end"]);
+    expect(eventsOf(second)).toStrictEqual(["rxagent.tool_approval_start", "rxagent.tool_approval_end", "rxagent.tool_slot_wait_start", "rxagent.tool_slot_wait_end"]);
+    expect(first.events[1]?.attributes).toStrictEqual({ "rxagent.approved": true });
+    const [run] = named(spans, "invoke_agent");
+    expect(eventsOf(run!)).toStrictEqual(["rxagent.queued_message"]);
+  });
+
+  it("a fallback shows on the chat span as the model that answered", async () => {
+    const down = scriptedModel([{ stopReason: "error", errorMessage: "503 overloaded" }], { id: "primary", provider: "a" });
+    const up = scriptedModel(["Hello"], { id: "backup", provider: "b" });
+    const events = agentLoop([{ role: "user", content: "hi", timestamp: 0 }], { messages: [] }, withTelemetry({ model: withFallback([down, up]) }, { tracer }));
+    await lastValueFrom(events.pipe(filter((event) => event.type === "agent_end"), take(1)));
+    const [chat] = named(exporter.getFinishedSpans(), "chat primary");
+    expect(chat!.attributes).toMatchObject({ "gen_ai.request.model": "primary", "gen_ai.response.model": "backup" });
+  });
+});
