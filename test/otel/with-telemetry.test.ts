@@ -155,7 +155,7 @@ describe("withTelemetry", () => {
     expect(run!.attributes).toMatchObject({ "error.type": "aborted", "rxagent.end_reason": "aborted" });
 
     exporter.reset();
-    const events = agentLoop([{ role: "user", content: "go" }] as never, { messages: [], tools: [slow] }, withTelemetry({ model: scriptedModel([{ content: [{ type: "toolCall", id: "call_2", name: "slow", arguments: {} }] }], { id: "m" }) }, { tracer }));
+    const events = agentLoop([{ role: "user", content: "go", timestamp: 0 }], { messages: [], tools: [slow] }, withTelemetry({ model: scriptedModel([{ content: [{ type: "toolCall", id: "call_2", name: "slow", arguments: {} }] }], { id: "m" }) }, { tracer }));
     const second = new Promise<void>((resolve) => (started = resolve));
     const subscription = events.subscribe();
     await second;
