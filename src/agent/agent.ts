@@ -20,7 +20,7 @@ import { firstIdle, messagesAtEnd, type RunMessages } from "./agent-promises.js"
 import { agentLoop, agentLoopContinue, agentLoopReopened } from "../streams/agent-loop.js";
 import { AgentQueues, type QueueCounts } from "./agent-queues.js";
 import { snapshotOf, snapshotOptions } from "./agent-snapshot.js";
-import { checkConfig } from "../streams/check-config.js";
+import { checkConfig, checkTranscriptDepth } from "../streams/check-config.js";
 import { continueInput } from "./continue-input.js";
 import { OnDemandSubject, OnDemandValue } from "./on-demand-subject.js";
 import { toMessages } from "./prompt-input.js";
@@ -64,6 +64,7 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
   /** Contract: throws an `InvalidConfigError` at once for a config that cannot work (no model, …). */
   constructor(options: AgentOptions<TOutputSchema>) {
     checkConfig(options, options.tools, "Agent");
+    checkTranscriptDepth(options.messages, jsonDepthOf(options), "The agent");
     this.options = options;
     this.steeringMode = options.steeringMode ?? "one-at-a-time";
     this.followUpMode = options.followUpMode ?? "one-at-a-time";

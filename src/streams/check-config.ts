@@ -104,6 +104,22 @@ function checkConcurrency(field: string, value: unknown): void {
   }
 }
 
+/** "[i] has values that nest deeper than N levels" for the first message past `limit`, else undefined. */
+export function tooDeepMessage(messages: readonly unknown[], limit: number): string | undefined {
+  const index = messages.findIndex((message) => nestsDeeperThan(message, limit));
+  return index === -1 ? undefined : `[${index}] has values that ${tooDeepText(limit)}`;
+}
+
+/**
+ * Throws an `InvalidConfigError` naming the first message of a transcript given to an `Agent`
+ * (`messages`, a store's, a snapshot's) nested deeper than `maxJsonDepth`. Why: the agent hands
+ * its transcript to every client and store, which would overflow the stack writing it out.
+ */
+export function checkTranscriptDepth(messages: readonly unknown[] | undefined, maxJsonDepth: number, caller: string): void {
+  const problem = messages === undefined ? undefined : tooDeepMessage(messages, maxJsonDepth);
+  if (problem !== undefined) throw new InvalidConfigError(`messages${problem.slice(0, problem.indexOf("]") + 1)}`, `${caller} was given messages${problem}.`);
+}
+
 function checkJsonDepth(value: unknown): void {
   if (value === undefined) return;
   if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > HIGHEST_JSON_DEPTH) {

@@ -113,7 +113,25 @@ describe("maxJsonDepth: the run's nesting limit (issue 27, item 1)", () => {
     });
   });
 
+  it("refuses a prepareNextTurn transcript with a message nested 6,000 deep: the run ends as failed, nothing overflows", async () => {
+    const deep = { role: "note", content: nested(6000), timestamp: 0 } as unknown as AgentMessage;
+    const events = await run([userMessage("go")], [deepResultTool(1)], {
+      model: oneCall("deep"),
+      prepareNextTurn: ({ context }) => ({ context: { ...context, messages: [...context.messages, deep] } }),
+    });
+    const end = events.at(-1) as Extract<AgentEvent, { type: "agent_end" }>;
+    expect(end.reason).toBe("failed");
+    expect(end.messages.at(-1)).toMatchObject({ role: "assistant", stopReason: "error", errorMessage: "prepareNextTurn failed: its context.messages[3] has values that nest deeper than 128 levels" });
+  });
+
   describe("an Agent", () => {
+    it("refuses a starting transcript nested 6,000 deep, naming the message", () => {
+      const deep = { role: "note", content: nested(6000), timestamp: 0 } as unknown as AgentMessage;
+      expect(() => new Agent({ model: scriptedModel(["hi"]), messages: [userMessage("a"), deep] })).toThrow(
+        new InvalidConfigError("messages[1]", "The agent was given messages[1] has values that nest deeper than 128 levels."),
+      );
+    });
+
     const deep = { role: "note", content: nested(6000), timestamp: 0 } as unknown as AgentMessage;
 
     it("refuses a deep message in prompt, steer and followUp, and in a prompt's images, and keeps its transcript", () => {
