@@ -117,7 +117,7 @@ export function tooDeepMessage(messages: readonly unknown[], limit: number): str
  */
 export function checkTranscriptDepth(messages: readonly unknown[] | undefined, maxJsonDepth: number, caller: string): void {
   const problem = messages === undefined ? undefined : tooDeepMessage(messages, maxJsonDepth);
-  if (problem !== undefined) throw new InvalidConfigError(`messages${problem.slice(0, problem.indexOf("]") + 1)}`, `${caller} was given messages${problem}.`);
+  if (problem !== undefined) throw new InvalidConfigError(`messages${problem.slice(0, problem.indexOf("]") + 1)}`, `${caller}'s messages${problem}.`);
 }
 
 function checkJsonDepth(value: unknown): void {

@@ -128,7 +128,7 @@ describe("maxJsonDepth: the run's nesting limit (issue 27, item 1)", () => {
     it("refuses a starting transcript nested 6,000 deep, naming the message", () => {
       const deep = { role: "note", content: nested(6000), timestamp: 0 } as unknown as AgentMessage;
       expect(() => new Agent({ model: scriptedModel(["hi"]), messages: [userMessage("a"), deep] })).toThrow(
-        new InvalidConfigError("messages[1]", "The agent was given messages[1] has values that nest deeper than 128 levels."),
+        new InvalidConfigError("messages[1]", "The agent's messages[1] has values that nest deeper than 128 levels."),
       );
     });
 
