@@ -59,6 +59,12 @@ describe("maxJsonDepth: the run's nesting limit (issue 27, item 1)", () => {
     expect(toolEnd(events)).toMatchObject({ isError: false, result: { content: [{ type: "text", text: "echoed" }] } });
   });
 
+  it("takes arguments at the highest limit, 1000, through TypeBox's Value.Clone and every write, without overflowing", async () => {
+    // {"items": [999 levels]} nests 1000 deep; echo's schema has a default, so validation clones.
+    const events = await run([userMessage("go")], [echo], { model: deepArgumentsModel("echo", 999), maxJsonDepth: 1000 });
+    expect(toolEnd(events)).toMatchObject({ isError: false, result: { content: [{ type: "text", text: "echoed" }] } });
+  });
+
   it("refuses a tool result past the limit with an error result naming it", async () => {
     const events = await run([userMessage("go")], [deepResultTool(20)], { model: oneCall("deep"), maxJsonDepth: 10 });
     expect(toolEnd(events)).toMatchObject({
