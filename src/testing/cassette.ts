@@ -1,7 +1,7 @@
 import type { ImageContent, Message, StopReason, TextContent } from "../types/messages.js";
 import type { ModelEvent } from "../types/model.js";
 import type { MessageChanges } from "./message-changes.js";
-import { HIGHEST_JSON_DEPTH, textNestsDeeperThan, tooDeepText } from "../util/json-depth.js";
+import { HIGHEST_JSON_DEPTH, nestsDeeperThan, textNestsDeeperThan, tooDeepText } from "../util/json-depth.js";
 
 /**
  * A recorded model session: what each call asked and what the model streamed back, with times.
@@ -180,6 +180,8 @@ export function checkedCassette(cassette: Partial<Cassette>): Cassette {
     throw new SyntaxError("A cassette's metadata is an object of strings.");
   }
   if (!Array.isArray(cassette.calls)) throw new SyntaxError("A cassette needs a list of calls.");
+  // A cassette built in memory is not parsed: checked here before the replay clones its events.
+  if (nestsDeeperThan(cassette.calls, CASSETTE_DEPTH)) throw new SyntaxError(`A cassette's calls have values that ${tooDeepText(CASSETTE_DEPTH)}; it was not recorded by rxagent.`);
   for (let callIndex = 0; callIndex < cassette.calls.length; callIndex++) {
     const call = cassette.calls[callIndex] as Partial<CassetteCall> | undefined;
     const where = `Cassette call ${callIndex}`;

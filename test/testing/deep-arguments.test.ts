@@ -72,4 +72,10 @@ describe("arguments nested 6,000 deep in the testing tools", () => {
     expect(() => readCassette(file)).toThrow(new SyntaxError("Cassette line 3 has values that nest deeper than 1016 levels; it was not recorded by rxagent."));
     expect(() => parseCassette(readFileSync(file, "utf8").split("\n")[2]!)).toThrow(/^Cassette text has values that nest deeper than 1016 levels/);
   });
+
+  it("a cassette built in memory 6,000 deep is refused by cassetteModel before any replay clones it", () => {
+    const start = { at: 0, event: { type: "start" as const, extra: nested(6000) } };
+    const cassette = { version: 1 as const, model: { id: "m", provider: "p", api: "a" }, calls: [{ request: { messages: [] }, events: [start] }] };
+    expect(() => cassetteModel(cassette)).toThrow(new SyntaxError("A cassette's calls have values that nest deeper than 1016 levels; it was not recorded by rxagent."));
+  });
 });
