@@ -20,10 +20,11 @@ import { firstIdle, messagesAtEnd, type RunMessages } from "./agent-promises.js"
 import { agentLoop, agentLoopContinue, agentLoopReopened } from "../streams/agent-loop.js";
 import { AgentQueues, type QueueCounts } from "./agent-queues.js";
 import { snapshotOf, snapshotOptions } from "./agent-snapshot.js";
-import { checkConfig } from "../streams/check-config.js";
+import { checkConfig, checkTranscriptDepth } from "../streams/check-config.js";
 import { continueInput } from "./continue-input.js";
 import { OnDemandSubject, OnDemandValue } from "./on-demand-subject.js";
 import { toMessages } from "./prompt-input.js";
+import { jsonDepthOf } from "../util/json-depth.js";
 import { freshAgentState, patchState } from "./published-state.js";
 import { reopenedApprovals, reopenedResults, reopenedToolCalls } from "../streams/transcript/reopened-tool-calls.js";
 import { requestCancel, requestDecision } from "./run-requests.js";
@@ -63,6 +64,7 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
   /** Contract: throws an `InvalidConfigError` at once for a config that cannot work (no model, …). */
   constructor(options: AgentOptions<TOutputSchema>) {
     checkConfig(options, options.tools, "Agent");
+    checkTranscriptDepth(options.messages, jsonDepthOf(options), "The agent");
     this.options = options;
     this.steeringMode = options.steeringMode ?? "one-at-a-time";
     this.followUpMode = options.followUpMode ?? "one-at-a-time";
@@ -161,7 +163,7 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
    */
   prompt(input: PromptInput): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
     assertNoActiveRun(this.activeRun, "prompt");
-    const prompts = toMessages(input, this.now());
+    const prompts = toMessages(input, this.now(), jsonDepthOf(this.options));
     const stored = this.takeStoredResults();
     return this.startRun((config, context) => agentLoop(stored ? [...stored, ...prompts] : prompts, context, config));
   }
@@ -199,12 +201,12 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
 
   /** Queues a message injected before the next model call of the active (or next) run. */
   steer(input: PromptInput): void {
-    this.queues.steer(toMessages(input, this.now()));
+    this.queues.steer(toMessages(input, this.now(), jsonDepthOf(this.options)));
   }
 
   /** Queues a message handled once the agent would stop. */
   followUp(input: PromptInput): void {
-    this.queues.followUp(toMessages(input, this.now()));
+    this.queues.followUp(toMessages(input, this.now(), jsonDepthOf(this.options)));
   }
 
   /**

@@ -67,7 +67,10 @@ interface OpenContainer {
 /**
  * Walks the text once, remembering the open containers and the last position where cutting
  * would leave valid JSON, then appends the closers. Returns `undefined` for text that nests
- * deeper than `MAX_JSON_DEPTH` (see util/json-depth.ts): such arguments are refused anyway.
+ * deeper than `MAX_JSON_DEPTH` (see util/json-depth.ts). Why the default and not the run's
+ * `maxJsonDepth`: a provider parses before any run config reaches it, and a partial is only a
+ * guess; under a higher limit the deeper partials stay `{}` while streaming and the complete
+ * arguments (JSON.parse of the whole text) are checked against the run's limit.
  */
 function closeIncompleteJson(text: string): string | undefined {
   let open: OpenContainer | undefined;

@@ -172,6 +172,8 @@ export function parseClientFrame(text: string): ParsedCommand {
     return { ok: false, code: "invalid_json", message: `The frame is not valid JSON: ${(error as Error).message}` };
   }
   // Before the schema checks, which recurse: a prompt nested 6,000 deep would overflow them.
+  // The default limit, not an agent's `maxJsonDepth`: a frame is read before its session (and
+  // agent) is known. The agent then checks what the frame carries against its own limit.
   if (nestsDeeperThan(value)) return { ok: false, code: "invalid_frame", message: `The frame's JSON values ${tooDeepText()}.` };
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     return { ok: false, code: "invalid_frame", message: "A frame must be a JSON object with a \"type\" and an \"id\"." };

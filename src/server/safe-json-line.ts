@@ -10,7 +10,10 @@
 export function safeJsonLine(value: unknown): { line: string; repaired: boolean } {
   try {
     return { line: `${JSON.stringify(value)}\n`, repaired: false };
-  } catch {
+  } catch (error) {
+    // A value nested past the stack's reach (a caller's own `append`; the loop refuses such
+    // values, see `maxJsonDepth`) cannot be repaired: say so rather than throw a RangeError.
+    if (error instanceof RangeError) throw new RangeError(`Not stored: the value cannot be written as JSON (${error.message}); values nested deeper than maxJsonDepth are refused by the loop.`);
     return { line: `${JSON.stringify(value, safeReplacer())}\n`, repaired: true };
   }
 }

@@ -6,6 +6,7 @@ import { checkConfig, checkPrompts } from "./check-config.js";
 import { checkedPrefix, takeLentTranscript } from "./transcript/checked-transcripts.js";
 import { fromAbortSignal } from "./from-abort-signal.js";
 import { LazyAbortController } from "../util/lazy-abort-controller.js";
+import { jsonDepthOf } from "../util/json-depth.js";
 import { MessageQueue, noMessages } from "./message-queue.js";
 import type { TurnStart } from "./next-step.js";
 import { NextTurn, type Turn } from "./next-turn.js";
@@ -41,8 +42,8 @@ export function agentLoop<TOutputSchema extends OutputSchema = OutputSchema>(
   context: AgentContext,
   config: Omit<AgentLoopConfig, "output"> & { output?: TOutputSchema },
 ): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
-  checkPrompts(prompts);
   checkConfig(config, context.tools, "agentLoop");
+  checkPrompts(prompts, "agentLoop", jsonDepthOf(config));
   return observed(config, withOutput(context, config, (runContext, runConfig) => runLoop(prompts, runContext, runConfig))) as Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>>;
 }
 

@@ -1,5 +1,6 @@
 import { InvalidConfigError } from "../errors.js";
 import type { AgentTool } from "../types.js";
+import { HIGHEST_JSON_DEPTH, MAX_JSON_DEPTH, nestsDeeperThan, tooDeepText } from "../util/json-depth.js";
 
 /** The fields of a run's config that are checked before the run starts. */
 export interface CheckedConfig {
@@ -7,13 +8,16 @@ export interface CheckedConfig {
   maxConcurrency?: unknown;
   convertToLlm?: unknown;
   convertMessageToLlm?: unknown;
+  maxJsonDepth?: unknown;
 }
 
 /**
  * Throws an `InvalidConfigError` naming the field when the config cannot work: no model (e.g.
  * `models[name]` that returned undefined), a `maxConcurrency` or tool `concurrency` that is not a
  * positive integer (0 would wait forever), two tools with one name (the model could not tell
- * them apart), or both `convertToLlm` and `convertMessageToLlm` (which one would win is a guess). Why at creation: a bad config found inside a subscriber would crash or hang.
+ * them apart), both `convertToLlm` and `convertMessageToLlm` (which one would win is a guess), or
+ * a `maxJsonDepth` that is not an integer from 1 to 1000. Why at creation: a bad config found
+ * inside a subscriber would crash or hang.
  * @example checkConfig({ model, maxConcurrency: 4 }, context.tools, "agentLoop")
  */
 export function checkConfig(config: CheckedConfig, tools: readonly AgentTool[] | undefined, caller: string): void {
@@ -22,6 +26,7 @@ export function checkConfig(config: CheckedConfig, tools: readonly AgentTool[] |
     throw new InvalidConfigError("model", `${caller} needs a model with a stream() method, got ${describe(config.model)}.`);
   }
   checkConcurrency("maxConcurrency", config.maxConcurrency);
+  checkJsonDepth(config.maxJsonDepth);
   if (config.convertMessageToLlm !== undefined) {
     if (typeof config.convertMessageToLlm !== "function") {
       throw new InvalidConfigError("convertMessageToLlm", `must be a function, got ${describe(config.convertMessageToLlm)}.`);
@@ -46,17 +51,18 @@ export function checkConfig(config: CheckedConfig, tools: readonly AgentTool[] |
 
 /**
  * Throws unless `prompts` is an array of messages (a string would become one per character), each
- * one a message: an object with a `role`, a `timestamp`, and for the model's roles a `content`.
- * Why each element: a raw value (`["a", 42]`) would go into the transcript, the store and every
- * client, and fail later far from where it came in.
+ * one a message: an object with a `role`, a `timestamp`, and for the model's roles a `content`,
+ * nested no deeper than `maxJsonDepth`. Why each element: a raw value (`["a", 42]`) would go
+ * into the transcript, the store and every client, and fail later far from where it came in;
+ * a message nested 6,000 deep would overflow the stack of the first of them that writes it out.
  * @example checkPrompts([{ role: "user", content: "hi", timestamp: 0 }], "agentLoop")
  */
-export function checkPrompts(prompts: unknown, caller = "agentLoop"): void {
+export function checkPrompts(prompts: unknown, caller = "agentLoop", maxJsonDepth: number = MAX_JSON_DEPTH): void {
   if (!Array.isArray(prompts)) {
     throw new InvalidConfigError("prompts", `${caller} takes an array of messages, got ${describe(prompts)}. Wrap one message in [ ].`);
   }
   prompts.forEach((prompt: unknown, index) => {
-    const problem = problemOfPrompt(prompt);
+    const problem = problemOfPrompt(prompt) ?? problemOfDepth(prompt, maxJsonDepth);
     if (problem !== undefined) throw new InvalidConfigError(`prompts[${index}]`, `${caller} takes messages, but prompts[${index}] ${problem}.`);
   });
 }
@@ -73,6 +79,15 @@ function problemOfPrompt(prompt: unknown): string | undefined {
   return contentProblem === undefined ? undefined : `(role "${message.role.slice(0, 40)}") ${contentProblem}`;
 }
 
+/**
+ * Why a message's own level counts: it is what the transcript, the wire and the stores write
+ * out, so the limit bounds the whole walk (the message object is level 1, as a tool result's
+ * `details` would be).
+ */
+function problemOfDepth(message: unknown, maxJsonDepth: number): string | undefined {
+  return nestsDeeperThan(message, maxJsonDepth) ? `has values that ${tooDeepText(maxJsonDepth)}` : undefined;
+}
+
 /** The model's roles carry `content`: a user message text or blocks, the others blocks. Custom roles are the app's. */
 function problemOfContent(role: string, content: unknown): string | undefined {
   if (role !== "user" && role !== "assistant" && role !== "toolResult") return undefined;
@@ -86,6 +101,29 @@ function checkConcurrency(field: string, value: unknown): void {
   if (value === undefined || value === Infinity) return;
   if (typeof value !== "number" || !Number.isInteger(value) || value < 1) {
     throw new InvalidConfigError(field, `must be a positive integer (or Infinity, or left out for no limit), got ${describe(value)}.`);
+  }
+}
+
+/** "[i] has values that nest deeper than N levels" for the first message past `limit`, else undefined. */
+export function tooDeepMessage(messages: readonly unknown[], limit: number): string | undefined {
+  const index = messages.findIndex((message) => nestsDeeperThan(message, limit));
+  return index === -1 ? undefined : `[${index}] has values that ${tooDeepText(limit)}`;
+}
+
+/**
+ * Throws an `InvalidConfigError` naming the first message of a transcript given to an `Agent`
+ * (`messages`, a store's, a snapshot's) nested deeper than `maxJsonDepth`. Why: the agent hands
+ * its transcript to every client and store, which would overflow the stack writing it out.
+ */
+export function checkTranscriptDepth(messages: readonly unknown[] | undefined, maxJsonDepth: number, caller: string): void {
+  const problem = messages === undefined ? undefined : tooDeepMessage(messages, maxJsonDepth);
+  if (problem !== undefined) throw new InvalidConfigError(`messages${problem.slice(0, problem.indexOf("]") + 1)}`, `${caller}'s messages${problem}.`);
+}
+
+function checkJsonDepth(value: unknown): void {
+  if (value === undefined) return;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > HIGHEST_JSON_DEPTH) {
+    throw new InvalidConfigError("maxJsonDepth", `must be an integer from 1 to ${HIGHEST_JSON_DEPTH} (or left out for ${MAX_JSON_DEPTH}), got ${describe(value)}.`);
   }
 }
 

@@ -2,6 +2,7 @@ import { errorText } from "../errors.js";
 import { isFailedMessage } from "../types/messages.js";
 import type { AgentEndReason, AgentEvent, AgentMessage, AssistantMessage, DrainableQueue, QueuedMessages, QueueMode, ToolResultMessage } from "../types.js";
 import { newMessages, type RunState } from "./run-state.js";
+import { jsonDepthOf, nestsDeeperThan, tooDeepText } from "../util/json-depth.js";
 
 /** What a turn decides: another turn that starts with `pending`, or the end of the run, and why. */
 export type NextStep = NextTurnStep | EndStep;
@@ -58,23 +59,36 @@ export function nextStep(run: RunState, outcome: TurnOutcome, hookAnswer?: HookA
     return { type: "end", reason: "failed", errorMessage: `shouldStopAfterTurn failed: ${errorText(hookAnswer.error)}` };
   }
   const { config } = run;
-  const steering = drain(run.steering, config.steeringMode, "steering");
+  const steering = drain(run.steering, config.steeringMode, "steering", config);
   if (!Array.isArray(steering)) return steering;
   const moreToolWork = outcome.toolResults.length > 0 && !outcome.terminated;
   if (steering.length > 0 || moreToolWork) return { type: "next_turn", pending: steering };
-  const followUps = drain(run.followUp, config.followUpMode, "follow-up");
+  const followUps = drain(run.followUp, config.followUpMode, "follow-up", config);
   if (!Array.isArray(followUps)) return followUps;
   if (followUps.length > 0) return { type: "next_turn", pending: followUps };
   return outcome.terminated ? ENDS.terminated : ENDS.idle;
 }
 
-/** A queue's next messages, or the end of the run when the caller's queue throws. */
-export function drain(queue: DrainableQueue, mode: QueueMode | undefined, name: string): AgentMessage[] | EndStep {
+/**
+ * A queue's next messages, or the end of the run when the caller's queue throws or hands out a
+ * message nested deeper than `maxJsonDepth` (the transcript, the wire and the stores would
+ * overflow the stack writing it out). An `Agent`'s own queues were checked on `steer` and
+ * `followUp`; this catches a caller's queue or Observable given to `agentLoop`.
+ */
+export function drain(queue: DrainableQueue, mode: QueueMode | undefined, name: string, config: { readonly maxJsonDepth?: number }): AgentMessage[] | EndStep {
+  let messages: AgentMessage[];
   try {
-    return queue.drain(mode ?? "one-at-a-time");
+    messages = queue.drain(mode ?? "one-at-a-time");
   } catch (error) {
     return { type: "end", reason: "failed", errorMessage: `The ${name} queue failed: ${errorText(error)}` };
   }
+  const limit = jsonDepthOf(config);
+  for (let index = 0; index < messages.length; index++) {
+    if (nestsDeeperThan(messages[index], limit)) {
+      return { type: "end", reason: "failed", errorMessage: `The ${name} queue gave a message whose values ${tooDeepText(limit)}; what it gave was not added.` };
+    }
+  }
+  return messages;
 }
 
 // One object per reason, not one per run: the ends without an error message carry nothing else.

@@ -4,6 +4,8 @@ import { describe } from "../model/check-model-message.js";
 import { callHook } from "../operators/call-hook.js";
 import type { PrepareNextTurnResult } from "../types.js";
 import { newMessages, type RunState } from "./run-state.js";
+import { tooDeepMessage } from "./check-config.js";
+import { jsonDepthOf } from "../util/json-depth.js";
 
 /**
  * Asks `prepareNextTurn` before a next turn and applies its answer to the run.
@@ -29,7 +31,8 @@ export function prepareNextTurn(run: RunState): Observable<HookError | undefined
 
 /**
  * Applies an update to the run: context fields that are given replace the run's, and a model
- * replaces the config's. Returns why the update cannot be used, changing nothing then.
+ * replaces the config's. Returns why the update cannot be used (one reason: a message nested
+ * deeper than `maxJsonDepth`), changing nothing then.
  *
  * Messages in another array replace the transcript: what the run added so far is carried for
  * `agent_end`, and the default `convertToLlm`'s cache starts over.
@@ -44,6 +47,9 @@ export function applyTurnUpdate(run: RunState, update: PrepareNextTurnResult | u
   if (model !== undefined && (typeof model !== "object" || model === null || typeof model.stream !== "function")) {
     return "its model has no stream function";
   }
+  // A new transcript reaches every client and store: one nested too deep would overflow their stacks.
+  const tooDeep = context === undefined || context.messages === run.context.messages ? undefined : tooDeepMessage(context.messages, jsonDepthOf(run.config));
+  if (tooDeep !== undefined) return `its context.messages${tooDeep}`;
   if (context) {
     const target = run.context;
     if (context.systemPrompt === undefined) delete target.systemPrompt;

@@ -56,7 +56,7 @@ function beginTurn(turn: TurnSteps, start: TurnStart, failure?: RxAgentError): v
   // prepareNextTurn ran (it may compact for a while) joins a next turn, as in the reference;
   // only when none was pending, so one-at-a-time still injects one.
   if (first || (injected.length === 0 && run.config.prepareNextTurn)) {
-    const steering = drain(run.steering, run.config.steeringMode, "steering");
+    const steering = drain(run.steering, run.config.steeringMode, "steering", run.config);
     if (Array.isArray(steering)) injected = steering;
     else failure ??= new RxAgentError(steering.errorMessage!);
   }

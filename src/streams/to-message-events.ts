@@ -1,7 +1,7 @@
 import { NEVER, type Observable, type Observer, type Subscribable, Subscription } from "rxjs";
 import { errorText, RxAgentError } from "../errors.js";
 import { describe, isUsablePartial, problemOfModelMessage, settledModelMessage } from "../model/check-model-message.js";
-import { boundedModelEvent } from "../model/bounded-tool-calls.js";
+import { boundedModelEvent, type ToolCallBounds } from "../model/bounded-tool-calls.js";
 import type { AgentEvent, AssistantMessage, ModelEvent, StopReason } from "../types.js";
 import { redactText } from "../util/redact-credentials.js";
 
@@ -26,7 +26,8 @@ export interface ModelCallHooks {
  * `hooks.fallback`. An event without a `partial` is skipped (the final message carries
  * everything). A model that skipped `start` still gets a `message_start` first. The source is
  * unsubscribed as soon as the message has ended, which aborts the request. `hooks.modelEnded` is
- * told when the model itself delivered its final event.
+ * told when the model itself delivered its final event. Tool calls whose arguments nest deeper
+ * than `bounds.limit` (the run's `maxJsonDepth`) are replaced first (`boundedToolCall`).
  *
  * When `abort$` emits, `hooks.abortModel` fires the model's signal first: a model that answers at
  * once with its own final message (its partial content, usage and error text) ends the message
@@ -40,8 +41,9 @@ export function subscribeMessageEvents(
   abort$: Observable<void>,
   hooks: ModelCallHooks,
   subscriber: Observer<AgentEvent>,
+  bounds: ToolCallBounds,
 ): Subscription {
-  const call = new MessageEvents(subscriber, hooks);
+  const call = new MessageEvents(subscriber, hooks, bounds);
   // NEVER, a run without a signal: nothing to listen to.
   if (abort$ !== NEVER) call.add(abort$.subscribe(() => call.abort()));
   if (call.ended) return call;
@@ -65,6 +67,7 @@ class MessageEvents extends Subscription implements Observer<ModelEvent> {
   constructor(
     private readonly subscriber: Observer<AgentEvent>,
     private readonly hooks: ModelCallHooks,
+    private readonly bounds: ToolCallBounds,
   ) {
     super();
   }
@@ -117,7 +120,7 @@ class MessageEvents extends Subscription implements Observer<ModelEvent> {
       return;
     }
     // Tool-call arguments nested too deep are replaced before anything downstream recurses into them.
-    const event = boundedModelEvent(received);
+    const event = boundedModelEvent(received, this.bounds);
     switch (event.type) {
       case "done":
         this.hooks.modelEnded();

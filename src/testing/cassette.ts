@@ -1,6 +1,7 @@
 import type { ImageContent, Message, StopReason, TextContent } from "../types/messages.js";
 import type { ModelEvent } from "../types/model.js";
 import type { MessageChanges } from "./message-changes.js";
+import { HIGHEST_JSON_DEPTH, nestsDeeperThan, textNestsDeeperThan, tooDeepText } from "../util/json-depth.js";
 
 /**
  * A recorded model session: what each call asked and what the model streamed back, with times.
@@ -88,10 +89,12 @@ export interface CassetteSink {
 /**
  * Reads a cassette from its text: a JSON document (`JSON.stringify(recorder.cassette)`) or the
  * JSON Lines a sink wrote. A last line cut off by a crash is dropped; anything else malformed
- * throws an error naming the line.
+ * throws an error naming the line, as does one nested deeper than a recording ever is.
  */
 export function parseCassette(text: string): Cassette {
   const trimmed = text.trim();
+  // Checked before parsing: a crafted line nested 6,000 deep parses, then overflows the stack in the replay's structuredClone.
+  if (textNestsDeeperThan(trimmed, CASSETTE_DEPTH)) throw new SyntaxError(`Cassette ${depthProblem(trimmed)}`);
   const document = parsedOrUndefined(trimmed) as (Partial<Cassette> & { kind?: string }) | undefined;
   if (document !== undefined && document.kind === undefined) return checkedCassette(document);
   const lines = trimmed.split("\n");
@@ -106,6 +109,19 @@ export function parseCassette(text: string): Cassette {
     }
   });
   return cassetteOfRecords(records);
+}
+
+/**
+ * How deep a cassette may nest: the deepest arguments a run accepts (`HIGHEST_JSON_DEPTH`, which
+ * a recording keeps) inside the levels of the cassette itself, which are fewer than 16.
+ */
+const CASSETTE_DEPTH = HIGHEST_JSON_DEPTH + 16;
+
+/** Which line of a too-deep cassette nests too deep. */
+function depthProblem(text: string): string {
+  const lines = text.split("\n");
+  const index = lines.findIndex((line) => textNestsDeeperThan(line, CASSETTE_DEPTH));
+  return `${index === -1 || lines.length === 1 ? "text" : `line ${index + 1}`} has values that ${tooDeepText(CASSETTE_DEPTH)}; it was not recorded by rxagent.`;
 }
 
 /** Folds JSON Lines records into a cassette. */
@@ -164,6 +180,8 @@ export function checkedCassette(cassette: Partial<Cassette>): Cassette {
     throw new SyntaxError("A cassette's metadata is an object of strings.");
   }
   if (!Array.isArray(cassette.calls)) throw new SyntaxError("A cassette needs a list of calls.");
+  // A cassette built in memory is not parsed: checked here before the replay clones its events.
+  if (nestsDeeperThan(cassette.calls, CASSETTE_DEPTH)) throw new SyntaxError(`A cassette's calls have values that ${tooDeepText(CASSETTE_DEPTH)}; it was not recorded by rxagent.`);
   for (let callIndex = 0; callIndex < cassette.calls.length; callIndex++) {
     const call = cassette.calls[callIndex] as Partial<CassetteCall> | undefined;
     const where = `Cassette call ${callIndex}`;

@@ -4,6 +4,11 @@ import type { Model, ModelEvent } from "../types/model.js";
 import type { Cassette, CassetteEvent, CassetteRecord, CassetteSink, EventFields } from "./cassette.js";
 import { cassetteRequestOf, redactCredentials } from "./cassette-request.js";
 import { messageChanges } from "./message-changes.js";
+import { boundedModelEvent, toolCallBoundsOf } from "../model/bounded-tool-calls.js";
+import { HIGHEST_JSON_DEPTH } from "../util/json-depth.js";
+
+// The deepest any run accepts: what is within it is recorded as sent, whatever the run's limit.
+const recordedBounds = toolCallBoundsOf(HIGHEST_JSON_DEPTH);
 
 export interface RecordingModelOptions {
   /**
@@ -45,7 +50,9 @@ export interface RecordingModel extends Model {
 /**
  * Wraps a model and records each call: the request (system prompt, messages, tools; never the
  * model's options, so no key or header) and every event streamed back, with its time relative
- * to the start of the call. Events pass through unchanged, each after it was recorded.
+ * to the start of the call. Events pass through unchanged, each after it was recorded. Tool-call
+ * arguments nested deeper than any run accepts (1000 levels) are recorded as the loop takes them:
+ * `arguments: {}` and the model's text in `rawArguments`, so a replay gets the same error result.
  *
  * @example
  * const recorder = recordingModel(openaiChat({ model: "gpt-4o-mini" }), { sink: cassetteFileSink("bug.cassette.jsonl") });
@@ -73,7 +80,10 @@ export function recordingModel(model: Model, options: RecordingModelOptions = {}
         write({ kind: "call", call, request });
         let previous: AssistantMessage | undefined;
         return model.stream(context, streamOptions).pipe(
-          tap((event) => {
+          tap((received) => {
+            // Recorded as the loop takes it: arguments nested past any run's limit replaced
+            // (`boundedModelEvent`), since writing them out would overflow the stack.
+            const event = boundedModelEvent(received, recordedBounds);
             const message = messageOf(event);
             const recorded: CassetteEvent = redactCredentials({ at: scheduler.now() - startedAt, event: fieldsOf(event) }, secrets);
             const changes = messageChanges(previous, message);

@@ -1,6 +1,7 @@
 import { asyncScheduler, Observable, type SchedulerLike } from "rxjs";
 import { emptyUsage } from "../types/messages.js";
 import type { AssistantMessage, LlmContext, Model, ModelEvent, StopReason, Usage } from "../types.js";
+import { jsonText } from "../util/json-text.js";
 
 /** A content block of a scripted reply; tool call ids default to `call_<call>_<block>`. */
 export type ScriptedBlock =
@@ -170,7 +171,8 @@ function replyEvents(
       const id = block.id ?? `call_${callIndex + 1}_${blockIndex + 1}`;
       partial = { ...partial, content: [...partial.content, { type: "toolCall", id, name: block.name, arguments: {} }] };
       list.push({ type: "toolcall_start", contentIndex, partial });
-      list.push({ type: "toolcall_delta", contentIndex, delta: JSON.stringify(block.arguments), partial });
+      // jsonText, not JSON.stringify: a script may hold arguments nested past the stack's reach, to see the loop refuse them.
+      list.push({ type: "toolcall_delta", contentIndex, delta: jsonText(block.arguments), partial });
       const toolCall = { type: "toolCall" as const, id, name: block.name, arguments: block.arguments };
       list.push({ type: "toolcall_end", contentIndex, toolCall, partial: replaceLast(toolCall) });
     }

@@ -7,7 +7,7 @@ import type { StandardSchemaV1 } from "./standard-schema.js";
 import { jsonSchemaOfStandard, standardValidator } from "./standard-validator.js";
 import { schemaKindOf, type ToolParameters } from "./tool-schema.js";
 import { typeBoxValidator } from "./typebox-validator.js";
-import { nestsDeeperThan, tooDeepText } from "../util/json-depth.js";
+import { MAX_JSON_DEPTH, nestsDeeperThan, tooDeepText } from "../util/json-depth.js";
 
 export type { ArgumentValidation, CompiledSchema } from "./schema-validator.js";
 
@@ -72,14 +72,15 @@ export function unusableSchemaText(toolName: string, problem: string): string {
  * Schema, strings are converted where the schema wants numbers, booleans or the like, and
  * defaults are filled in; a conversion never changes a number's value (4.5 is not an integer).
  * Failures name every failing path, what was expected and what arrived, so the model can
- * correct itself. Arguments that nest deeper than `MAX_JSON_DEPTH` fail before any schema
- * sees them ("arguments nest deeper than 128 levels"). An Observable comes back only from a Standard Schema that validates
- * asynchronously.
+ * correct itself. Arguments that nest deeper than `maxJsonDepth` (default `MAX_JSON_DEPTH`, 128;
+ * a run passes its own) fail before any schema sees them ("arguments nest deeper than 128
+ * levels"). An Observable comes back only from a Standard Schema that validates asynchronously.
  */
 export function validateArguments(
   toolName: string,
   schema: ToolParameters,
   rawArguments: unknown,
+  maxJsonDepth: number = MAX_JSON_DEPTH,
 ): ArgumentValidation | Observable<ArgumentValidation> {
   let argumentsValue = rawArguments;
   if (typeof argumentsValue === "string") {
@@ -93,7 +94,9 @@ export function validateArguments(
     }
   }
   // Before anything else reads them: validators, `Value.Clone`, the tool's copy and `describe` all recurse.
-  if (nestsDeeperThan(argumentsValue)) return { valid: false, message: `Invalid arguments for tool "${toolName}": arguments ${tooDeepText()}.` };
+  if (nestsDeeperThan(argumentsValue, maxJsonDepth)) {
+    return { valid: false, message: `Invalid arguments for tool "${toolName}": arguments ${tooDeepText(maxJsonDepth)}.` };
+  }
   if (typeof argumentsValue !== "object" || argumentsValue === null || Array.isArray(argumentsValue)) {
     return {
       valid: false,

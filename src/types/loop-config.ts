@@ -196,6 +196,19 @@ export interface AgentLoopConfig {
   /** Most tool calls running at once. Default: unbounded. */
   maxConcurrency?: number;
   /**
+   * How many levels of arrays and objects the run accepts in JSON from outside: a model's
+   * tool-call arguments, a tool's result (`content`, `details`, progress reports) and an
+   * `afterToolCall` override. Default 128 (`MAX_JSON_DEPTH`); at most 1000.
+   *
+   * Contract: arguments deeper than this reach no tool and no hook: the call gets an error
+   * result the model reads ("arguments nest deeper than N levels"), and the transcript keeps
+   * `arguments: {}` with the model's text in `rawArguments`. A result or override deeper than
+   * this becomes an error result naming N. Never a throw. Why at most 1000: JSON.stringify,
+   * `structuredClone` and TypeBox recurse, and overflow the stack between 2,000 and 10,000 levels.
+   * @example maxJsonDepth: 64
+   */
+  maxJsonDepth?: number;
+  /**
    * Every tool is eager unless it says `eager: false`: a call starts as soon as the model has
    * finished its arguments (`toolcall_end`), while the message still streams. Default `false`:
    * only tools with `eager: true` start early.

@@ -9,6 +9,18 @@
 export const MAX_JSON_DEPTH = 128;
 
 /**
+ * The highest nesting limit a run may be given (`maxJsonDepth`). Why 1000: every walk that
+ * recurses (our checks, JSON.stringify, TypeBox) must stay well below the 2,000 levels where the
+ * smallest stacks overflow.
+ */
+export const HIGHEST_JSON_DEPTH = 1000;
+
+/** The nesting limit a config asks for (`maxJsonDepth`), else `MAX_JSON_DEPTH`. */
+export function jsonDepthOf(config: { readonly maxJsonDepth?: number }): number {
+  return config.maxJsonDepth ?? MAX_JSON_DEPTH;
+}
+
+/**
  * True when `value` nests arrays and objects more than `limit` levels deep (`[]` and `{}` are one
  * level, a string or number none); stops at the first path that passes the limit.
  *

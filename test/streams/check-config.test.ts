@@ -37,6 +37,12 @@ const cases: { name: string; config: Partial<AgentLoopConfig>; tools?: AgentTool
   { name: "both convertToLlm and convertMessageToLlm", config: { convertToLlm: (messages) => messages as never, convertMessageToLlm: (message) => message as never }, field: "convertMessageToLlm", message: /give either convertToLlm .* or convertMessageToLlm .*, not both/ },
   { name: "a convertMessageToLlm that is not a function", config: { convertMessageToLlm: "rename" as never }, field: "convertMessageToLlm", message: /must be a function, got "rename"/ },
   { name: "a tool concurrency of 0", config: {}, tools: [tool("a", 0)], field: "tools[0].concurrency", message: /got 0/ },
+  // A limit past 1000 would let a value through that JSON.stringify cannot write; NaN or a string would disable the check.
+  { name: "maxJsonDepth 0", config: { maxJsonDepth: 0 }, field: "maxJsonDepth", message: /must be an integer from 1 to 1000 \(or left out for 128\), got 0/ },
+  { name: "maxJsonDepth past 1000", config: { maxJsonDepth: 6000 }, field: "maxJsonDepth", message: /got 6000/ },
+  { name: "a fractional maxJsonDepth", config: { maxJsonDepth: 2.5 }, field: "maxJsonDepth", message: /got 2.5/ },
+  { name: "a NaN maxJsonDepth", config: { maxJsonDepth: Number.NaN }, field: "maxJsonDepth", message: /got NaN/ },
+  { name: "a string maxJsonDepth", config: { maxJsonDepth: "64" as unknown as number }, field: "maxJsonDepth", message: /got "64"/ },
 ];
 
 describe("checkConfig", () => {

@@ -1,6 +1,7 @@
 import { describe } from "../../model/check-model-message.js";
 import { isToolResult } from "../../tools/tool-results.js";
 import type { AfterToolCallResult, AgentToolResult } from "../../types.js";
+import { nestsDeeperThan, tooDeepText } from "../../util/json-depth.js";
 
 /** An executed result with `afterToolCall`'s override applied. */
 export interface OverriddenResult {
@@ -13,9 +14,11 @@ export interface OverriddenResult {
  * why the answer is not an override.
  *
  * Checked as a tool's own result is checked: a hook answering `{ content: "nope" }` must not
- * put a string where the transcript and every provider expect an array of parts.
+ * put a string where the transcript and every provider expect an array of parts, nor `details`
+ * nested deeper than `maxJsonDepth`, which every step after it (events, wire, store) would
+ * recurse into until the stack overflows (issue 27).
  */
-export function overrideResult(result: AgentToolResult, isError: boolean, override: AfterToolCallResult): OverriddenResult | string {
+export function overrideResult(result: AgentToolResult, isError: boolean, override: AfterToolCallResult, maxJsonDepth: number): OverriddenResult | string {
   if (typeof override !== "object" || override === null || Array.isArray(override)) {
     return `it answered ${describe(override)}, not an override object`;
   }
@@ -28,6 +31,9 @@ export function overrideResult(result: AgentToolResult, isError: boolean, overri
   }
   if (override.usage !== undefined && (typeof override.usage !== "object" || override.usage === null)) {
     return `its usage is ${describe(override.usage)}, not an object`;
+  }
+  for (const field of ["content", "details", "usage"] as const) {
+    if (nestsDeeperThan(override[field], maxJsonDepth)) return `its ${field} values ${tooDeepText(maxJsonDepth)}`;
   }
   const overridden: AgentToolResult = {
     content: override.content ?? result.content,

@@ -1,6 +1,7 @@
 import { Observable, of } from "rxjs";
 import { errorText } from "../../errors.js";
 import { errorResult } from "../../tools/tool-results.js";
+import { jsonDepthOf } from "../../util/json-depth.js";
 import type { AfterToolCallResult } from "../../types.js";
 import { overrideResult } from "./after-tool-call-override.js";
 import { answerOfHook } from "./answer-of-hook.js";
@@ -11,7 +12,8 @@ import { FinalizedToolCall, type PreparedToolCall, type ToolBatch } from "./tool
  *
  * Emits one `FinalizedToolCall`, then completes: the executed one when there is no hook, the
  * call was interrupted (abort, steering) or the hook answers nothing; the amended one otherwise;
- * an error result when the hook throws, rejects or answers something that is not an override.
+ * an error result when the hook throws, rejects or answers something that is not an override
+ * (one nested deeper than `maxJsonDepth` included).
  * A hook that answers with a Promise or an Observable loses to the batch's interruption. A plain
  * answer or a throw is the outcome synchronously.
  */
@@ -35,7 +37,7 @@ export function afterToolCall(executed: FinalizedToolCall, prepared: PreparedToo
     {
       answered: (override: AfterToolCallResult | undefined): FinalizedToolCall => {
         if (override === undefined || override === null) return executed;
-        const overridden = overrideResult(executed.result, executed.isError, override);
+        const overridden = overrideResult(executed.result, executed.isError, override, jsonDepthOf(batch.config));
         if (typeof overridden === "string") {
           return new FinalizedToolCall(index, toolCall, errorResult(`afterToolCall for tool "${toolCall.name}" answered something that is not an override: ${overridden}.`), true);
         }

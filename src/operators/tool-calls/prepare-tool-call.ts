@@ -2,6 +2,7 @@ import { catchError, concatMap, map, Observable, of, race, type Subscription } f
 import { errorText } from "../../errors.js";
 import { errorResult } from "../../tools/tool-results.js";
 import { type ArgumentValidation, validateArguments } from "../../tools/validate-arguments.js";
+import { jsonDepthOf } from "../../util/json-depth.js";
 import type { AgentEvent, AgentTool, AgentToolResult, BeforeToolCallResult, ToolCall } from "../../types.js";
 import { answerOfHook } from "./answer-of-hook.js";
 import { forwardingObserver } from "../forwarding-observer.js";
@@ -136,7 +137,7 @@ function readyToolCall(index: number, toolCall: ToolCall, batch: ToolBatch): Rea
       return failedCall(index, toolCall, `prepareArguments failed for tool "${toolCall.name}": ${errorText(error)}`);
     }
   }
-  const validation = validateArguments(toolCall.name, tool.parameters, rawArguments);
+  const validation = validateArguments(toolCall.name, tool.parameters, rawArguments, jsonDepthOf(batch.config));
   if (!(validation instanceof Observable)) return validatedCall(index, toolCall, batch, tool, validation);
   // Only a Standard Schema that validates asynchronously gets here; an interruption wins as for hooks.
   return race(

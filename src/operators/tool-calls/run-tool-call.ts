@@ -4,7 +4,7 @@ import { errorResult, isToolResult } from "../../tools/tool-results.js";
 import type { AgentEvent, AgentToolResult, ToolExecutionContext } from "../../types.js";
 import { afterToolCall } from "./after-tool-call.js";
 import { isPromiseLike } from "../../util/is-promise-like.js";
-import { nestsDeeperThan, tooDeepText } from "../../util/json-depth.js";
+import { jsonDepthOf, nestsDeeperThan, tooDeepText } from "../../util/json-depth.js";
 import { progressUntilLast } from "../progress-until-last.js";
 import type { DeadlineListener, ToolDeadlines } from "./tool-deadlines.js";
 import { toolTimeoutMs, toolTimeoutText } from "./tool-timeout.js";
@@ -164,7 +164,7 @@ class ToolExecution implements ToolExecutionContext, InterruptionListener, Cance
       toolCallId: toolCall.id,
       toolName: toolCall.name,
       args: toolCall.arguments,
-      partialResult: resultNestsTooDeep(partialResult) ? errorResult(tooDeepResultText(toolCall.name, "progress report")) : partialResult,
+      partialResult: resultNestsTooDeep(partialResult, this.batch.config) ? errorResult(tooDeepResultText(toolCall.name, "progress report", this.batch.config)) : partialResult,
     });
   }
 
@@ -181,7 +181,7 @@ class ToolExecution implements ToolExecutionContext, InterruptionListener, Cance
   finishWithValue(value: unknown, hasValue: boolean): void {
     if (hasValue && isToolResult(value)) {
       // A result nested too deep would overflow every step after this one (events, wire, store).
-      if (resultNestsTooDeep(value)) this.settle(errorResult(tooDeepResultText(this.prepared.toolCall.name, "result")), true);
+      if (resultNestsTooDeep(value, this.batch.config)) this.settle(errorResult(tooDeepResultText(this.prepared.toolCall.name, "result", this.batch.config)), true);
       else this.settle(value, false);
       return;
     }
@@ -258,13 +258,14 @@ class ToolExecution implements ToolExecutionContext, InterruptionListener, Cance
   }
 }
 
-/** True when a result's `details` or `content` nests deeper than `MAX_JSON_DEPTH` (an MCP server's `structuredContent`, say). */
-function resultNestsTooDeep(result: AgentToolResult): boolean {
-  return nestsDeeperThan(result.details) || nestsDeeperThan(result.content);
+/** True when a result's `details` or `content` nests deeper than the run's `maxJsonDepth` (an MCP server's `structuredContent`, say). */
+function resultNestsTooDeep(result: AgentToolResult, config: { readonly maxJsonDepth?: number }): boolean {
+  const limit = jsonDepthOf(config);
+  return nestsDeeperThan(result.details, limit) || nestsDeeperThan(result.content, limit);
 }
 
-function tooDeepResultText(toolName: string, what: "result" | "progress report"): string {
-  return `Tool "${toolName}" returned a ${what} that was not kept: its details or content ${tooDeepText()}.`;
+function tooDeepResultText(toolName: string, what: "result" | "progress report", config: { readonly maxJsonDepth?: number }): string {
+  return `Tool "${toolName}" returned a ${what} that was not kept: its details or content ${tooDeepText(jsonDepthOf(config))}.`;
 }
 
 /** Subscribes the execution to a tool's Observable output: its progress, then its last value as the result. */
