@@ -107,11 +107,11 @@ export type { AgentSnapshot, AgentState, PendingApproval, PromptInput, StoredTra
 
 // Building an assistant message from model events (for providers of one's own)
 export { AssistantMessageDraft } from "./model/assistant-message-draft.js";
-export type { DraftIdentity as AssistantMessageOrigin } from "./model/assistant-message-draft.js";
+export type { AssistantMessageOrigin } from "./model/assistant-message-draft.js";
 export { parsePartialJson } from "./model/partial-json.js";
 
 // Old names, kept for one release
 export type { AgentLoopTurnUpdate, ToolApprovalAnswer, ToolCallDecision } from "./types.js";
-import type { DraftIdentity as Origin } from "./model/assistant-message-draft.js";
+import type { AssistantMessageOrigin as Origin } from "./model/assistant-message-draft.js";
 /** @deprecated use `AssistantMessageOrigin` (what every message of one model call shares, not an id). */
 export type DraftIdentity = Origin;

@@ -7,7 +7,7 @@ import { textNestsDeeperThan } from "../util/json-depth.js";
 type Block = TextContent | ThinkingContent | ToolCall;
 
 /** What every message of one model call shares. */
-export interface DraftIdentity {
+export interface AssistantMessageOrigin {
   api: string;
   provider: string;
   model: string;
@@ -35,7 +35,7 @@ export class AssistantMessageDraft {
   private started = false;
   private ended = false;
 
-  constructor(private readonly identity: DraftIdentity) {}
+  constructor(private readonly origin: AssistantMessageOrigin) {}
 
   get isEnded(): boolean {
     return this.ended;
@@ -59,7 +59,7 @@ export class AssistantMessageDraft {
   /** Records what the server reported; the first non-empty values win. */
   setResponse(id: string | undefined, model: string | undefined): void {
     if (!this.responseId && id) this.responseId = id;
-    if (!this.responseModel && model && model !== this.identity.model) this.responseModel = model;
+    if (!this.responseModel && model && model !== this.origin.model) this.responseModel = model;
   }
 
   isOpen(contentIndex: number): boolean {
@@ -228,12 +228,12 @@ export class AssistantMessageDraft {
     const message: AssistantMessage = {
       role: "assistant",
       content: [...this.content],
-      api: this.identity.api,
-      provider: this.identity.provider,
-      model: this.identity.model,
+      api: this.origin.api,
+      provider: this.origin.provider,
+      model: this.origin.model,
       usage: this.usage,
       stopReason: end?.stopReason ?? "stop",
-      timestamp: this.identity.timestamp,
+      timestamp: this.origin.timestamp,
     };
     if (this.responseModel) message.responseModel = this.responseModel;
     if (this.responseId) message.responseId = this.responseId;

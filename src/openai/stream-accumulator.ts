@@ -1,9 +1,9 @@
 import type { ModelEvent } from "../types/model.js";
-import type { DraftIdentity } from "../model/assistant-message-draft.js";
+import type { AssistantMessageOrigin } from "../model/assistant-message-draft.js";
 import type { ModelCost } from "./openai-options.js";
 
 /** What an accumulator needs to know about the call. */
-export interface AccumulatorOptions extends DraftIdentity {
+export interface AccumulatorOptions extends AssistantMessageOrigin {
   cost?: ModelCost;
 }
 
