@@ -6,6 +6,8 @@ export default defineConfig({
     // Tests that install from the registry run apart (`npm run test:package`, vitest.package.config.ts),
     // so `npm test` stays offline.
     exclude: ["test/package/**", "**/node_modules/**"],
+    // Bundles the CLI once for the tests that start it (test/cli/cli-process.ts).
+    globalSetup: ["test/helpers/build-cli.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
   },
