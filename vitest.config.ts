@@ -6,6 +6,11 @@ export default defineConfig({
     // Tests that install from the registry run apart (`npm run test:package`, vitest.package.config.ts),
     // so `npm test` stays offline.
     exclude: ["test/package/**", "**/node_modules/**"],
+    // Vitest's default on 2 cores is one worker, which idles while a file waits on a child process,
+    // a server or Redis (most of the slow files do); three overlap those waits.
+    maxWorkers: 3,
+    // Bundles the CLI once for the tests that start it (test/cli/cli-process.ts).
+    globalSetup: ["test/helpers/build-cli.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
   },

@@ -1,6 +1,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { inject } from "vitest";
 import type { AgentEvent } from "../../src/types.js";
 
 export const repositoryRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -25,10 +26,10 @@ export interface CliProcess {
   events(): AgentEvent[];
 }
 
-/** Spawns a command (default: the CLI through tsx) with piped stdio. */
+/** Spawns a command (default: the CLI as bundled once by test/helpers/build-cli.ts) with piped stdio. */
 export function startCli(args: string[], options: { command?: string; environment?: NodeJS.ProcessEnv } = {}): CliProcess {
   const command = options.command ?? process.execPath;
-  const fullArgs = options.command ? args : ["--import", "tsx", "src/cli/main.ts", ...args];
+  const fullArgs = options.command ? args : [inject("cliEntry"), ...args];
   const child = spawn(command, fullArgs, { cwd: repositoryRoot, env: options.environment ?? demoEnvironment(), stdio: "pipe" });
   let stdout = "";
   let stderr = "";

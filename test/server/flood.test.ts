@@ -49,10 +49,9 @@ describe("a flooding client", () => {
     await flooder.request({ type: "attach", session: "flood" });
     // Stop reading: every reply the server owes it stays unread.
     (flooder.socket as unknown as { _socket: Socket })._socket.pause();
-    const floodStarted = performance.now();
     let sent = 0;
-    // Bounded in count and in time; the socket is loopback only.
-    while (sent < FLOOD_FRAMES && performance.now() - floodStarted < 20_000) {
+    // Bounded in count, not in time (a 20 s bound cut the flood short at load 10); loopback only.
+    while (sent < FLOOD_FRAMES) {
       // After the server closes it, sends fail through the callback; the count goes on.
       for (let batch = 0; batch < 1000 && sent < FLOOD_FRAMES; batch++, sent++) flooder.socket.send("{}", () => undefined);
       await new Promise((resolve) => setImmediate(resolve));
@@ -67,7 +66,6 @@ describe("a flooding client", () => {
     const http = await timedFetch(ui.url);
 
     console.log(`flood: ${sent} frames sent; usual prompt ${Math.round(usual)} ms, during the flood ${Math.round(during)} ms; HTTP after ${Math.round(http)} ms; flooder ${JSON.stringify(floodStats ?? "closed")}`);
-    expect(sent).toBe(FLOOD_FRAMES);
     // No wall-clock bound (it failed on a loaded machine, not on a wedged server): a wedged server
     // never completes the prompt (timedPrompt's wait fails) nor the fetch (the test times out).
     expect([during, http].every(Number.isFinite)).toBe(true);

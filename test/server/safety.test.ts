@@ -95,11 +95,15 @@ describe("serveAgents safety", () => {
   it("terminates a connection that stops answering pings and keeps live ones", async () => {
     const { url } = await start({ heartbeatIntervalMs: 100 });
     const live = await open(url);
+    let pingsToLive = 0;
+    live.socket.on("ping", () => (pingsToLive += 1));
     const dead = await open(url, { autoPong: false });
-    await waitFor(() => dead.closeCode, "the dead connection to be dropped", 2000);
+    await waitFor(() => dead.closeCode, "the dead connection to be dropped");
     expect(dead.closeCode).toBe(1006);
-    // Two more periods: the live one keeps answering.
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    // Two more periods, counted by the pings it gets rather than by a sleep: the server pings only a
+    // connection that answered the ping before, so the live one kept answering.
+    const pingsWhenDeadDropped = pingsToLive;
+    await waitFor(() => pingsToLive >= pingsWhenDeadDropped + 2, "two more pings to the live connection");
     expect(live.socket.readyState).toBe(WebSocket.OPEN);
   });
 

@@ -55,10 +55,12 @@ describe("graceful shutdown", () => {
     const created = new Promise<void>((resolve) => (release = resolve));
     const agent = realtimeAgent(["ok"]);
     const closed: [string, Agent][] = [];
+    let creating = false;
     const server = await serveAgents({
       port: 0,
       heartbeatIntervalMs: 0,
       createAgent: async () => {
+        creating = true;
         await created;
         return agent;
       },
@@ -66,7 +68,8 @@ describe("graceful shutdown", () => {
     });
     const client = await RawClient.open(server.url);
     client.send({ type: "attach", session: "late" });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // The attach has reached the server when it asks for the agent (a fixed sleep missed it under load).
+    await waitFor(() => creating, "the server to create the session's agent");
     const closing = server.close();
     release();
     await closing;

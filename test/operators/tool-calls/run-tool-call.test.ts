@@ -46,19 +46,25 @@ describe("running tool calls", () => {
   });
 
   it("a Promise-returning tool (real async) gets its result in call order", async () => {
-    const sleepy = defineTool({
-      name: "sleepy",
+    // The first call settles only after the second has, by a gate rather than by two timers whose
+    // gap a loaded machine can close (20 ms against 1 ms failed at load 10): the second call opens
+    // the gate one macrotask after it returns, when its end has gone out.
+    let openGate!: () => void;
+    const gate = new Promise<void>((resolve) => (openGate = resolve));
+    const gated = defineTool({
+      name: "gated",
       description: "s",
-      parameters: Type.Object({ ms: Type.Number() }),
-      execute: async (_id, { ms }) => {
-        await new Promise((resolve) => setTimeout(resolve, ms));
-        return textResult(`slept ${ms}`, { ms });
+      parameters: Type.Object({ waits: Type.Boolean() }),
+      execute: async (_id, { waits }) => {
+        if (waits) await gate;
+        else setImmediate(openGate);
+        return textResult(waits ? "waited" : "went first", { waits });
       },
     });
-    const turn = await runToolTurnAsync([sleepy], [call("sleepy", { ms: 20 }), call("sleepy", { ms: 1 })]);
-    expect(turn.ends.map((end) => (end.result as AgentToolResult).details)).toStrictEqual([{ ms: 1 }, { ms: 20 }]);
-    expect(turn.texts).toStrictEqual(["slept 20", "slept 1"]);
-    expect(turn.results.map((result) => result.details)).toStrictEqual([{ ms: 20 }, { ms: 1 }]);
+    const turn = await runToolTurnAsync([gated], [call("gated", { waits: true }), call("gated", { waits: false })]);
+    expect(turn.ends.map((end) => (end.result as AgentToolResult).details)).toStrictEqual([{ waits: false }, { waits: true }]);
+    expect(turn.texts).toStrictEqual(["waited", "went first"]);
+    expect(turn.results.map((result) => result.details)).toStrictEqual([{ waits: true }, { waits: false }]);
   });
 
   describe("progress", () => {
