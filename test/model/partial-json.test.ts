@@ -36,17 +36,6 @@ describe("parsePartialJson", () => {
   });
 });
 
-/** The best of three timings of `work`, in ms: one slow run on a busy machine does not count. */
-function fastestMs(work: () => void): number {
-  let best = Infinity;
-  for (let round = 0; round < 3; round++) {
-    const start = performance.now();
-    work();
-    best = Math.min(best, performance.now() - start);
-  }
-  return best;
-}
-
 describe("parsePartialJson on hostile text (issue 27)", () => {
   it("gives up on text nested deeper than the limit, open or closed", () => {
     expect(parsePartialJson("[".repeat(6000))).toBeUndefined();
@@ -58,19 +47,15 @@ describe("parsePartialJson on hostile text (issue 27)", () => {
   it("parses 48 KB of `[[[…` then `1,1,1…` in time proportional to its length, not length × depth", () => {
     // Before: the walk copied the stack of open arrays at every safe cut, 24,000 × 24,000 steps (12 s in a server).
     const adversarial = "[".repeat(24_000) + "1,".repeat(12_000);
-    const flat = `[${"1,".repeat(23_999)}1`;
-    const flatMs = fastestMs(() => parsePartialJson(flat));
-    const adversarialMs = fastestMs(() => parsePartialJson(adversarial));
-    // A generous bound: linear work is within a small factor of the flat text; the square was thousands of times more.
-    expect(adversarialMs).toBeLessThan(20 * flatMs + 50);
+    // No timing assertion (those belong to `npm run bench:partial-json`): the old walk took 67-97 s
+    // here and failed by the test's timeout; the walk now stops at the depth limit, in milliseconds.
+    expect(parsePartialJson(adversarial)).toBeUndefined();
   });
 
-  it("parses 48 KB at a depth within the limit as fast as flat text", () => {
+  it("parses 48 KB at a depth within the limit (its speed beside flat text is measured by npm run bench:partial-json)", () => {
     const deep = "[".repeat(MAX_JSON_DEPTH - 1) + "1,".repeat(24_000);
-    const flat = `[${"1,".repeat(24_063)}1`;
-    const flatMs = fastestMs(() => parsePartialJson(flat));
-    const deepMs = fastestMs(() => parsePartialJson(deep));
-    expect((parsePartialJson(deep) as unknown[]).length).toBe(1);
-    expect(deepMs).toBeLessThan(20 * flatMs + 50);
+    let innermost = parsePartialJson(deep) as unknown[];
+    for (let depth = 1; depth < MAX_JSON_DEPTH - 1; depth++) innermost = innermost[0] as unknown[];
+    expect(innermost).toHaveLength(24_000);
   });
 });
