@@ -33,6 +33,7 @@ const allowed: Record<string, string[]> = {
   client: core,
   server: core,
   redis: [...core, "server"],
+  "json-schema": core,
   cli: [...core, "openai", "pi-ai", "mcp", "demo", "testing", "client", "server", "redis"],
 };
 
