@@ -260,7 +260,7 @@ function droppedSummary(steering: number, followUps: number): string | undefined
 function systemPrompt(root: string): string {
   return [
     "You are a helpful assistant in a terminal, run by rxagent.",
-    `Tools: calculator (exact arithmetic), clock (current time), list_files and read_file (read-only, inside ${root}).`,
+    `Tools: calculator (exact arithmetic), clock (current time), list_files and read_file (inside ${root}), write_file (creates a new file there once the user approves).`,
     "Use a tool whenever it gives a better answer; when several independent tools are needed, call them in the same reply.",
     "The user may add messages while you work: take the newest one into account. Be concise.",
   ].join("\n");

@@ -21,7 +21,7 @@ Options:
   --api chat|responses  which OpenAI API (default chat)
   --demo              use the offline demo model even when OPENAI_API_KEY is set
   --delay <ms>        the demo model's time per token (default 25; env RXAGENT_DEMO_DELAY)
-  --root <dir>        the only folder the file tools may read (default: the current one;
+  --root <dir>        the only folder the file tools may read and, once approved, write in (default: the current one;
                       replay: the one the cassette was recorded with)
   --json              chat: print the raw events as JSON Lines on stdout
   --record <file>     chat: record every model call to a cassette (JSON Lines; docs/cassettes.md);

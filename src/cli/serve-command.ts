@@ -87,7 +87,8 @@ export async function runServe(options: ServeOptions): Promise<() => Promise<voi
 
 /**
  * What the page's first screen says: the model, and prompts the demo tools answer (each also
- * works with a real model, which gets the same tools), one of them steered while it works.
+ * works with a real model, which gets the same tools): tools at once, steering while one works,
+ * and a tool that waits for the user's approval.
  */
 function firstScreen(choice: ModelChoice): WebUiPage {
   return {
@@ -96,7 +97,7 @@ function firstScreen(choice: ModelChoice): WebUiPage {
     examples: [
       { label: "Two tools at once", prompt: "what is 12*7 and what time is it" },
       { label: "Steer it while it works", prompt: "what is (1+2)*(3+4)", steer: "also what is 5*5" },
-      { label: "Look at the files", prompt: "list the files here" },
+      { label: "Ask before writing", prompt: 'write "hello from rxagent" to notes.txt' },
     ],
   };
 }

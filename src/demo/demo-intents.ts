@@ -42,17 +42,26 @@ const listRequest = /\b(?:ls|list|files|folders?|director(?:y|ies)|dir)\b/i;
 const listTarget = /\b(?:in|of|inside|under)\s+(?:the\s+)?(?:folder\s+|directory\s+)?["'`]?([\w./~-]+)["'`]?/i;
 const readVerb = /\b(?:read|open|show|cat|print|display|contents?|inside|says?|look at|what'?s in)\b/i;
 const pathToken = /(?:^|[\s"'`(])((?:~|\.{1,2})?\/?[\w.-]+(?:\/[\w.-]+)+\/?|[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,7})(?=$|[\s"'`),?!:;])/g;
+// `write "some text" to notes.txt`: quoted text, then the new file's name.
+const writeRequest = /\b(?:write|save|put)\s+(["“'])(.+?)["”']\s+(?:to|in|into|as)\s+(?:a\s+)?(?:new\s+)?(?:file\s+)?["'`]?([\w./-]*[\w-]\.[A-Za-z][A-Za-z0-9]{0,7})\b/i;
 const notFolders = new Set(["this", "the", "here", "current", "folder", "directory", "it", "there", "cwd"]);
 
 /**
  * Reads what a user's text asks for: arithmetic (calculator), the time (clock), a folder
- * listing, a file to read; and whether it greets, asks for help or says stop.
+ * listing, a file to read, a new file to write; and whether it greets, asks for help or says stop.
  *
  * @example detectIntents("what is 12*7 and what time is it").toolCalls
  * // [{ name: "calculator", arguments: { expression: "12*7" } }, { name: "clock", arguments: {} }]
  */
-export function detectIntents(text: string): Intents {
+export function detectIntents(request: string): Intents {
   const found: { position: number; call: PlannedToolCall; reason: string }[] = [];
+  const write = writeRequest.exec(request);
+  // The text to write is not a request of its own: "write "2+2" to a.txt" computes nothing.
+  const text = write ? request.replace(write[0], " ".repeat(write[0].length)) : request;
+  if (write) {
+    const [, , content, path] = write;
+    found.push({ position: write.index, call: { name: "write_file", arguments: { path, content } }, reason: `"${path}" is a new file to write → write_file (it asks you first).` });
+  }
   const files = readRequests(text);
   for (const file of files) {
     found.push({ position: file.position, call: { name: "read_file", arguments: { path: file.path } }, reason: `"${file.path}" is a file to read → read_file.` });

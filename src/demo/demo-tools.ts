@@ -1,5 +1,5 @@
 import { constants, type Dirent } from "node:fs";
-import { type FileHandle, lstat, open, readdir } from "node:fs/promises";
+import { type FileHandle, lstat, open, readdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Type } from "@sinclair/typebox";
 import { asyncScheduler, concat, defer, map, type Observable, of, type SchedulerLike, timer } from "rxjs";
@@ -9,7 +9,7 @@ import { evaluate, format } from "./calculator.js";
 import { Sandbox } from "./sandbox.js";
 
 export interface DemoToolsOptions {
-  /** The only folder `list_files` and `read_file` may see. Default: the current directory. */
+  /** The only folder `list_files`, `read_file` and `write_file` may see. Default: the current directory. */
   root?: string;
   /** Paces the calculator's progress and gives the clock its time. Default `asyncScheduler`. */
   scheduler?: SchedulerLike;
@@ -51,6 +51,12 @@ export interface ListFilesDetails {
   omitted: number;
 }
 
+/** `write_file` details: the file it created. */
+export interface WriteFileDetails {
+  path: string;
+  bytes: number;
+}
+
 /** `read_file` details: what was read and whether it was cut. */
 export interface ReadFileDetails {
   path: string;
@@ -65,15 +71,16 @@ const maxEntries = 200;
 const defaultMaxBytes = 16_000;
 
 /**
- * The demo's tools: a calculator, a clock, and two read-only file tools sandboxed to one folder.
- * A real model gets the same tools, so both paths show the same loop.
+ * The demo's tools: a calculator, a clock, two read-only file tools sandboxed to one folder, and
+ * one that creates a file there, only once the user approves (`needsApproval`). A real model gets
+ * the same tools, so both paths show the same loop.
  *
  * @example new Agent({ model: demoModel(), tools: demoTools({ root: process.cwd() }) })
  */
 export function demoTools(options: DemoToolsOptions = {}): AgentTool[] {
   const scheduler = options.scheduler ?? asyncScheduler;
   const sandbox = new Sandbox(options.root ?? process.cwd());
-  return [calculatorTool(scheduler, options.stepDelay ?? 150), clockTool(scheduler, options.timeZone), listFilesTool(sandbox), readFileTool(sandbox)];
+  return [calculatorTool(scheduler, options.stepDelay ?? 150), clockTool(scheduler, options.timeZone), listFilesTool(sandbox), readFileTool(sandbox), writeFileTool(sandbox)];
 }
 
 function calculatorTool(scheduler: SchedulerLike, stepDelay: number): AgentTool {
@@ -157,6 +164,29 @@ function readFileTool(sandbox: Sandbox): AgentTool {
       const text = buffer.toString("utf8");
       const details = { path: sandbox.relative(file), bytes: size, lines: countLines(text), truncated };
       return { content: [{ type: "text", text: truncated ? `${text}\n… (cut at ${limit} of ${size} bytes)` : text }], details };
+    },
+  });
+}
+
+function writeFileTool(sandbox: Sandbox): AgentTool {
+  return defineTool({
+    name: "write_file",
+    label: "Write file",
+    description: `Creates a new text file inside ${sandbox.root} (paths are relative to it); never replaces an existing file. The user approves each call.`,
+    parameters: Type.Object({
+      path: Type.String({ description: 'Relative path of a new file, e.g. "notes.txt"' }),
+      content: Type.String({ description: "The text to write" }),
+    }),
+    // It changes the user's folder, so a person says yes first: the page shows Approve / Deny, the CLI asks y / n.
+    needsApproval: true,
+    execute: async (_toolCallId, args): Promise<AgentToolResult<WriteFileDetails>> => {
+      const file = await sandbox.resolveNew(args.path);
+      // "wx": created here or refused, so an existing file (or a symlink planted in its place) is never written through.
+      await writeFile(file, args.content, { flag: "wx" }).catch((error: NodeJS.ErrnoException) => {
+        throw error.code === "EEXIST" ? new Error(`"${args.path}" already exists; write_file only creates new files.`) : error;
+      });
+      const details = { path: sandbox.relative(file), bytes: Buffer.byteLength(args.content) };
+      return { content: [{ type: "text", text: `Wrote ${details.bytes} bytes to ${details.path}.` }], details };
     },
   });
 }

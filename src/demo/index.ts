@@ -6,7 +6,7 @@ export type { PlannedToolCall, ReplyPlan } from "./demo-policy.js";
 export { detectIntents } from "./demo-intents.js";
 export type { Intents } from "./demo-intents.js";
 export { demoTools } from "./demo-tools.js";
-export type { CalculatorDetails, ClockDetails, DemoToolsOptions, FileEntry, ListFilesDetails, ReadFileDetails } from "./demo-tools.js";
+export type { CalculatorDetails, ClockDetails, DemoToolsOptions, FileEntry, ListFilesDetails, ReadFileDetails, WriteFileDetails } from "./demo-tools.js";
 export { CalculatorError, evaluate, format as formatNumber } from "./calculator.js";
 export type { Evaluation } from "./calculator.js";
 export { Sandbox, SandboxError } from "./sandbox.js";

@@ -47,6 +47,22 @@ export class Sandbox {
     return real;
   }
 
+  /**
+   * The absolute path where a new file named `requested` may be created: its folder must exist
+   * inside the root (symlinks resolved), the name itself is not checked for existence.
+   *
+   * Contract: rejects with a `SandboxError` as `resolve` does for the folder, and for a path that
+   * names the root or ends in a separator.
+   */
+  async resolveNew(requested: string): Promise<string> {
+    const cleaned = requested.trim();
+    const name = path.basename(cleaned);
+    if (cleaned === "" || /[\\/]$/.test(cleaned) || name === "." || name === "..") {
+      throw new SandboxError(`"${requested}" is not a file name; give a path such as "notes.txt".`);
+    }
+    return path.join(await this.resolve(path.dirname(cleaned)), name);
+  }
+
   /** `absolute` as a path relative to the root, `.` for the root itself (for display). */
   relative(absolute: string): string {
     return path.relative(this.root, absolute) || ".";

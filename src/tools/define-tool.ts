@@ -1,6 +1,7 @@
 import type { AgentTool, NeedsApprovalResult, ToolApprovalContext, ToolExecuteResult, ToolExecutionContext, ToolExecutionMode } from "../types.js";
 import type { ArgumentsOf, ToolParameters } from "./tool-schema.js";
-import { compileSchema, unusableSchemaText } from "./validate-arguments.js";
+import { unusableSchemaText } from "./schema-validator.js";
+import { compileSchema } from "./validate-arguments.js";
 
 export interface ToolDefinition<TParameters extends ToolParameters, TDetails> {
   name: string;
@@ -32,7 +33,9 @@ export interface ToolDefinition<TParameters extends ToolParameters, TDetails> {
  *
  * The schema is compiled here, once, so the first call pays no compile cost, and a schema that
  * cannot be compiled (or a Standard Schema whose library cannot give JSON Schema) throws here,
- * naming the tool.
+ * naming the tool. A plain JSON Schema is compiled by Ajv, which loads the first time one is
+ * seen: until it has loaded, a schema Ajv refuses is reported by the tool's first call instead
+ * (`import "rxagent/json-schema"` loads Ajv up front, so this throws at once).
  *
  * @example
  * const add = defineTool({

@@ -2,7 +2,7 @@ import { Ajv, type Options, type ValidateFunction } from "ajv";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { invalidArgumentsText, pointerOf } from "./argument-errors.js";
 import { copyArguments } from "./copy-arguments.js";
-import type { ArgumentValidation, SchemaValidator } from "./schema-validator.js";
+import type { ArgumentValidation } from "./schema-validator.js";
 
 /**
  * The TypeBox path's rules in Ajv's words: strings become the numbers, booleans or strings a
@@ -31,9 +31,10 @@ let draft07: Ajv | undefined;
  *
  * A schema whose `$schema` names draft-07 (or -06) is compiled as draft-07; any other as draft
  * 2020-12, falling back to draft-07 for the older forms (`items` as an array) that 2020-12
- * refuses. Throws when neither compiles.
+ * refuses. Throws when neither compiles. Only `json-schema-loader.ts` (dynamically) and
+ * `rxagent/json-schema` import this module: it is the one that loads Ajv.
  */
-export function jsonSchemaValidator(schema: object): SchemaValidator {
+export function jsonSchemaValidator(schema: object): (toolName: string, argumentsValue: object) => ArgumentValidation {
   const validateFunction = compileJsonSchema(schema);
   return (toolName, argumentsValue): ArgumentValidation => {
     // Ajv coerces and fills defaults in place: it gets the tool's own copy.

@@ -10,8 +10,8 @@ export type JsonSchema = object;
 
 /**
  * What a tool's `parameters` may be: a TypeBox 0.34 schema (compiled with TypeBox's own
- * compiler), any other JSON Schema object (validated with Ajv), or a Standard Schema validator
- * such as zod 4 or valibot (validated through `~standard.validate`).
+ * compiler), any other JSON Schema object (validated with Ajv, loaded at the first such schema),
+ * or a Standard Schema validator such as zod 4 or valibot (validated through `~standard.validate`).
  */
 export type ToolParameters = TSchema | JsonSchema | StandardSchemaV1;
 

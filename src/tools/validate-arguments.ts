@@ -1,8 +1,8 @@
 import type { Observable } from "rxjs";
 import type { TSchema } from "@sinclair/typebox";
 import { truncate } from "./argument-errors.js";
-import { jsonSchemaValidator } from "./json-schema-validator.js";
-import type { ArgumentValidation, CompiledSchema } from "./schema-validator.js";
+import { jsonSchemaCompiled } from "./json-schema-loader.js";
+import { type ArgumentValidation, type CompiledSchema, unusableSchemaText } from "./schema-validator.js";
 import type { StandardSchemaV1 } from "./standard-schema.js";
 import { jsonSchemaOfStandard, standardValidator } from "./standard-validator.js";
 import { schemaKindOf, type ToolParameters } from "./tool-schema.js";
@@ -43,7 +43,7 @@ function compileOnce(schema: ToolParameters): CompiledSchema {
         return { validate: standardValidator(schema as StandardSchemaV1), modelSchema };
       }
       case "json-schema":
-        return { validate: jsonSchemaValidator(schema), modelSchema: schema };
+        return jsonSchemaCompiled(schema);
     }
   } catch (error) {
     return unusable(error instanceof Error ? error.message : String(error));
@@ -58,11 +58,6 @@ function unusable(problem: string): CompiledSchema {
   };
 }
 
-/** The error for a tool whose `parameters` cannot be used. */
-export function unusableSchemaText(toolName: string, problem: string): string {
-  return `Tool "${toolName}" has parameters that cannot be used as a schema: ${problem}`;
-}
-
 /**
  * Checks a tool call's arguments against the tool's schema, with the coercions models need.
  *
@@ -74,7 +69,9 @@ export function unusableSchemaText(toolName: string, problem: string): string {
  * Failures name every failing path, what was expected and what arrived, so the model can
  * correct itself. Arguments that nest deeper than `maxJsonDepth` (default `MAX_JSON_DEPTH`, 128;
  * a run passes its own) fail before any schema sees them ("arguments nest deeper than 128
- * levels"). An Observable comes back only from a Standard Schema that validates asynchronously.
+ * levels"). An Observable comes back only from a Standard Schema that validates asynchronously,
+ * and from a plain JSON Schema while Ajv, loaded the first time one is seen, has not arrived yet
+ * (`import "rxagent/json-schema"` loads it up front).
  */
 export function validateArguments(
   toolName: string,

@@ -34,6 +34,7 @@ const allowed: Record<string, string[]> = {
   server: core,
   otel: core,
   redis: [...core, "server"],
+  "json-schema": core,
   cli: [...core, "openai", "pi-ai", "mcp", "demo", "testing", "client", "server", "redis", "otel"],
 };
 

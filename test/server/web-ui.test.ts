@@ -1,4 +1,6 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { chromium, type Browser } from "playwright-core";
 import { asyncScheduler } from "rxjs";
 import { Type } from "@sinclair/typebox";
@@ -140,16 +142,18 @@ describe.skipIf(!existsSync(CHROMIUM))("browser UI (headless Chromium)", () => {
     await page.close();
   });
 
-  it("the first screen names the model and offers examples; one runs two tools, one steers mid-run", async () => {
+  it("the first screen names the model and offers examples; one runs two tools, one steers mid-run, one asks before writing", async () => {
+    const sandbox = mkdtempSync(path.join(tmpdir(), "rxagent-web-ui-"));
     const demo = await serveWebUi({
       port: 0,
-      createAgent: () => new Agent({ model: demoModel({ delay: 2 }), tools: demoTools({ stepDelay: 250 }) }),
+      createAgent: () => new Agent({ model: demoModel({ delay: 2 }), tools: demoTools({ stepDelay: 250, root: sandbox }) }),
       page: {
         model: "the offline demo model",
         demo: true,
         examples: [
           { label: "Two tools at once", prompt: "what is 12*7 and what time is it" },
           { label: "Steer it while it works", prompt: "what is (1+2)*(3+4)", steer: "also what is 5*5" },
+          { label: "Ask before writing", prompt: 'write "hello from rxagent" to notes.txt' },
         ],
       },
     });
@@ -162,7 +166,7 @@ describe.skipIf(!existsSync(CHROMIUM))("browser UI (headless Chromium)", () => {
       await expect.poll(() => page.locator("#model").textContent()).toBe("the offline demo model");
       expect(await page.locator("#model").getAttribute("data-demo")).toBe("true");
       expect(await page.locator(".welcome .answering").textContent()).toMatch(/^Answering: the offline demo model\. It runs offline/);
-      expect(await page.locator(".welcome .example-label").allTextContents()).toStrictEqual(["Two tools at once", "Steer it while it works"]);
+      expect(await page.locator(".welcome .example-label").allTextContents()).toStrictEqual(["Two tools at once", "Steer it while it works", "Ask before writing"]);
 
       await page.locator("button.example", { hasText: "Two tools at once" }).click();
       await expect.poll(() => page.locator(".msg.user").first().textContent()).toBe("what is 12*7 and what time is it");
@@ -179,10 +183,24 @@ describe.skipIf(!existsSync(CHROMIUM))("browser UI (headless Chromium)", () => {
       await page.locator(".msg.user.steering", { hasText: "also what is 5*5" }).waitFor();
       await page.locator(".msg.assistant .text", { hasText: "5*5 = 25" }).last().waitFor();
       await expect.poll(() => page.locator("#run-status").textContent()).toBe("idle");
+
+      // The approval example: the call waits for Approve, nothing is written before, the file after.
+      await page.goto(`${demo.url}#session=approval-example`);
+      await page.reload();
+      await page.locator("button.example", { hasText: "Ask before writing" }).click();
+      const card = page.locator('.tool-card[data-tool="write_file"]');
+      await expect.poll(() => card.getAttribute("data-state")).toBe("awaiting approval");
+      expect(existsSync(path.join(sandbox, "notes.txt"))).toBe(false);
+      await card.locator("button.approve-tool").click();
+      await expect.poll(() => card.getAttribute("data-state")).toBe("done");
+      await page.locator(".msg.assistant .text", { hasText: "Wrote 18 bytes to notes.txt." }).last().waitFor();
+      expect(readFileSync(path.join(sandbox, "notes.txt"), "utf8")).toBe("hello from rxagent");
+      await expect.poll(() => page.locator("#run-status").textContent()).toBe("idle");
       expect(pageErrors).toEqual([]);
       await page.close();
     } finally {
       await demo.close();
+      rmSync(sandbox, { recursive: true, force: true });
     }
   });
 

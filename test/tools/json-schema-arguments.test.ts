@@ -3,6 +3,8 @@ import { Type as Type1 } from "typebox";
 import { Observable } from "rxjs";
 import { describe, expect, it } from "vitest";
 import { type ArgumentValidation, compileSchema, validateArguments as validateMaybeLater } from "../../src/tools/validate-arguments.js";
+// Ajv loaded up front, as `rxagent/json-schema` does: these tests check its answers, given at once.
+import "../../src/json-schema/index.js";
 
 function validateArguments(toolName: string, schema: object, raw: unknown): ArgumentValidation {
   const validation = validateMaybeLater(toolName, schema, raw);

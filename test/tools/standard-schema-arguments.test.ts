@@ -10,6 +10,8 @@ import { defineTool } from "../../src/tools/define-tool.js";
 import { compileSchema, validateArguments } from "../../src/tools/validate-arguments.js";
 import { textResult } from "../../src/tools/tool-results.js";
 import type { StandardSchemaV1 } from "../../src/tools/standard-schema.js";
+// Ajv loaded up front, as `rxagent/json-schema` does: these tests check its answers, given at once.
+import "../../src/json-schema/index.js";
 
 describe("Standard Schema arguments (zod 4, valibot)", () => {
   it("validates through ~standard.validate with the library's own rules and defaults", () => {

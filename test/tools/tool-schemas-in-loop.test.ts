@@ -13,6 +13,8 @@ import type { StandardSchemaV1 } from "../../src/tools/standard-schema.js";
 import type { AgentEvent, AgentTool, AssistantMessage } from "../../src/types.js";
 import { call, runToolTurn, runToolTurnAsync } from "../operators/tool-calls/run-tools.js";
 import { userMessage } from "../testing/fixtures.js";
+// Ajv loaded up front, as `rxagent/json-schema` does: these tests check its answers, given at once.
+import "../../src/json-schema/index.js";
 
 function echoTool(name: string, parameters: object): AgentTool {
   return { name, label: name, description: "", parameters, execute: (_id, args) => textResult(JSON.stringify(args)) };

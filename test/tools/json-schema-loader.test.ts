@@ -1,0 +1,160 @@
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { build } from "esbuild";
+import { firstValueFrom, isObservable } from "rxjs";
+import { describe, expect, it } from "vitest";
+import { defineTool } from "../../src/tools/define-tool.js";
+import { textResult } from "../../src/tools/tool-results.js";
+import { validateArguments } from "../../src/tools/validate-arguments.js";
+import { repositoryRoot } from "../cli/cli-process.js";
+
+// This file never imports rxagent/json-schema (vitest gives each file its own modules), so Ajv
+// is loaded the lazy way: by the first plain JSON Schema. The tests run in order on that state.
+
+const settled = (validation: ReturnType<typeof validateArguments>) =>
+  isObservable(validation) ? firstValueFrom(validation) : Promise.resolve(validation);
+
+describe("Ajv, loaded at the first plain JSON Schema", () => {
+  it("lets defineTool accept a schema Ajv will refuse while Ajv loads; its calls then fail naming the reason", async () => {
+    const broken = defineTool({ name: "broken", description: "", parameters: { type: 5 }, execute: () => textResult("") });
+    const first = validateArguments("broken", broken.parameters, {});
+    expect(isObservable(first)).toBe(true);
+    expect(await settled(first)).toStrictEqual({
+      valid: false,
+      message: expect.stringMatching(/^Tool "broken" has parameters that cannot be used as a schema: schema is invalid: data\/type must be/),
+    });
+  });
+
+  it("validates synchronously once loaded, and defineTool then refuses a broken schema at once", () => {
+    const schema = { type: "object", properties: { count: { type: "integer" } } };
+    expect(validateArguments("count", schema, { count: "3" })).toStrictEqual({ valid: true, value: { count: 3 } });
+    expect(() => defineTool({ name: "broken_later", description: "", parameters: { type: "nope" }, execute: () => textResult("") })).toThrow(
+      /^Tool "broken_later" has parameters that cannot be used as a schema: schema is invalid/,
+    );
+  });
+});
+
+describe("a plain JSON Schema tool in a run while Ajv loads", () => {
+  it("runs a fresh process's first JSON Schema call after Ajv arrives, with coercion and defaults", () => {
+    const result = runScript(`
+import { agentLoop, defineTool, textResult } from ${sourceUrl("index.ts")};
+import { scriptedModel } from ${sourceUrl("testing/index.ts")};
+import { lastValueFrom, toArray } from "rxjs";
+const sum = defineTool({
+  name: "sum",
+  description: "",
+  parameters: { type: "object", properties: { a: { type: "number" }, b: { type: "number", default: 1 } }, required: ["a"] },
+  execute: (_id, args) => textResult(JSON.stringify(args)),
+});
+const model = scriptedModel([{ content: [{ type: "toolCall", name: "sum", arguments: { a: "2" } }] }, "done"]);
+const events = await lastValueFrom(agentLoop([{ role: "user", content: "go", timestamp: 0 }], { messages: [], tools: [sum] }, { model }).pipe(toArray()));
+console.log(JSON.stringify(events.filter((event) => event.type === "tool_execution_end").map((event) => event.result.content)));
+`);
+    expect(result).toStrictEqual({ status: 0, stderr: "", stdout: '[[{"type":"text","text":"{\\"a\\":2,\\"b\\":1}"}]]\n' });
+  });
+
+  it("answers every call with an error naming Ajv when it cannot be loaded; the run goes on", () => {
+    const result = runScript(
+      `
+import { agentLoop, defineTool, textResult } from ${sourceUrl("index.ts")};
+import { scriptedModel } from ${sourceUrl("testing/index.ts")};
+import { lastValueFrom, toArray } from "rxjs";
+const echo = defineTool({ name: "echo", description: "", parameters: { type: "object" }, execute: () => textResult("ran") });
+const model = scriptedModel([{ content: [{ type: "toolCall", name: "echo", arguments: {} }] }, { content: [{ type: "toolCall", name: "echo", arguments: {} }] }, "done"]);
+const events = await lastValueFrom(agentLoop([{ role: "user", content: "go", timestamp: 0 }], { messages: [], tools: [echo] }, { model }).pipe(toArray()));
+for (const event of events) if (event.type === "tool_execution_end") console.log(event.isError, event.result.content[0].text);
+console.log(events.at(-1).type);
+`,
+      { hideAjv: true },
+    );
+    const refused = "true Tool \"echo\" has a JSON Schema, and its validator (Ajv) could not be loaded: Cannot find package 'ajv'";
+    expect(result).toStrictEqual({ status: 0, stderr: "", stdout: `${refused}\n${refused}\nagent_end\n` });
+  });
+});
+
+describe("TypeBox and Standard Schema users never load Ajv", () => {
+  it("import('rxagent') and a TypeBox-only run load no Ajv module in Node; a JSON Schema tool then does", () => {
+    const result = runScript(`
+import { createRequire } from "node:module";
+import { Type } from "@sinclair/typebox";
+import { lastValueFrom } from "rxjs";
+const { agentLoop, defineTool, textResult, validateArguments } = await import(${sourceUrl("index.ts")});
+const { scriptedModel } = await import(${sourceUrl("testing/index.ts")});
+const ajvModules = () => Object.keys(createRequire(import.meta.url).cache).filter((file) => file.includes("/node_modules/ajv/")).length;
+const add = defineTool({ name: "add", description: "", parameters: Type.Object({ a: Type.Number() }), execute: () => textResult("ok") });
+const model = scriptedModel([{ content: [{ type: "toolCall", name: "add", arguments: { a: 1 } }] }, "done"]);
+await lastValueFrom(agentLoop([{ role: "user", content: "go", timestamp: 0 }], { messages: [], tools: [add] }, { model }));
+console.log("typebox only:", ajvModules());
+const pending = validateArguments("plain", { type: "object" }, {});
+await lastValueFrom(pending);
+console.log("after a JSON Schema:", ajvModules() > 0);
+`);
+    expect(result).toStrictEqual({ status: 0, stderr: "", stdout: "typebox only: 0\nafter a JSON Schema: true\n" });
+  });
+
+  it("bundles a TypeBox-only agent for the browser with Ajv only in a chunk of its own, never in the entry", async () => {
+    const result = await build({
+      stdin: {
+        contents: `
+import { Type } from "@sinclair/typebox";
+import { Agent, defineTool, textResult } from "./src/index.ts";
+import { scriptedModel } from "./src/testing/index.ts";
+const add = defineTool({ name: "add", description: "", parameters: Type.Object({ a: Type.Number() }), execute: () => textResult("ok") });
+export const agent = new Agent({ model: scriptedModel(["hi"]), tools: [add] });`,
+        resolveDir: repositoryRoot,
+        loader: "ts",
+      },
+      absWorkingDir: repositoryRoot,
+      bundle: true,
+      splitting: true,
+      platform: "browser",
+      format: "esm",
+      outdir: "out",
+      write: false,
+      metafile: true,
+      logLevel: "silent",
+    });
+    const outputs = Object.entries(result.metafile.outputs).map(([file, output]) => ({
+      file,
+      entry: output.entryPoint === "<stdin>",
+      ajv: Object.keys(output.inputs).some((input) => input.includes("node_modules/ajv/")),
+    }));
+    expect(outputs.filter((output) => output.entry).map((output) => output.ajv)).toStrictEqual([false]);
+    // The check can fail: Ajv is in the build, behind the dynamic import.
+    expect(outputs.some((output) => output.ajv)).toBe(true);
+  });
+});
+
+const sourceUrl = (file: string) => JSON.stringify(pathToFileURL(path.join(repositoryRoot, "src", file)).href);
+
+/** Runs an ESM script in a fresh Node process (Ajv hidden, as if not installed, with `hideAjv`). */
+function runScript(script: string, options: { hideAjv?: boolean } = {}): { status: number | null; stdout: string; stderr: string } {
+  // Under node_modules, so that the script's own imports (rxjs, TypeBox) resolve as for a user of the package.
+  const scratch = path.join(repositoryRoot, "node_modules", ".cache");
+  mkdirSync(scratch, { recursive: true });
+  const folder = mkdtempSync(path.join(scratch, "rxagent-ajv-"));
+  const hooks: string[] = [];
+  if (options.hideAjv) {
+    const hideAjv = path.join(folder, "hide-ajv.mjs");
+    writeFileSync(
+      hideAjv,
+      `export async function resolve(specifier, context, next) {
+  if (specifier === "ajv" || specifier.startsWith("ajv/")) throw Object.assign(new Error("Cannot find package 'ajv'"), { code: "ERR_MODULE_NOT_FOUND" });
+  return next(specifier, context);
+}\n`,
+    );
+    const register = path.join(folder, "register.mjs");
+    writeFileSync(register, `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(hideAjv).href)});\n`);
+    hooks.push("--import", register);
+  }
+  const scriptFile = path.join(folder, "script.mts");
+  writeFileSync(scriptFile, script);
+  try {
+    const result = spawnSync(process.execPath, [...hooks, "--import", "tsx", scriptFile], { cwd: repositoryRoot, encoding: "utf8", timeout: 120_000 });
+    return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+}
