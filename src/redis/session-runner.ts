@@ -24,6 +24,7 @@ export class SessionRunner {
   private subscription: Subscription | undefined;
   private readonly renewal: ReturnType<typeof setInterval>;
   private ended = false;
+  private lost = false;
 
   constructor(
     private readonly context: RedisSessionContext,
@@ -32,7 +33,11 @@ export class SessionRunner {
     readonly agent: Agent,
     readonly store: RedisTranscriptStore,
     readonly token: string,
-    /** Called once when this runner stops: its run ended (`lost` false), or its lease was lost. */
+    /**
+     * Called when this runner stops: its run ended (`lost` false), or its lease was lost. Called
+     * once more (`lost` true) when Redis refuses frames sent before a run that ended here: the
+     * lease expired while Redis was down, so the clients here saw frames Redis never got.
+     */
     private readonly onEnd: (runner: SessionRunner, lost: boolean) => void,
   ) {
     this.renewal = setInterval(() => this.renew(), Math.max(1, Math.floor(context.leaseMs / 3)));
@@ -107,7 +112,12 @@ export class SessionRunner {
     const { redis } = this.context;
     // Sent before anything else this process sends for the session, on the same connection,
     // so a prompt right after this one finds the lease free.
-    redis.rxagentReleaseLease(this.keys.lease, this.keys.meta, this.token).catch((error: unknown) => this.context.warn(`session ${this.mirror.id}: could not release its lease: ${errorText(error)}`));
+    redis.rxagentReleaseLease(this.keys.lease, this.keys.meta, this.token).then(
+      (released) => {
+        if (released === 0) this.lose("its lease expired before the run's end reached Redis");
+      },
+      (error: unknown) => this.context.warn(`session ${this.mirror.id}: could not release its lease: ${errorText(error)}`),
+    );
     this.dispose();
   }
 
@@ -122,8 +132,15 @@ export class SessionRunner {
   }
 
   private lose(why: string): void {
-    if (this.ended) return;
-    this.context.warn(`session ${this.mirror.id}: stopped its run here: ${why}.`);
-    this.dispose(true);
+    if (this.lost) return;
+    this.lost = true;
+    if (!this.ended) {
+      this.context.warn(`session ${this.mirror.id}: stopped its run here: ${why}.`);
+      return this.dispose(true);
+    }
+    // The run ended here while Redis was down, and its last frames were refused when it came back:
+    // another process will take the run over from what Redis holds.
+    this.context.warn(`session ${this.mirror.id}: Redis refused frames of the run that ended here (${why}); its clients here get a snapshot.`);
+    this.onEnd(this, true);
   }
 }
