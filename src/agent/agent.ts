@@ -224,10 +224,10 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
    * `clearQueues()` drops both queues without aborting; `state.queuedFollowUp` counts what waits.
    * @example const dropped = agent.abort({ clearFollowUps: true }); // { steering: [...], followUp: [...] }
    */
-  abort(options: { clearFollowUps?: boolean } = {}): QueuedMessages {
+  abort(options: { clearFollowUps?: boolean; reason?: unknown } = {}): QueuedMessages {
     const steering = this.queuesValue?.clearSteering() ?? [];
     const followUp = options.clearFollowUps ? (this.queuesValue?.clearFollowUps() ?? []) : [];
-    this.activeRun?.controller.abort(new Error("Aborted by the user"));
+    this.activeRun?.controller.abort(options.reason ?? new Error("Aborted by the user"));
     return { steering, followUp };
   }
 
