@@ -14,6 +14,12 @@ export function transcriptLostText(cause: string): string {
 }
 
 /**
+ * What the running tools' signals fire with (`signal.reason`, an Error with this message) when
+ * this process learns it lost the session's lease: another process may already run the session.
+ */
+export const SESSION_MOVED_TEXT = "The session moved to another process: this process lost its lease, so its run stopped here.";
+
+/**
  * The run of a session in the one process that holds its lease: the Agent's events get their
  * sequence numbers here, go to the local clients at once, and to Redis (stream and channel)
  * through a script fenced by the lease. The lease is renewed every third of its time while the
@@ -136,6 +142,10 @@ export class SessionRunner {
     this.lost = true;
     if (!this.ended) {
       this.context.warn(`session ${this.mirror.id}: stopped its run here: ${why}.`);
+      // Redis refuses what the run would publish now; the tools still running hear why they stop.
+      this.subscription?.unsubscribe();
+      this.store.supersede();
+      this.agent.abort({ reason: new Error(SESSION_MOVED_TEXT) });
       return this.dispose(true);
     }
     // The run ended here while Redis was down, and its last frames were refused when it came back:

@@ -2,7 +2,7 @@ import { Type } from "@sinclair/typebox";
 import { Redis, type RedisOptions } from "ioredis";
 import { asyncScheduler } from "rxjs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { redisSessions, type RedisSessions, RedisTranscriptStore, TAKEOVER_TEXT } from "../../src/redis/index.js";
+import { redisSessions, type RedisSessions, RedisTranscriptStore, SESSION_MOVED_TEXT, TAKEOVER_TEXT } from "../../src/redis/index.js";
 import { defineTool } from "../../src/tools/define-tool.js";
 import { textResult } from "../../src/tools/tool-results.js";
 import { type AgentServer, serveAgents } from "../../src/server/index.js";
@@ -226,6 +226,49 @@ describe.skipIf(!hasRedisServer)("sessions on Redis: bad input and odd states", 
     expect(ends[1]).toMatchObject({ type: "agent_end", reason: "idle" });
     const after = client.frames.slice(client.frames.findLastIndex((frame) => frame.type === "snapshot"));
     assertContiguous(after.filter((frame): frame is EventCarrier => frame.type === "event" || frame.type === "update"), (after[0] as { seq: number }).seq);
+  }, 30_000);
+
+  it("a runner that loses its lease while a tool runs: the tool's signal fires with a reason saying the session moved", async () => {
+    const heard: unknown[] = [];
+    const watch = defineTool({
+      name: "watch",
+      description: "Runs until its signal fires",
+      parameters: Type.Object({}),
+      execute: (_id, _args, { signal }) =>
+        new Promise<ReturnType<typeof textResult>>((resolve) => {
+          signal.addEventListener("abort", () => {
+            heard.push(signal.reason);
+            resolve(textResult("stopped"));
+          });
+        }),
+    });
+    let started = false;
+    const sessions = redisSessions({
+      redis: redisServer.url,
+      leaseMs: 1000,
+      onWarning: () => undefined,
+      createAgent: (_id, store) =>
+        Agent.open({
+          store,
+          tools: [watch],
+          model: scriptedModel([(context) => (context.messages.at(-1)?.role === "toolResult" ? "Done." : ((started = true), { content: [{ type: "toolCall", id: "w1", name: "watch", arguments: {} }] }))], { scheduler: asyncScheduler, delay: 5 }),
+        }),
+    });
+    const server = await serveAgents({ port: 0, ...sessions.serveOptions });
+    closing.push(async () => {
+      await server.close();
+      await sessions.close();
+    });
+    const client = await attached(server, "moved");
+    expect(await client.request({ type: "prompt", input: "go" })).toStrictEqual({ type: "ack", id: "t2" });
+    await waitFor(() => client.hasEvent("tool_execution_start") && started, "the tool to start", 20_000);
+    const redis = new Redis(redisServer.url);
+    // Another process's token, as if this one had paused past its lease.
+    await redis.set("rxagent:{moved}:lease", "another process", "PX", 60_000);
+    redis.disconnect();
+    await waitFor(() => heard.length > 0, "the tool's signal to fire", 20_000);
+    expect(heard).toStrictEqual([new Error(SESSION_MOVED_TEXT)]);
+    expect(String(heard[0])).toBe("Error: The session moved to another process: this process lost its lease, so its run stopped here.");
   }, 30_000);
 
   it("Redis down: attaching gets an error naming the cause, and the server keeps serving", async () => {
