@@ -224,12 +224,14 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
    * Queued follow-ups stay unless `clearFollowUps` (as in pi-agent-core): they run after the
    * next prompt, or at once with `continue()`. To stop for good, `abort({ clearFollowUps: true })`;
    * `clearQueues()` drops both queues without aborting; `state.queuedFollowUp` counts what waits.
+   * `reason` (default `new Error("Aborted by the user")`) is the run's signal's reason, and the
+   * running tools' `signal.reason`, so a tool can tell why it stops.
    * @example const dropped = agent.abort({ clearFollowUps: true }); // { steering: [...], followUp: [...] }
    */
-  abort(options: { clearFollowUps?: boolean } = {}): QueuedMessages {
+  abort(options: { clearFollowUps?: boolean; reason?: unknown } = {}): QueuedMessages {
     const steering = this.queuesValue?.clearSteering() ?? [];
     const followUp = options.clearFollowUps ? (this.queuesValue?.clearFollowUps() ?? []) : [];
-    this.activeRun?.controller.abort(new Error("Aborted by the user"));
+    this.activeRun?.controller.abort(options.reason ?? new Error("Aborted by the user"));
     return { steering, followUp };
   }
 

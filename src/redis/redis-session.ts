@@ -309,9 +309,14 @@ export class RedisSession implements HostedSession {
       throw new Error(`createAgent failed: ${errorText(error)}`, { cause: error });
     }
     runner = new SessionRunner(this.context, this.keys, this.mirror, agent, store, token, (ended, lost) => {
-      if (this.runner !== ended) return;
-      this.runner = undefined;
-      this.context.unlisten(this.keys.commands);
+      if (this.runner === ended) {
+        this.runner = undefined;
+        this.context.unlisten(this.keys.commands);
+      } else if (this.runner) {
+        // A later run here publishes into the mirror: reading the session again would pull it from under it.
+        if (lost) this.context.warn(`session ${this.id}: frames of an earlier run were refused while a later one runs here; its clients may need a snapshot.`);
+        return;
+      }
       if (lost && !this.closed) this.reload();
     });
     this.runner = runner;

@@ -66,6 +66,7 @@ export class RedisTranscriptStore implements TranscriptStore {
   private waitingBytes = 0;
   private nextAppend = 0;
   private deadline: ReturnType<typeof setTimeout> | undefined;
+  private superseded = false;
 
   constructor(
     private readonly redis: Redis,
@@ -112,7 +113,17 @@ export class RedisTranscriptStore implements TranscriptStore {
     if (this.failure) throw this.failure;
   }
 
+  /**
+   * Stops writing, for a runner that learned it lost the lease: Redis would refuse every write
+   * (the fence), and another process now keeps the transcript. Later appends and records are
+   * dropped without a warning (what the aborted run still says is not part of the session).
+   */
+  supersede(): void {
+    this.superseded = true;
+  }
+
   private push(json: string, what: string): void {
+    if (this.superseded) return;
     if (this.failure) throw new Error(`${this.key}: could not ${what}: an earlier write failed (${this.failure.message})`);
     const bytes = Buffer.byteLength(json);
     const maxPendingBytes = this.options.maxPendingBytes ?? 8 * 1024 * 1024;

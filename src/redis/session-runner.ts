@@ -14,6 +14,12 @@ export function transcriptLostText(cause: string): string {
 }
 
 /**
+ * What the running tools' signals fire with (`signal.reason`, an Error with this message) when
+ * this process learns it lost the session's lease: another process may already run the session.
+ */
+export const SESSION_MOVED_TEXT = "The session moved to another process: this process lost its lease, so its run stopped here.";
+
+/**
  * The run of a session in the one process that holds its lease: the Agent's events get their
  * sequence numbers here, go to the local clients at once, and to Redis (stream and channel)
  * through a script fenced by the lease. The lease is renewed every third of its time while the
@@ -24,6 +30,7 @@ export class SessionRunner {
   private subscription: Subscription | undefined;
   private readonly renewal: ReturnType<typeof setInterval>;
   private ended = false;
+  private lost = false;
 
   constructor(
     private readonly context: RedisSessionContext,
@@ -32,7 +39,11 @@ export class SessionRunner {
     readonly agent: Agent,
     readonly store: RedisTranscriptStore,
     readonly token: string,
-    /** Called once when this runner stops: its run ended (`lost` false), or its lease was lost. */
+    /**
+     * Called when this runner stops: its run ended (`lost` false), or its lease was lost. Called
+     * once more (`lost` true) when Redis refuses frames sent before a run that ended here: the
+     * lease expired while Redis was down, so the clients here saw frames Redis never got.
+     */
     private readonly onEnd: (runner: SessionRunner, lost: boolean) => void,
   ) {
     this.renewal = setInterval(() => this.renew(), Math.max(1, Math.floor(context.leaseMs / 3)));
@@ -107,7 +118,12 @@ export class SessionRunner {
     const { redis } = this.context;
     // Sent before anything else this process sends for the session, on the same connection,
     // so a prompt right after this one finds the lease free.
-    redis.rxagentReleaseLease(this.keys.lease, this.keys.meta, this.token).catch((error: unknown) => this.context.warn(`session ${this.mirror.id}: could not release its lease: ${errorText(error)}`));
+    redis.rxagentReleaseLease(this.keys.lease, this.keys.meta, this.token).then(
+      (released) => {
+        if (released === 0) this.lose("its lease expired before the run's end reached Redis");
+      },
+      (error: unknown) => this.context.warn(`session ${this.mirror.id}: could not release its lease: ${errorText(error)}`),
+    );
     this.dispose();
   }
 
@@ -122,8 +138,19 @@ export class SessionRunner {
   }
 
   private lose(why: string): void {
-    if (this.ended) return;
-    this.context.warn(`session ${this.mirror.id}: stopped its run here: ${why}.`);
-    this.dispose(true);
+    if (this.lost) return;
+    this.lost = true;
+    if (!this.ended) {
+      this.context.warn(`session ${this.mirror.id}: stopped its run here: ${why}.`);
+      // Redis refuses what the run would publish now; the tools still running hear why they stop.
+      this.subscription?.unsubscribe();
+      this.store.supersede();
+      this.agent.abort({ reason: new Error(SESSION_MOVED_TEXT) });
+      return this.dispose(true);
+    }
+    // The run ended here while Redis was down, and its last frames were refused when it came back:
+    // another process will take the run over from what Redis holds.
+    this.context.warn(`session ${this.mirror.id}: Redis refused frames of the run that ended here (${why}); its clients here get a snapshot.`);
+    this.onEnd(this, true);
   }
 }

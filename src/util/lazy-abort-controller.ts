@@ -1,6 +1,8 @@
 /** A run's or a call's abort, readable without making an AbortSignal. */
 export interface Cancellation {
   readonly aborted: boolean;
+  /** Why it was aborted (the signal's `reason`), once it was. */
+  readonly reason?: unknown;
   readonly signal: AbortSignal;
 }
 
@@ -11,8 +13,8 @@ export interface Cancellation {
  */
 export class LazyAbortController implements Cancellation {
   aborted = false;
+  reason: unknown;
   private controller: AbortController | undefined;
-  private reason: unknown;
 
   get signal(): AbortSignal {
     if (!this.controller) {

@@ -2,12 +2,12 @@ import { Type } from "@sinclair/typebox";
 import { Redis, type RedisOptions } from "ioredis";
 import { asyncScheduler } from "rxjs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { redisSessions, type RedisSessions, RedisTranscriptStore, TAKEOVER_TEXT } from "../../src/redis/index.js";
+import { redisSessions, type RedisSessions, RedisTranscriptStore, SESSION_MOVED_TEXT, TAKEOVER_TEXT } from "../../src/redis/index.js";
 import { defineTool } from "../../src/tools/define-tool.js";
 import { textResult } from "../../src/tools/tool-results.js";
 import { type AgentServer, serveAgents } from "../../src/server/index.js";
 import { Agent } from "../../src/agent/agent.js";
-import { scriptedModel } from "../../src/testing/scripted-model.js";
+import { scriptedModel, type ScriptedTurn } from "../../src/testing/scripted-model.js";
 import { assertContiguous, type EventCarrier, RawClient, waitFor } from "../server/helpers.js";
 import { hasRedisServer, RedisServerProcess } from "./redis-server.js";
 
@@ -228,6 +228,49 @@ describe.skipIf(!hasRedisServer)("sessions on Redis: bad input and odd states", 
     assertContiguous(after.filter((frame): frame is EventCarrier => frame.type === "event" || frame.type === "update"), (after[0] as { seq: number }).seq);
   }, 30_000);
 
+  it("a runner that loses its lease while a tool runs: the tool's signal fires with a reason saying the session moved", async () => {
+    const heard: unknown[] = [];
+    const watch = defineTool({
+      name: "watch",
+      description: "Runs until its signal fires",
+      parameters: Type.Object({}),
+      execute: (_id, _args, { signal }) =>
+        new Promise<ReturnType<typeof textResult>>((resolve) => {
+          signal.addEventListener("abort", () => {
+            heard.push(signal.reason);
+            resolve(textResult("stopped"));
+          });
+        }),
+    });
+    let started = false;
+    const sessions = redisSessions({
+      redis: redisServer.url,
+      leaseMs: 1000,
+      onWarning: () => undefined,
+      createAgent: (_id, store) =>
+        Agent.open({
+          store,
+          tools: [watch],
+          model: scriptedModel([(context) => (context.messages.at(-1)?.role === "toolResult" ? "Done." : ((started = true), { content: [{ type: "toolCall", id: "w1", name: "watch", arguments: {} }] }))], { scheduler: asyncScheduler, delay: 5 }),
+        }),
+    });
+    const server = await serveAgents({ port: 0, ...sessions.serveOptions });
+    closing.push(async () => {
+      await server.close();
+      await sessions.close();
+    });
+    const client = await attached(server, "moved");
+    expect(await client.request({ type: "prompt", input: "go" })).toStrictEqual({ type: "ack", id: "t2" });
+    await waitFor(() => client.hasEvent("tool_execution_start") && started, "the tool to start", 20_000);
+    const redis = new Redis(redisServer.url);
+    // Another process's token, as if this one had paused past its lease.
+    await redis.set("rxagent:{moved}:lease", "another process", "PX", 60_000);
+    redis.disconnect();
+    await waitFor(() => heard.length > 0, "the tool's signal to fire", 20_000);
+    expect(heard).toStrictEqual([new Error(SESSION_MOVED_TEXT)]);
+    expect(String(heard[0])).toBe("Error: The session moved to another process: this process lost its lease, so its run stopped here.");
+  }, 30_000);
+
   it("Redis down: attaching gets an error naming the cause, and the server keeps serving", async () => {
     const lonely = await RedisServerProcess.start();
     const warnings: string[] = [];
@@ -290,6 +333,62 @@ describe.skipIf(!hasRedisServer)("sessions on Redis: bad input and odd states", 
     expect(streamed.map(([id]) => Number.parseInt(id, 10))).toStrictEqual(client.events().map((frame) => frame.seq));
     reader.disconnect();
     expect(warnings.filter((warning) => !/^Redis: .*; reconnecting\.$/.test(warning) && !/could not renew its lease/.test(warning))).toStrictEqual([]);
+  }, 60_000);
+
+  it("Redis down past the lease while the run ended here: the clients here get a snapshot, another process answers from what Redis holds, and stream and transcript agree", async () => {
+    const own = await RedisServerProcess.start();
+    const leaseMs = 300;
+    let finishTool: (() => void) | undefined;
+    const wait = defineTool({
+      name: "wait",
+      description: "Waits until the test lets it finish",
+      parameters: Type.Object({}),
+      execute: () => new Promise<ReturnType<typeof textResult>>((resolve) => (finishTool = () => resolve(textResult("done")))),
+    });
+    // Whatever process asks: a prompt gets the call, the call's result (or its interruption) the answer.
+    const reply: ScriptedTurn = (context) => (context.messages.at(-1)?.role === "toolResult" ? "All done." : { content: [{ type: "toolCall", id: "w1", name: "wait", arguments: {} }] });
+    const servers: AgentServer[] = [];
+    for (let index = 0; index < 2; index++) {
+      const sessions = redisSessions({ redis: own.url, leaseMs, onWarning: () => undefined, createAgent: (_id, store) => Agent.open({ store, tools: [wait], model: scriptedModel([reply, reply], { scheduler: asyncScheduler, delay: 5 }) }) });
+      const server = await serveAgents({ port: 0, ...sessions.serveOptions });
+      servers.push(server);
+      closing.push(async () => {
+        await server.close();
+        await sessions.close();
+      });
+    }
+    closing.push(() => own.stop());
+    const onRunner = await attached(servers[0]!, "expired");
+    const onOther = await attached(servers[1]!, "expired");
+    expect(await onRunner.request({ type: "prompt", input: "go" })).toStrictEqual({ type: "ack", id: "t2" });
+    const finish = await waitFor(() => finishTool, "the tool to start", 20_000);
+    await own.down();
+    const downAt = Date.now();
+    // The tool's result and the reply are made, and shown here, while Redis is down.
+    finish();
+    await waitFor(() => onRunner.hasEvent("agent_end"), "the run to end here", 20_000);
+    // Redis stays down until the lease has surely expired (its last renewal was before `downAt`).
+    await waitFor(() => Date.now() > downAt + leaseMs || undefined, "the lease's expiry", 5_000);
+    await own.up();
+    // Redis refuses the frames and the appends made after the lease expired: the clients here start again from a snapshot.
+    await waitFor(() => onRunner.frames.filter((frame) => frame.type === "snapshot").length === 2, "a snapshot for the runner's client", 20_000);
+    const reader = new Redis(own.url);
+    const lastStored = await pollUntil(async () => {
+      const [newest] = await reader.xrevrange("rxagent:{expired}:events", "+", "-", "COUNT", 1);
+      return newest?.[1][1] === "agent_end" && (await reader.exists("rxagent:{expired}:lease")) === 0 ? Number.parseInt(newest[0], 10) : undefined;
+    }, "the run to end on Redis");
+    const transcript = await new RedisTranscriptStore(reader, "expired").load();
+    const streamed = (await reader.xrange("rxagent:{expired}:events", "-", "+")).flatMap(([, fields]) => {
+      const frame = JSON.parse(fields[3] as string) as { event?: { type: string; message?: unknown } };
+      return frame.event?.type === "message_end" ? [frame.event.message] : [];
+    });
+    reader.disconnect();
+    expect(transcript.map((message) => message.role)).toStrictEqual(["user", "assistant", "toolResult", "assistant"]);
+    expect(streamed).toStrictEqual(transcript);
+    for (const watcher of [onRunner, onOther]) {
+      await waitFor(() => watcher.events().at(-1)?.seq === lastStored, "each client to show the run's end on Redis", 20_000);
+      expect(watcher.agentEvents().at(-1)).toMatchObject({ type: "agent_end", reason: "idle" });
+    }
   }, 60_000);
 
   it("Redis down past saveTimeoutMs: the run ends as failed saying the transcript could not be saved, and the session works again once Redis is back", async () => {

@@ -68,7 +68,7 @@ export function executeToolCalls(
     const subscription = new Subscription();
     // NEVER, a run without a signal: nothing to listen to.
     if (options.abort$ !== NEVER) {
-      subscription.add(options.abort$.subscribe(forwardingObserver(subscriber, { next: () => interruption.interrupt(ABORTED_TOOL_TEXT) })));
+      subscription.add(options.abort$.subscribe(forwardingObserver(subscriber, { next: () => interruption.interrupt(ABORTED_TOOL_TEXT, options.cancellation.reason ?? new Error(ABORTED_TOOL_TEXT)) })));
     }
     // A steering queue that fails can no longer tell whether the user wants the tools to stop:
     // its calls are skipped, and the run ends after this turn (`nextStep`, reason "failed").

@@ -45,7 +45,7 @@ function executeTool(prepared: PreparedToolCall, batch: ToolBatch): Observable<A
     const execution = new ToolExecution(prepared, subscriber, batch);
     const interruptedBefore = batch.interruption.reason;
     if (interruptedBefore !== undefined) {
-      execution.stop(interruptedBefore, true);
+      execution.stop(interruptedBefore, true, batch.interruption.cause);
       return undefined;
     }
     let output: unknown;
@@ -61,7 +61,7 @@ function executeTool(prepared: PreparedToolCall, batch: ToolBatch): Observable<A
       // An interruption that came while the tool ran wins over what it returned, as it would
       // over a Promise's value.
       const interruptedMeanwhile = batch.interruption.reason;
-      if (interruptedMeanwhile !== undefined) execution.stop(interruptedMeanwhile, true);
+      if (interruptedMeanwhile !== undefined) execution.stop(interruptedMeanwhile, true, batch.interruption.cause);
       else execution.finishWithValue(output, true);
       return execution.teardownLogic();
     }
@@ -112,7 +112,7 @@ class ToolExecution implements ToolExecutionContext, InterruptionListener, Cance
   private controller: AbortController | undefined;
   /** The scheduler's time when the call started, once something needed it. */
   private startedAt: number | undefined;
-  private abortReason: Error | undefined;
+  private abortReason: unknown;
   private boundUpdate: ((partialResult: AgentToolResult) => void) | undefined;
   private teardowns: (Subscription | (() => void))[] | undefined;
   private interruption: BatchInterruption | undefined;
@@ -129,7 +129,7 @@ class ToolExecution implements ToolExecutionContext, InterruptionListener, Cance
   get signal(): AbortSignal {
     if (!this.controller) {
       this.controller = this.sharedController() ?? new AbortController();
-      if (this.abortReason) this.controller.abort(this.abortReason);
+      if (this.abortReason !== undefined) this.controller.abort(this.abortReason);
     }
     return this.controller.signal;
   }
@@ -194,9 +194,9 @@ class ToolExecution implements ToolExecutionContext, InterruptionListener, Cance
     this.settle(errorResult(errorText(error)), true);
   }
 
-  /** Stops the call from outside (interruption, timeout): its signal fires, it gets `message`. */
-  stop(message: string, interrupted = false): void {
-    this.abort(new Error(message));
+  /** Stops the call from outside (interruption, timeout): its signal fires (with `reason`), it gets `message`. */
+  stop(message: string, interrupted = false, reason: unknown = new Error(message)): void {
+    this.abort(reason);
     this.settle(errorResult(message), true, interrupted);
   }
 
@@ -232,7 +232,7 @@ class ToolExecution implements ToolExecutionContext, InterruptionListener, Cance
   }
 
   interrupted(reason: string): void {
-    this.stop(reason, true);
+    this.stop(reason, true, this.interruption?.cause);
   }
 
   /** A cancel of this call: the tool hears its signal first, and may still settle on its own. */
@@ -252,7 +252,7 @@ class ToolExecution implements ToolExecutionContext, InterruptionListener, Cance
     if (!this.settled) this.abort(new Error("Tool call was cancelled"));
   }
 
-  private abort(reason: Error): void {
+  private abort(reason: unknown): void {
     this.abortReason ??= reason;
     this.controller?.abort(reason);
   }

@@ -47,6 +47,8 @@ export interface ToolBatch {
  */
 export class BatchInterruption {
   private currentReason: string | undefined;
+  /** What the running calls' signals fire with: the run's abort reason, else an Error of the reason. */
+  private currentCause: unknown;
   private readonly listeners = new Set<InterruptionListener>();
 
   /** The reason, once interrupted. */
@@ -68,9 +70,20 @@ export class BatchInterruption {
     });
   }
 
-  interrupt(reason: string): void {
+  /** The reason the running calls' signals fire with (`signal.reason`), once interrupted. */
+  get cause(): unknown {
+    return this.currentCause;
+  }
+
+  /**
+   * Interrupts the batch once: `reason` is the calls' result text; `cause`, when given (the
+   * run's abort reason, as `agent.abort({ reason })` set it), is what their signals fire with,
+   * as in the reference, where tools get the run's own signal.
+   */
+  interrupt(reason: string, cause: unknown = new Error(reason)): void {
     if (this.currentReason !== undefined) return;
     this.currentReason = reason;
+    this.currentCause = cause;
     for (const listener of [...this.listeners]) listener.interrupted(reason);
     this.listeners.clear();
   }

@@ -1,0 +1,76 @@
+import { Type } from "@sinclair/typebox";
+import { mergeMap, NEVER, type SchedulerLike, timer } from "rxjs";
+import { describe, expect, it } from "vitest";
+import { Agent, defineTool } from "../../src/index.js";
+import { scriptedModel, type ScriptedTurn } from "../../src/testing/index.js";
+import { marbles } from "../helpers/marbles.js";
+
+/** What each call's signal fired with, by call id. */
+type Heard = Record<string, unknown>;
+
+/** Reads its signal as it starts (so same-tool calls share one, call-signal-group.ts) and never finishes. */
+function earlyReader(heard: Heard) {
+  return defineTool({
+    name: "early",
+    description: "Waits forever",
+    parameters: Type.Object({}),
+    execute: (id, _args, { signal }) => {
+      signal.addEventListener("abort", () => (heard[id] = signal.reason), { once: true });
+      return NEVER;
+    },
+  });
+}
+
+/** Reads its signal only later (its own controller, made after the call started). */
+function lateReader(heard: Heard, scheduler: SchedulerLike) {
+  return defineTool({
+    name: "late",
+    description: "Reads its signal after 5 ms, then waits",
+    parameters: Type.Object({}),
+    execute: (id, _args, context) =>
+      timer(5, scheduler).pipe(
+        mergeMap(() => {
+          context.signal.addEventListener("abort", () => (heard[id] = context.signal.reason), { once: true });
+          // Never a result: the call only ends by the abort.
+          return NEVER;
+        }),
+      ),
+  });
+}
+
+const threeCalls: ScriptedTurn = {
+  content: [
+    { type: "toolCall", id: "a", name: "early", arguments: {} },
+    { type: "toolCall", id: "b", name: "early", arguments: {} },
+    { type: "toolCall", id: "c", name: "late", arguments: {} },
+  ],
+};
+
+describe("Agent.abort reason reaches the tools", () => {
+  it(
+    "abort({ reason }): every running call's signal fires with that reason, shared signals and own ones alike",
+    marbles((m) => {
+      const heard: Heard = {};
+      const model = scriptedModel([threeCalls, "done"], { scheduler: m.scheduler, delay: 1 });
+      const agent = new Agent({ model, tools: [earlyReader(heard), lateReader(heard, m.scheduler)], scheduler: m.scheduler });
+      agent.prompt("go").subscribe();
+      const reason = new Error("The session moved to another process.");
+      m.scheduler.schedule(() => agent.abort({ reason }), 40);
+      m.flush();
+      expect(heard).toStrictEqual({ a: reason, b: reason, c: reason });
+    }),
+  );
+
+  it(
+    "abort() without a reason: the signals fire with the run's own reason, \"Aborted by the user\"",
+    marbles((m) => {
+      const heard: Heard = {};
+      const model = scriptedModel([threeCalls, "done"], { scheduler: m.scheduler, delay: 1 });
+      const agent = new Agent({ model, tools: [earlyReader(heard), lateReader(heard, m.scheduler)], scheduler: m.scheduler });
+      agent.prompt("go").subscribe();
+      m.scheduler.schedule(() => agent.abort(), 40);
+      m.flush();
+      expect(Object.values(heard).map(String)).toStrictEqual(["Error: Aborted by the user", "Error: Aborted by the user", "Error: Aborted by the user"]);
+    }),
+  );
+});
