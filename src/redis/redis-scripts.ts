@@ -56,11 +56,14 @@ return redis.call("hincrby", KEYS[2], "takeovers", 1)`,
   /**
    * Appends one frame to the stream (id `<seq>-0`, trimmed, with an expiry) and publishes it. Its
    * `seq` is kept in the meta too (`lastSeq`), which does not expire: a stream that expired does
-   * not make the next runner number from 1 again within the same epoch.
+   * not make the next runner number from 1 again within the same epoch. A frame numbered at or
+   * below `lastSeq` is already stored: ioredis resends a command whose reply a reconnect lost, and
+   * that resend is answered as done (numbering only grows, so it can be nothing else).
    */
   rxagentAppendFrame: {
     numberOfKeys: 3,
     lua: `if redis.call("get", KEYS[1]) ~= ARGV[1] then return 0 end
+if tonumber(redis.call("hget", KEYS[3], "lastSeq") or "0") >= tonumber(ARGV[2]) then return 1 end
 redis.call("xadd", KEYS[2], "MAXLEN", "~", ARGV[5], ARGV[2] .. "-0", "t", ARGV[3], "f", ARGV[4])
 redis.call("hset", KEYS[3], "lastSeq", ARGV[2])
 redis.call("pexpire", KEYS[2], ARGV[6])

@@ -26,6 +26,29 @@ describe.skipIf(!hasRedisServer)("RedisTranscriptStore", () => {
     await server?.stop();
   });
 
+  it("takes a frame resent after a reconnect (same seq) as stored: no error, no second entry, no second publish", async () => {
+    // ioredis resends a command whose reply a reconnect lost; before, the resent XADD failed with
+    // "The ID specified in XADD is equal or smaller than the target stream top item".
+    const scripted = withSessionScripts(redis);
+    const keys = ["rxagent:{resend}:lease", "rxagent:{resend}:events", "rxagent:{resend}:meta"] as const;
+    await redis.set(keys[0], "token");
+    const subscriber = new Redis(server.url);
+    const published: string[] = [];
+    try {
+      await subscriber.subscribe("rxagent:{resend}:frames");
+      subscriber.on("message", (_channel: string, message: string) => published.push(message));
+      const append = () => scripted.rxagentAppendFrame(...keys, "token", 1, "agent_start", '{"seq":1}', 100, 60_000, "rxagent:{resend}:frames");
+      expect(await append()).toBe(1);
+      expect(await append()).toBe(1);
+      expect(await redis.xlen(keys[1])).toBe(1);
+      await waitFor(() => published.length === 1, "the first publish");
+      await redis.ping();
+      expect(published).toStrictEqual(['{"seq":1}']);
+    } finally {
+      subscriber.disconnect();
+    }
+  });
+
   it("appends in order, and another connection loads the same transcript", async () => {
     const store = new RedisTranscriptStore(redis, "order");
     const messages = [user("one"), user("two"), user("three")];
