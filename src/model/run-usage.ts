@@ -11,19 +11,10 @@ import { emptyUsage, isAssistantMessage, roleOf } from "../types/messages.js";
  * @example agent_end: (event) => log(runUsage(event.messages).cost.total)
  */
 export function runUsage(messages: readonly AgentMessage[]): Usage {
-  return reportedUsage(messages) ?? emptyUsage();
-}
-
-/**
- * `runUsage`, or undefined when no message reported usage (a run that only queued a prompt, or
- * whose tools reported none and made no model call): `agent_end.usage` is then left out.
- */
-export function reportedUsage(messages: readonly AgentMessage[]): Usage | undefined {
-  let total: Usage | undefined;
+  const total = emptyUsage();
   for (const message of messages) {
-    const usage = usageOf(message);
+    const usage = isAssistantMessage(message) ? message.usage : roleOf(message) === "toolResult" ? (message as { usage?: Usage }).usage : undefined;
     if (usage === undefined) continue;
-    total ??= emptyUsage();
     total.input += usage.input;
     total.output += usage.output;
     total.cacheRead += usage.cacheRead;
@@ -36,9 +27,4 @@ export function reportedUsage(messages: readonly AgentMessage[]): Usage | undefi
     total.cost.total += usage.cost.total;
   }
   return total;
-}
-
-function usageOf(message: AgentMessage): Usage | undefined {
-  if (isAssistantMessage(message)) return message.usage;
-  return roleOf(message) === "toolResult" ? (message as { usage?: Usage }).usage : undefined;
 }

@@ -1,7 +1,7 @@
 import { errorText } from "../errors.js";
 import { isFailedMessage } from "../types/messages.js";
 import type { AgentEndReason, AgentEvent, AgentMessage, AssistantMessage, DrainableQueue, QueuedMessages, QueueMode, ToolResultMessage } from "../types.js";
-import { reportedUsage } from "../model/run-usage.js";
+import { runUsage } from "../model/run-usage.js";
 import { newMessages, type RunState } from "./run-state.js";
 import { jsonDepthOf, nestsDeeperThan, tooDeepText } from "../util/json-depth.js";
 
@@ -110,8 +110,8 @@ export function agentEndEvent(run: RunState, end: EndStep): AgentEvent {
   const messages = newMessages(run);
   const event: Extract<AgentEvent, { type: "agent_end" }> = { type: "agent_end", messages, reason: end.reason };
   if (end.errorMessage !== undefined) event.errorMessage = end.errorMessage;
-  const usage = reportedUsage(messages);
-  if (usage !== undefined) event.usage = usage;
+  // Once per run, over the messages it added: a loop over them, nothing kept between events.
+  event.usage = runUsage(messages);
   const queued: QueuedMessages = {
     steering: run.ownsQueues.steering ? [...run.steering.peek()] : [],
     followUp: run.ownsQueues.followUp ? [...run.followUp.peek()] : [],

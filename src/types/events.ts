@@ -53,8 +53,9 @@ export type AgentEvent<TDetails = unknown, TOutput = unknown> =
       errorMessage?: string;
       /**
        * The run's tokens and cost summed over `messages` (`runUsage`): every assistant message,
-       * failed ones and a fallback's too, and every tool result that reported `usage`. Absent when
-       * none did. An addition to pi-agent-core's shape: optional, and ignored by its UIs.
+       * failed ones and a fallback's too, and every tool result that reported `usage`. Always set by
+       * the loop; absent from an `agent_end` made elsewhere (a Redis takeover's, an older server's).
+       * An addition to pi-agent-core's shape: optional, and ignored by its UIs.
        */
       usage?: Usage;
     }
