@@ -28,7 +28,8 @@ Options:
                       its folder is made if missing
   --eager-tools       chat: start each tool call as soon as its arguments are complete, while the
                       model still writes the rest of its message
-  --otel              chat, serve: print every run's OpenTelemetry spans on stderr (docs/otel.md)
+  --otel              chat, serve: print every run's OpenTelemetry spans on stderr, or send them
+                      to OTEL_EXPORTER_OTLP_ENDPOINT when it is set (docs/otel.md)
   --speed <n>         replay: play the recorded replies n times as fast (default 1; 0: at once)
   --port <n>          serve: port (default 8787)
   --host <addr>       serve: address (default 127.0.0.1, this machine only)
