@@ -28,7 +28,8 @@ Options:
                       its folder is made if missing
   --eager-tools       chat: start each tool call as soon as its arguments are complete, while the
                       model still writes the rest of its message
-  --otel              chat, serve: print every run's OpenTelemetry spans on stderr (docs/otel.md)
+  --otel              chat, serve: print every run's OpenTelemetry spans on stderr, or send them
+                      to OTEL_EXPORTER_OTLP_ENDPOINT when it is set (docs/otel.md)
   --speed <n>         replay: play the recorded replies n times as fast (default 1; 0: at once)
   --port <n>          serve: port (default 8787)
   --host <addr>       serve: address (default 127.0.0.1, this machine only)
@@ -108,7 +109,9 @@ async function main(argv: string[]): Promise<number> {
   if (values.record !== undefined && command !== "chat") throw new UsageError("--record works with chat.");
   if (values.lease !== undefined && (command !== "serve" || values.redis === undefined)) throw new UsageError("--lease works with serve --redis.");
   if (values.store !== undefined && values.redis !== undefined) throw new UsageError("--store and --redis exclude each other: with --redis the transcripts live in Redis.");
-  const instrument = values.otel ? await (await import("./console-telemetry.js")).consoleTelemetry((line) => process.stderr.write(line)) : undefined;
+  const telemetry = values.otel ? await (await import("./console-telemetry.js")).consoleTelemetry((line) => process.stderr.write(line), process.env.OTEL_EXPORTER_OTLP_ENDPOINT) : undefined;
+  if (telemetry) flushBeforeExit = telemetry.flush;
+  const instrument = telemetry?.instrument;
   if (command === "chat") {
     const { runChat } = await import("./chat-command.js");
     const initialPrompt = rest.join(" ").trim();
@@ -237,9 +240,15 @@ function serveSecurity(token: string | undefined, allowOrigins: string[] | undef
   };
 }
 
-/** Exits once stdout has taken everything written to it (a pipe may still be draining). */
+/** `--otel` with OTLP: spans still on their way to the collector, sent before the process exits. */
+let flushBeforeExit: () => Promise<void> = () => Promise.resolve();
+
+/** Exits once the spans are sent and stdout has taken everything written to it (a pipe may still be draining). */
 function exit(code: number): void {
-  process.stdout.write("", () => process.exit(code));
+  const flushed = flushBeforeExit().catch((error: unknown) => {
+    process.stderr.write(`rxagent: spans not sent: ${(error as Error).message}\n`);
+  });
+  void flushed.then(() => process.stdout.write("", () => process.exit(code)));
 }
 
 main(process.argv.slice(2)).then(exit, (error: unknown) => {

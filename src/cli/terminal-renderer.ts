@@ -1,4 +1,5 @@
 import { roleOf } from "../types/messages.js";
+import { runUsage } from "../model/run-usage.js";
 import type { AgentEvent, AgentMessage, AgentState, AssistantMessage, Usage } from "../types.js";
 import { spinnerFrames, type Styled } from "./ansi.js";
 
@@ -113,7 +114,7 @@ export function renderEvent(state: RenderState, event: AgentEvent, options: Rend
     }
     case "agent_end":
       next = { ...next, phase: "idle", runningTools: new Map() };
-      line(formatUsage(event.messages), "dim");
+      line(formatUsage(event.messages, event.usage), "dim");
       break;
     default:
       break;
@@ -162,22 +163,12 @@ export function summarizeResult(toolName: string, result: unknown): string {
   return shorten(resultText(result) ?? "(no text)", 160);
 }
 
-/** Usage of a run's assistant messages, e.g. `2 model calls · 150 in / 40 out tokens`. */
-export function formatUsage(messages: readonly AgentMessage[]): string {
-  const assistants = messages.filter((message): message is AssistantMessage => roleOf(message) === "assistant");
-  const total = assistants.reduce<Pick<Usage, "input" | "output" | "cacheRead"> & { cost: number }>(
-    (sum, message) => ({
-      input: sum.input + message.usage.input,
-      output: sum.output + message.usage.output,
-      cacheRead: sum.cacheRead + message.usage.cacheRead,
-      cost: sum.cost + message.usage.cost.total,
-    }),
-    { input: 0, output: 0, cacheRead: 0, cost: 0 },
-  );
-  const calls = `${assistants.length} model call${assistants.length === 1 ? "" : "s"}`;
-  const cached = total.cacheRead > 0 ? ` (${total.cacheRead} cached)` : "";
-  const cost = total.cost > 0 ? ` · $${total.cost.toFixed(4)}` : "";
-  return `· ${calls} · ${total.input} in${cached} / ${total.output} out tokens${cost}`;
+/** A run's model calls and its usage (`agent_end.usage`: tools' own usage included), e.g. `2 model calls · 150 in / 40 out tokens`. */
+export function formatUsage(messages: readonly AgentMessage[], usage: Usage = runUsage(messages)): string {
+  const calls = messages.filter((message) => roleOf(message) === "assistant").length;
+  const cached = usage.cacheRead > 0 ? ` (${usage.cacheRead} cached)` : "";
+  const cost = usage.cost.total > 0 ? ` · $${usage.cost.total.toFixed(4)}` : "";
+  return `· ${calls} model call${calls === 1 ? "" : "s"} · ${usage.input} in${cached} / ${usage.output} out tokens${cost}`;
 }
 
 function resultText(result: unknown): string | undefined {

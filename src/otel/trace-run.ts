@@ -86,7 +86,8 @@ export function traceRun(tracer: Tracer, settings: SpanSettings, runSpans: RunSp
             return;
           }
           case "agent_end": {
-            const usage = runUsage(event.messages);
+            // Events from a loop of this version carry it; others (an older server's) are summed here.
+            const usage = event.usage ?? runUsage(event.messages);
             runSpan.setAttributes({ ...usageAttributes(usage), "rxagent.usage.cost": usage.cost.total, "rxagent.turns": turns, ...(event.reason !== undefined ? { "rxagent.end_reason": event.reason } : {}) });
             const failure = event.messages.filter(isAssistantMessage).at(-1)?.errorMessage ?? event.errorMessage;
             if (event.reason === "failed" || event.reason === "aborted") failSpan(runSpan, event.reason, failure);

@@ -1,6 +1,7 @@
 import { errorText } from "../errors.js";
 import { isFailedMessage } from "../types/messages.js";
 import type { AgentEndReason, AgentEvent, AgentMessage, AssistantMessage, DrainableQueue, QueuedMessages, QueueMode, ToolResultMessage } from "../types.js";
+import { runUsage } from "../model/run-usage.js";
 import { newMessages, type RunState } from "./run-state.js";
 import { jsonDepthOf, nestsDeeperThan, tooDeepText } from "../util/json-depth.js";
 
@@ -106,8 +107,11 @@ const ENDS: Readonly<Record<AgentEndReason, EndStep>> = {
  * queues. Why only those: a queue the run made is the run's own `MessageQueue`, which cannot throw.
  */
 export function agentEndEvent(run: RunState, end: EndStep): AgentEvent {
-  const event: Extract<AgentEvent, { type: "agent_end" }> = { type: "agent_end", messages: newMessages(run), reason: end.reason };
+  const messages = newMessages(run);
+  const event: Extract<AgentEvent, { type: "agent_end" }> = { type: "agent_end", messages, reason: end.reason };
   if (end.errorMessage !== undefined) event.errorMessage = end.errorMessage;
+  // Once per run, over the messages it added: a loop over them, nothing kept between events.
+  event.usage = runUsage(messages);
   const queued: QueuedMessages = {
     steering: run.ownsQueues.steering ? [...run.steering.peek()] : [],
     followUp: run.ownsQueues.followUp ? [...run.followUp.peek()] : [],

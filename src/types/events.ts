@@ -1,4 +1,4 @@
-import type { AgentMessage, AssistantMessage, ToolResultMessage } from "./messages.js";
+import type { AgentMessage, AssistantMessage, ToolResultMessage, Usage } from "./messages.js";
 import type { ModelEvent } from "./model.js";
 import type { AgentToolResult } from "./tools.js";
 
@@ -51,6 +51,13 @@ export type AgentEvent<TDetails = unknown, TOutput = unknown> =
       reason?: AgentEndReason;
       /** With reason `"failed"` when no failed assistant message tells why: what failed. */
       errorMessage?: string;
+      /**
+       * The run's tokens and cost summed over `messages` (`runUsage`): every assistant message,
+       * failed ones and a fallback's too, and every tool result that reported `usage`. Always set by
+       * the loop; absent from an `agent_end` made elsewhere (a Redis takeover's, an older server's).
+       * An addition to pi-agent-core's shape: optional, and ignored by its UIs.
+       */
+      usage?: Usage;
     }
   | { type: "turn_start" }
   | { type: "turn_end"; message: AssistantMessage; toolResults: ToolResultMessage[] }

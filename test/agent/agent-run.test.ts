@@ -1,3 +1,4 @@
+import { emptyUsage } from "../../src/types/messages.js";
 import { describe, expect, it } from "vitest";
 import { asyncScheduler, lastValueFrom, toArray } from "rxjs";
 import { Agent, InvalidStateError } from "../../src/index.js";
@@ -20,7 +21,7 @@ describe("Agent.run", () => {
     agent.events$.subscribe((event) => events.push(event));
     const first = await agent.run("Hello");
     expect(summary(first)).toStrictEqual(["user:Hello", "assistant:Hi there"]);
-    expect(events.at(-1)).toStrictEqual({ type: "agent_end", messages: first, reason: "idle" });
+    expect(events.at(-1)).toStrictEqual({ type: "agent_end", messages: first, reason: "idle", usage: emptyUsage() });
     const second = await agent.run({ text: "Leaving" });
     expect(summary(second)).toStrictEqual(["user:Leaving", "assistant:Bye"]);
     expect(summary(agent.messages)).toStrictEqual([...summary(first), ...summary(second)]);

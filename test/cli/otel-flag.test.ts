@@ -1,5 +1,27 @@
+import { createServer, type IncomingMessage } from "node:http";
+import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
-import { startCli } from "./cli-process.js";
+import { demoEnvironment, startCli } from "./cli-process.js";
+
+interface OtlpTraces {
+  resourceSpans: { scopeSpans: { spans: { name: string; parentSpanId?: string; spanId: string }[] }[] }[];
+}
+
+/** A collector on 127.0.0.1: every request's path and body, as it arrives. */
+async function startCollector() {
+  const requests: { path: string | undefined; contentType: string | undefined; body: string }[] = [];
+  const server = createServer((request: IncomingMessage, response) => {
+    let body = "";
+    request.setEncoding("utf8").on("data", (chunk: string) => (body += chunk));
+    request.on("end", () => {
+      requests.push({ path: request.url, contentType: request.headers["content-type"], body });
+      response.writeHead(200, { "content-type": "application/json" }).end("{}");
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return { endpoint: `http://127.0.0.1:${port}`, requests, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
 
 describe("rxagent chat --otel (a real process on the demo model)", () => {
   it("prints the run's spans on stderr, the chat's output on stdout unchanged", async () => {
@@ -18,5 +40,25 @@ describe("rxagent chat --otel (a real process on the demo model)", () => {
     const runId = /id=(\w+)/.exec(run)?.[1];
     expect(spans.slice(0, -1).every((line) => line.includes(`parent=${runId}`))).toBe(true);
     expect(cli.events().some((event) => event.type === "agent_end")).toBe(true);
+  });
+
+  it("sends the spans to the collector OTEL_EXPORTER_OTLP_ENDPOINT names, as OTLP/HTTP JSON at /v1/traces, before it exits", async () => {
+    const collector = await startCollector();
+    try {
+      const cli = startCli(["chat", "--json", "--otel", "--delay", "0"], { environment: demoEnvironment({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint }) });
+      cli.child.stdin.end("what is 12*7\n");
+      expect(await cli.exited).toBe(0);
+      expect(cli.stderr().split("\n").filter((line) => line.startsWith("span "))).toStrictEqual([]);
+      expect(collector.requests.map((request) => [request.path, request.contentType])).toContainEqual(["/v1/traces", "application/json"]);
+      const spans = collector.requests
+        .filter((request) => request.path === "/v1/traces")
+        .flatMap((request) => (JSON.parse(request.body) as OtlpTraces).resourceSpans)
+        .flatMap((resource) => resource.scopeSpans.flatMap((scope) => scope.spans));
+      expect(spans.map((span) => span.name.split(" ")[0]).sort()).toStrictEqual(["chat", "chat", "execute_tool", "invoke_agent"]);
+      const run = spans.find((span) => span.name.startsWith("invoke_agent"))!;
+      expect(spans.filter((span) => span !== run).every((span) => span.parentSpanId === run.spanId)).toBe(true);
+    } finally {
+      await collector.close();
+    }
   });
 });

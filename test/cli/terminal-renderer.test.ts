@@ -3,7 +3,8 @@ import { paintAll } from "../../src/cli/ansi.js";
 import { formatArguments, initialRenderState, type RenderState, renderEvent, statusLine, summarizeResult } from "../../src/cli/terminal-renderer.js";
 import { TerminalScreen } from "../../src/cli/terminal-screen.js";
 import { emptyUsage } from "../../src/types/messages.js";
-import type { AgentEvent, AssistantMessage, ModelEvent } from "../../src/types.js";
+import type { AgentEvent, AgentMessage, AssistantMessage, ModelEvent } from "../../src/types.js";
+import { runUsage } from "../../src/model/run-usage.js";
 
 const assistant = (content: AssistantMessage["content"], stopReason: AssistantMessage["stopReason"] = "stop", errorMessage?: string): AssistantMessage => ({
   role: "assistant",
@@ -69,6 +70,14 @@ describe("renderEvent", () => {
       ].join("\n"),
     );
     expect(state.phase).toBe("idle");
+  });
+
+  it("sums the run's usage from agent_end.usage, a tool's own tokens and cost included", () => {
+    const toolUsage = { ...emptyUsage(), input: 100, output: 20, totalTokens: 120, cost: { ...emptyUsage().cost, total: 0.5 } };
+    const search: AgentMessage = { role: "toolResult", toolCallId: "s", toolName: "search", content: [], isError: false, usage: toolUsage, timestamp: 0 };
+    const messages = [assistant([]), search];
+    const { text } = render([{ type: "agent_end", messages, usage: runUsage(messages) }]);
+    expect(text).toBe("· 1 model call · 110 in / 25 out tokens · $0.5000\n");
   });
 
   it("leaves the prompt out when the terminal already shows it", () => {

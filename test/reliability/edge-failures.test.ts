@@ -65,7 +65,7 @@ function oneTurn(message: AssistantMessage): AgentEvent[] {
     { type: "message_start", message },
     { type: "message_end", message },
     { type: "turn_end", message, toolResults: [] },
-    { type: "agent_end", messages: [prompt, message], reason: message.stopReason === "stop" ? "idle" : message.stopReason === "aborted" ? "aborted" : "failed" },
+    { type: "agent_end", messages: [prompt, message], reason: message.stopReason === "stop" ? "idle" : message.stopReason === "aborted" ? "aborted" : "failed", usage: emptyUsage() },
   ];
 }
 
@@ -99,7 +99,7 @@ describe("a provider's bad events end the run as data", () => {
       { type: "message_start", message: partial },
       { type: "message_end", message: failed },
       { type: "turn_end", message: failed, toolResults: [] },
-      { type: "agent_end", messages: [prompt, failed], reason: "failed" },
+      { type: "agent_end", messages: [prompt, failed], reason: "failed", usage: emptyUsage() },
     ]);
   });
 
@@ -169,7 +169,7 @@ describe("abort during the model stream", () => {
       { type: "message_start", message: partial },
       { type: "message_end", message: reported },
       { type: "turn_end", message: reported, toolResults: [] },
-      { type: "agent_end", messages: [prompt, reported], reason: "aborted" },
+      { type: "agent_end", messages: [prompt, reported], reason: "aborted", usage },
     ]);
   });
 
@@ -189,7 +189,7 @@ describe("abort during the model stream", () => {
       { type: "message_start", message: partial },
       { type: "message_end", message: aborted },
       { type: "turn_end", message: aborted, toolResults: [] },
-      { type: "agent_end", messages: [prompt, aborted], reason: "aborted" },
+      { type: "agent_end", messages: [prompt, aborted], reason: "aborted", usage: emptyUsage() },
     ]);
   });
 });

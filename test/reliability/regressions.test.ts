@@ -2,6 +2,7 @@
  * Shrunk counterexamples the property tests found, kept as plain example tests. Each failed
  * before its fix.
  */
+import { emptyUsage } from "../../src/types/messages.js";
 import { Type } from "@sinclair/typebox";
 import { map, Subject, takeWhile, timer } from "rxjs";
 import { TestScheduler } from "rxjs/testing";
@@ -125,6 +126,7 @@ describe("regressions found by the property tests", () => {
       messages: expect.any(Array),
       queued: { steering: [], followUp: [late] },
       reason: "failed",
+      usage: emptyUsage(),
     });
   });
 

@@ -1,3 +1,4 @@
+import { emptyUsage } from "../../src/types/messages.js";
 import { Type } from "@sinclair/typebox";
 import { EMPTY, NEVER, type Observable, Subject, throwError, VirtualTimeScheduler } from "rxjs";
 import { describe, expect, it } from "vitest";
@@ -50,7 +51,7 @@ describe("a caller's queue that throws ends the run as data", () => {
       { type: "tool_execution_end", toolCallId: "e1", toolName: "echo", result: textResult("echo"), isError: false },
       ...announce(result),
       { type: "turn_end", message: first.message, toolResults: [result] },
-      { type: "agent_end", messages: [prompt, first.message, result], reason: "failed", errorMessage: "The steering queue failed: queue store down" },
+      { type: "agent_end", messages: [prompt, first.message, result], reason: "failed", errorMessage: "The steering queue failed: queue store down", usage: emptyUsage() },
     ]);
     expect(model.calls).toHaveLength(1);
     expectOneResultPerToolCall(events);
@@ -64,7 +65,7 @@ describe("a caller's queue that throws ends the run as data", () => {
       ...opening,
       ...announce(failed),
       { type: "turn_end", message: failed, toolResults: [] },
-      { type: "agent_end", messages: [prompt, failed], reason: "failed" },
+      { type: "agent_end", messages: [prompt, failed], reason: "failed", usage: emptyUsage() },
     ]);
     expect(model.calls).toHaveLength(0);
   });
@@ -77,7 +78,7 @@ describe("a caller's queue that throws ends the run as data", () => {
       ...opening,
       ...reply.events,
       { type: "turn_end", message: reply.message, toolResults: [] },
-      { type: "agent_end", messages: [prompt, reply.message], reason: "failed", errorMessage: "The follow-up queue failed: queue store down" },
+      { type: "agent_end", messages: [prompt, reply.message], reason: "failed", errorMessage: "The follow-up queue failed: queue store down", usage: emptyUsage() },
     ]);
   });
 
@@ -94,7 +95,7 @@ describe("a caller's queue that throws ends the run as data", () => {
       { type: "tool_execution_end", toolCallId: "e1", toolName: "echo", result: errorResult(reason), isError: true },
       ...announce(result),
       { type: "turn_end", message: first.message, toolResults: [result] },
-      { type: "agent_end", messages: [prompt, first.message, result], reason: "failed", errorMessage: reason },
+      { type: "agent_end", messages: [prompt, first.message, result], reason: "failed", errorMessage: reason, usage: emptyUsage() },
     ]);
     expectOneResultPerToolCall(events);
   };
@@ -121,7 +122,7 @@ describe("a caller's queue that throws ends the run as data", () => {
       { type: "tool_execution_end", toolCallId: "e1", toolName: "echo", result: errorResult(reason), isError: true },
       ...announce(result),
       { type: "turn_end", message: first.message, toolResults: [result] },
-      { type: "agent_end", messages: [prompt, first.message, result], reason: "failed", errorMessage: reason },
+      { type: "agent_end", messages: [prompt, first.message, result], reason: "failed", errorMessage: reason, usage: emptyUsage() },
     ]);
     expect([run.completed, run.failure]).toStrictEqual([true, undefined]);
     expectOneResultPerToolCall(run.values);
@@ -130,7 +131,7 @@ describe("a caller's queue that throws ends the run as data", () => {
   it("a queue the run made from an Observable that errors is dropped, and the run goes on", () => {
     const model = scriptedModel(["Hi"]);
     const events = collect(agentLoop([prompt], { messages: [] }, { model, scheduler, steering: throwError(() => new Error("socket")) }));
-    expect(events.at(-1)).toStrictEqual({ type: "agent_end", messages: [prompt, streamedReply([words("Hi")]).message], reason: "idle" });
+    expect(events.at(-1)).toStrictEqual({ type: "agent_end", messages: [prompt, streamedReply([words("Hi")]).message], reason: "idle", usage: emptyUsage() });
   });
 });
 

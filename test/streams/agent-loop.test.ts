@@ -1,3 +1,4 @@
+import { emptyUsage } from "../../src/types/messages.js";
 import { Type } from "@sinclair/typebox";
 import { lastValueFrom, map, type Observable, of, tap, throwError, timer, toArray, VirtualTimeScheduler } from "rxjs";
 import { describe, expect, it } from "vitest";
@@ -69,7 +70,7 @@ describe("agentLoop", () => {
           60: [
             { type: "message_end", message: p3 },
             { type: "turn_end", message: p3, toolResults: [] },
-            { type: "agent_end", messages: [prompt, p3], reason: "idle" },
+            { type: "agent_end", messages: [prompt, p3], reason: "idle", usage: emptyUsage() },
           ],
         }),
       );
@@ -111,7 +112,7 @@ describe("agentLoop", () => {
             { type: "turn_start" },
             ...second.events,
             { type: "turn_end", message: second.message, toolResults: [] },
-            { type: "agent_end", messages: [prompt, first.message, result, second.message], reason: "idle" },
+            { type: "agent_end", messages: [prompt, first.message, result, second.message], reason: "idle", usage: emptyUsage() },
           ],
         }),
       );
@@ -138,7 +139,7 @@ describe("agentLoop", () => {
           100: [
             messageEndOf(second),
             { type: "turn_end", message: second.message, toolResults: [] },
-            { type: "agent_end", messages: [prompt, first.message, steer, second.message], reason: "idle" },
+            { type: "agent_end", messages: [prompt, first.message, steer, second.message], reason: "idle", usage: emptyUsage() },
           ],
         }),
       );
@@ -163,7 +164,7 @@ describe("agentLoop", () => {
             50: [
               messageEndOf(reply),
               { type: "turn_end", message: reply.message, toolResults: [] },
-              { type: "agent_end", messages: [prompt, steer, reply.message], reason: "idle" },
+              { type: "agent_end", messages: [prompt, steer, reply.message], reason: "idle", usage: emptyUsage() },
             ],
           }),
         );
@@ -196,7 +197,7 @@ describe("agentLoop", () => {
           100: [
             messageEndOf(second),
             { type: "turn_end", message: second.message, toolResults: [] },
-            { type: "agent_end", messages: [prompt, first.message, follow, second.message], reason: "idle" },
+            { type: "agent_end", messages: [prompt, first.message, follow, second.message], reason: "idle", usage: emptyUsage() },
           ],
         }),
       );
@@ -271,7 +272,7 @@ describe("agentLoop", () => {
           50: [
             messageEndOf(reply),
             { type: "turn_end", message: reply.message, toolResults: [] },
-            { type: "agent_end", messages: [prompt, reply.message], queued: { steering: [steer], followUp: [follow] }, reason: "max_turns" },
+            { type: "agent_end", messages: [prompt, reply.message], queued: { steering: [steer], followUp: [follow] }, reason: "max_turns", usage: emptyUsage() },
           ],
         }),
       );
@@ -359,7 +360,7 @@ describe("agentLoop", () => {
           ...streamedReply([words("Part"), { type: "toolCall", call: toolCall("t1", "missing") }], { stopReason }).events.slice(0, -1),
           { type: "message_end", message: failed },
           { type: "turn_end", message: failed, toolResults: [] },
-          { type: "agent_end", messages: [prompt, failed], queued: { steering: [], followUp: [follow] }, reason: stopReason === "error" ? "failed" : "aborted" },
+          { type: "agent_end", messages: [prompt, failed], queued: { steering: [], followUp: [follow] }, reason: stopReason === "error" ? "failed" : "aborted", usage: emptyUsage() },
         ]);
         expect(model.calls).toHaveLength(1);
         expectOneResultPerToolCall(events);
@@ -376,7 +377,7 @@ describe("agentLoop", () => {
         ...streamed.events.slice(0, -1),
         { type: "message_end", message: failed },
         { type: "turn_end", message: failed, toolResults: [] },
-        { type: "agent_end", messages: [prompt, failed], reason: "failed" },
+        { type: "agent_end", messages: [prompt, failed], reason: "failed", usage: emptyUsage() },
       ]);
     });
 
@@ -390,7 +391,7 @@ describe("agentLoop", () => {
         ...streamed.events.slice(0, -1),
         { type: "message_end", message: failed },
         { type: "turn_end", message: failed, toolResults: [] },
-        { type: "agent_end", messages: [prompt, failed], reason: "failed" },
+        { type: "agent_end", messages: [prompt, failed], reason: "failed", usage: emptyUsage() },
       ]);
     });
 
@@ -424,7 +425,7 @@ describe("agentLoop", () => {
               ...announce(steer),
               ...announce(failed),
               { type: "turn_end", message: failed, toolResults: [] },
-              { type: "agent_end", messages: [prompt, reply.message, steer, failed], reason: "failed" },
+              { type: "agent_end", messages: [prompt, reply.message, steer, failed], reason: "failed", usage: emptyUsage() },
             ],
           }),
         );
@@ -474,7 +475,7 @@ describe("agentLoop", () => {
       expect(events).toStrictEqual([
         ...turn1.events,
         ...turn2.events,
-        { type: "agent_end", messages: [prompt, ...turn1.messages, ...turn2.messages], reason: "stopped_by_hook" },
+        { type: "agent_end", messages: [prompt, ...turn1.messages, ...turn2.messages], reason: "stopped_by_hook", usage: emptyUsage() },
       ]);
       expectOneResultPerToolCall(events);
     });
@@ -485,7 +486,7 @@ describe("agentLoop", () => {
       expect(model.calls).toHaveLength(1);
       expect(events).toStrictEqual([
         ...turn1.events,
-        { type: "agent_end", messages: [prompt, ...turn1.messages], reason: "failed", errorMessage: "shouldStopAfterTurn failed: no" },
+        { type: "agent_end", messages: [prompt, ...turn1.messages], reason: "failed", errorMessage: "shouldStopAfterTurn failed: no", usage: emptyUsage() },
       ]);
       expectOneResultPerToolCall(events);
     });
@@ -497,7 +498,7 @@ describe("agentLoop", () => {
       expect(events).toStrictEqual([
         ...turn1.events,
         ...turn2.events,
-        { type: "agent_end", messages: [prompt, ...turn1.messages, ...turn2.messages], reason: "max_turns" },
+        { type: "agent_end", messages: [prompt, ...turn1.messages, ...turn2.messages], reason: "max_turns", usage: emptyUsage() },
       ]);
       expectOneResultPerToolCall(events);
     });
@@ -522,7 +523,7 @@ describe("agentLoop", () => {
           ...timeline<AgentEvent>({
             0: [...opening, ...first.events, { type: "turn_end", message: first.message, toolResults: [] }],
             20: [{ type: "turn_start" }, ...announce(follow), ...second.events, { type: "turn_end", message: second.message, toolResults: [] }],
-            40: [{ type: "agent_end", messages: [prompt, first.message, follow, second.message], reason: "stopped_by_hook" }],
+            40: [{ type: "agent_end", messages: [prompt, first.message, follow, second.message], reason: "stopped_by_hook", usage: emptyUsage() }],
           }),
         );
       }),
@@ -574,7 +575,7 @@ describe("agentLoop", () => {
             25: [
               { type: "message_end", message: aborted },
               { type: "turn_end", message: aborted, toolResults: [] },
-              { type: "agent_end", messages: [prompt, aborted], reason: "aborted" },
+              { type: "agent_end", messages: [prompt, aborted], reason: "aborted", usage: emptyUsage() },
             ],
           }),
         );
@@ -623,7 +624,7 @@ describe("agentLoop", () => {
               ...opening,
               ...announce(aborted),
               { type: "turn_end", message: aborted, toolResults: [] },
-              { type: "agent_end", messages: [prompt, aborted], reason: "aborted" },
+              { type: "agent_end", messages: [prompt, aborted], reason: "aborted", usage: emptyUsage() },
             ],
           }),
         );
@@ -674,7 +675,7 @@ describe("agentLoop", () => {
         { type: "turn_start" },
         ...reply.events,
         { type: "turn_end", message: reply.message, toolResults: [] },
-        { type: "agent_end", messages: [reply.message], reason: "idle" },
+        { type: "agent_end", messages: [reply.message], reason: "idle", usage: emptyUsage() },
       ]);
       expect(model.calls[0]!.messages).toStrictEqual([prompt]);
     });
@@ -708,7 +709,7 @@ describe("agentLoop", () => {
       ...opening,
       ...reply.events,
       { type: "turn_end", message: reply.message, toolResults: [] },
-      { type: "agent_end", messages: [prompt, reply.message], reason: "idle" },
+      { type: "agent_end", messages: [prompt, reply.message], reason: "idle", usage: emptyUsage() },
     ]);
   });
 
@@ -731,7 +732,7 @@ describe("agentLoop", () => {
       ...opening,
       ...reply.events,
       { type: "turn_end", message: reply.message, toolResults: [] },
-      { type: "agent_end", messages: [prompt, reply.message], reason: "idle" },
+      { type: "agent_end", messages: [prompt, reply.message], reason: "idle", usage: emptyUsage() },
     ]);
   });
 

@@ -1,3 +1,4 @@
+import { emptyUsage } from "../../src/types/messages.js";
 import { Type } from "@sinclair/typebox";
 import type { Context } from "rxjs-marbles";
 import { describe, expect, it } from "vitest";
@@ -85,7 +86,7 @@ describe("tool batches in the loop", () => {
         ...announce(steer),
         ...done.events,
         { type: "turn_end", message: done.message, toolResults: [] },
-        { type: "agent_end", messages: [prompt, reply.message, resultA, resultB, steer, done.message], reason: "idle" },
+        { type: "agent_end", messages: [prompt, reply.message, resultA, resultB, steer, done.message], reason: "idle", usage: emptyUsage() },
       ];
       m.expect(run$).toBeObservable(...timeline({ ...openingFrames, 40: atSteering }));
       m.expect(colds.a).toHaveSubscriptions("^ 39ms !");
@@ -111,7 +112,7 @@ describe("tool batches in the loop", () => {
         ...announce(resultA),
         ...announce(resultB),
         { type: "turn_end", message: reply.message, toolResults: [resultA, resultB] },
-        { type: "agent_end", messages: [prompt, reply.message, resultA, resultB], reason: "aborted" },
+        { type: "agent_end", messages: [prompt, reply.message, resultA, resultB], reason: "aborted", usage: emptyUsage() },
       ];
       m.expect(run$).toBeObservable(...timeline({ ...openingFrames, 40: atAbort }));
       m.expect(colds.a).toHaveSubscriptions("^ 39ms !");
@@ -155,7 +156,7 @@ describe("tool batches in the loop", () => {
         ...announce(steer),
         ...done.events,
         { type: "turn_end", message: done.message, toolResults: [] },
-        { type: "agent_end", messages: [prompt, reply.message, resultA, resultB, steer, done.message], reason: "idle" },
+        { type: "agent_end", messages: [prompt, reply.message, resultA, resultB, steer, done.message], reason: "idle", usage: emptyUsage() },
       ];
       m.expect(run$).toBeObservable(...timeline({ ...openingFrames, 50: atEndOfA }));
       m.flush();

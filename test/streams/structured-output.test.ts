@@ -1,3 +1,4 @@
+import { emptyUsage } from "../../src/types/messages.js";
 import { Type } from "@sinclair/typebox";
 import { lastValueFrom, type Observable, of, toArray } from "rxjs";
 import { describe, expect, expectTypeOf, it } from "vitest";
@@ -56,7 +57,7 @@ describe("agentLoop with output (a structured final answer)", () => {
       const events: AgentEvent[] = [
         ...opening,
         ...turn.events,
-        { type: "agent_end", messages: [prompt, turn.message, result], output: { city: "Paris", temperature: 21 }, reason: "terminated" },
+        { type: "agent_end", messages: [prompt, turn.message, result], output: { city: "Paris", temperature: 21 }, reason: "terminated", usage: emptyUsage() },
       ];
       const run$: Observable<AgentEvent> = agentLoop([prompt], { messages: [] }, { model, output: Weather, scheduler: m.scheduler });
       m.expect(run$).toBeObservable(`(${Object.keys(lettered(events)).join("")}|)`, lettered(events));
@@ -86,7 +87,7 @@ describe("agentLoop with output (a structured final answer)", () => {
         ...first.events,
         { type: "turn_start" },
         ...second.events,
-        { type: "agent_end", messages: [prompt, first.message, badResult, second.message, goodResult], output: { city: "Paris", temperature: 21 }, reason: "terminated" },
+        { type: "agent_end", messages: [prompt, first.message, badResult, second.message, goodResult], output: { city: "Paris", temperature: 21 }, reason: "terminated", usage: emptyUsage() },
       ];
       const run$: Observable<AgentEvent> = agentLoop([prompt], { messages: [] }, { model, output: Weather, scheduler: m.scheduler });
       m.expect(run$).toBeObservable(`(${Object.keys(lettered(events)).join("")}|)`, lettered(events));
@@ -115,7 +116,7 @@ describe("agentLoop with output (a structured final answer)", () => {
         { type: "tool_execution_end", toolCallId: "a2", toolName: "final_answer", result: received, isError: false },
         ...announce(goodResult),
         { type: "turn_end", message: second.message, toolResults: [goodResult] },
-        { type: "agent_end", messages: [prompt, textReply.message, reminder, second.message, goodResult], output: { city: "Paris", temperature: 21 }, reason: "terminated" },
+        { type: "agent_end", messages: [prompt, textReply.message, reminder, second.message, goodResult], output: { city: "Paris", temperature: 21 }, reason: "terminated", usage: emptyUsage() },
       ];
       const run$: Observable<AgentEvent> = agentLoop([prompt], { messages: [] }, { model, output: Weather, scheduler: m.scheduler });
       // The text reply streams an event every 10 frames up to its end at 80, where the reminder
