@@ -1,8 +1,7 @@
 import type { Redis } from "ioredis";
 import { errorText } from "../errors.js";
-import { checkedRecord, isRecordLine } from "../server/jsonl-transcript-store.js";
+import { storedTranscriptOf as storedEntriesOf } from "../server/jsonl-transcript-store.js";
 import { safeJsonLine } from "../server/safe-json-line.js";
-import { roleOf } from "../types/messages.js";
 import type { AgentMessage, StoredTranscript, TranscriptRecord, TranscriptStore } from "../types.js";
 import { withSessionScripts } from "./redis-scripts.js";
 import { DEFAULT_KEY_PREFIX, sessionKeys } from "./session-keys.js";
@@ -205,24 +204,5 @@ export class RedisTranscriptStore implements TranscriptStore {
  * rxagent does not write, is skipped with a warning.
  */
 export function storedTranscriptOf(elements: readonly string[], key: string, warn: (message: string) => void): StoredTranscript {
-  const messages: AgentMessage[] = [];
-  let records: TranscriptRecord[] = [];
-  elements.forEach((element, index) => {
-    let value: unknown;
-    try {
-      value = JSON.parse(element);
-    } catch {
-      return warn(`${key}[${index}]: skipped an element that is not valid JSON.`);
-    }
-    if (!isRecordLine(value)) {
-      messages.push(value as AgentMessage);
-      // Records describe the last assistant message's batch: any other message but its results closes it.
-      if (roleOf(value as AgentMessage) !== "toolResult") records = [];
-      return;
-    }
-    const record = checkedRecord(value.rxagent);
-    if (record) records.push(record);
-    else warn(`${key}[${index}]: skipped a record that is not one rxagent writes: ${element.slice(0, 200)}`);
-  });
-  return { messages, records };
+  return storedEntriesOf(elements, { where: (index) => `${key}[${index}]`, notJson: () => "an element that is not valid JSON" }, warn);
 }

@@ -54,32 +54,13 @@ export class JsonlTranscriptStore implements TranscriptStore, DescriptorHolder {
   }
 
   async loadTranscript(): Promise<StoredTranscript> {
-    const messages: AgentMessage[] = [];
-    let records: TranscriptRecord[] = [];
-    if (!existsSync(this.path)) return { messages, records };
+    if (!existsSync(this.path)) return { messages: [], records: [] };
     const text = await readFile(this.path, "utf8");
     const lines = text.split("\n");
-    lines.forEach((line, index) => {
-      if (line.trim() === "") return;
-      let value: unknown;
-      try {
-        value = JSON.parse(line);
-      } catch {
-        const torn = index === lines.length - 1;
-        this.warn(`${this.path}:${index + 1}: skipped a line that is not valid JSON${torn ? " (torn last line, cut off)" : ""}.`);
-        return;
-      }
-      if (!isRecordLine(value)) {
-        messages.push(value as AgentMessage);
-        // Records describe the last assistant message's batch: any other message but its results closes it.
-        if (roleOf(value as AgentMessage) !== "toolResult") records = [];
-        return;
-      }
-      const record = checkedRecord(value.rxagent);
-      if (record) records.push(record);
-      else this.warn(`${this.path}:${index + 1}: skipped a record that is not one rxagent writes: ${line.slice(0, 200)}`);
-    });
-    return { messages, records };
+    return storedTranscriptOf(lines, {
+      where: (index) => `${this.path}:${index + 1}`,
+      notJson: (index) => `a line that is not valid JSON${index === lines.length - 1 ? " (torn last line, cut off)" : ""}`,
+    }, (message) => this.warn(message));
   }
 
   append(message: AgentMessage): void {
@@ -202,13 +183,50 @@ export class JsonlTranscriptStore implements TranscriptStore, DescriptorHolder {
   }
 }
 
+/** How `storedTranscriptOf` names an entry in its warnings. */
+export interface StoredEntryNames {
+  /** Where entry `index` is (`file:line`, `key[index]`). */
+  where: (index: number) => string;
+  /** What a skipped entry that is not JSON was. */
+  notJson: (index: number) => string;
+}
+
+/**
+ * Stored entries (JSONL lines, the elements of a Redis list) as messages and the records of the
+ * last batch: a blank entry is passed over; one that is not JSON, or a record rxagent does not
+ * write, is skipped with a warning that says where it was.
+ */
+export function storedTranscriptOf(entries: readonly string[], names: StoredEntryNames, warn: (message: string) => void): StoredTranscript {
+  const messages: AgentMessage[] = [];
+  let records: TranscriptRecord[] = [];
+  entries.forEach((entry, index) => {
+    if (entry.trim() === "") return;
+    let value: unknown;
+    try {
+      value = JSON.parse(entry);
+    } catch {
+      return warn(`${names.where(index)}: skipped ${names.notJson(index)}.`);
+    }
+    if (!isRecordLine(value)) {
+      messages.push(value as AgentMessage);
+      // Records describe the last assistant message's batch: any other message but its results closes it.
+      if (roleOf(value as AgentMessage) !== "toolResult") records = [];
+      return;
+    }
+    const record = checkedRecord(value.rxagent);
+    if (record) records.push(record);
+    else warn(`${names.where(index)}: skipped a record that is not one rxagent writes: ${entry.slice(0, 200)}`);
+  });
+  return { messages, records };
+}
+
 /** A line the store wrote for a record: an object with an `rxagent` field and no `role`. */
-export function isRecordLine(value: unknown): value is { rxagent: unknown } {
+function isRecordLine(value: unknown): value is { rxagent: unknown } {
   return typeof value === "object" && value !== null && !("role" in value) && "rxagent" in value;
 }
 
 /** The record if it has the fields its type needs (a line edited by hand may not). */
-export function checkedRecord(value: unknown): TranscriptRecord | undefined {
+function checkedRecord(value: unknown): TranscriptRecord | undefined {
   if (typeof value !== "object" || value === null) return undefined;
   const record = value as Partial<Record<string, unknown>>;
   const isText = (field: unknown): field is string => typeof field === "string" && field !== "";
