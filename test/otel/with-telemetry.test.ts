@@ -77,7 +77,9 @@ describe("withTelemetry", () => {
     expect(parentOf(named(spans, "http GET weather")[0]!)).toBe(idOf(tools[0]!));
     // Siblings that overlapped: both started before either ended.
     const [weather, time] = tools as [ReadableSpan, ReadableSpan];
-    expect(weather.startTime <= time.endTime && time.startTime <= weather.endTime).toBe(true);
+    // Span times are [seconds, nanoseconds] pairs: compared as pairs of numbers, not as strings.
+    const at = ([seconds, nanoseconds]: readonly [number, number]) => BigInt(seconds) * 1_000_000_000n + BigInt(nanoseconds);
+    expect(at(weather.startTime) <= at(time.endTime) && at(time.startTime) <= at(weather.endTime)).toBe(true);
 
     expect(chats[0]!.attributes).toStrictEqual({
       "gen_ai.operation.name": "chat",
