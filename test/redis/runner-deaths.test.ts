@@ -93,6 +93,16 @@ describe.skipIf(!hasRedisServer)("approvals on Redis survive the runner's death"
     return { processA, onB, ran };
   }
 
+  /** The session's transcript on Redis once it holds `count` messages: the events the test waits for are B's own, and its last append reaches Redis just after them. */
+  async function transcriptOf(session: string, count: number) {
+    const store = new RedisTranscriptStore(redis, session);
+    let messages = await store.load();
+    for (const deadline = Date.now() + 20_000; messages.length < count && Date.now() < deadline; messages = await store.load()) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return messages;
+  }
+
   it("the runner SIGKILLed while a call waits: B reopens it waiting, approve through B runs it once, the run ends", async () => {
     const { processA, onB, ran } = await waitingOnA("approval-wait", "normal");
     await kill(processA);
@@ -109,7 +119,7 @@ describe.skipIf(!hasRedisServer)("approvals on Redis survive the runner's death"
     // Deploy ran once, on B; the read ran once, on A, and its result was kept.
     expect(ran).toStrictEqual(["d1"]);
     expect(processA.stdout().match(/RAN \w+/g)).toStrictEqual(["RAN r1"]);
-    const messages = await new RedisTranscriptStore(redis, "approval-wait").load();
+    const messages = await transcriptOf("approval-wait", 5);
     expect(messages.map((message) => message.role)).toStrictEqual(["user", "assistant", "toolResult", "toolResult", "assistant"]);
     expect((messages.slice(2, 4) as ToolResultMessage[]).map((result) => [result.toolCallId, result.isError, result.content])).toStrictEqual([
       ["d1", false, [{ type: "text", text: "deployed to prod" }]],
@@ -125,7 +135,7 @@ describe.skipIf(!hasRedisServer)("approvals on Redis survive the runner's death"
     await kill(processA);
     await waitFor(() => onB.agentEvents().filter((event) => event.type === "agent_end").length === 2, "B to take over and end the run", 20_000);
     expect(ran).toStrictEqual([]);
-    const messages = await new RedisTranscriptStore(redis, "approval-inside").load();
+    const messages = await transcriptOf("approval-inside", 5);
     expect(messages.map((message) => message.role)).toStrictEqual(["user", "assistant", "toolResult", "toolResult", "assistant"]);
     expect((messages.slice(2, 4) as ToolResultMessage[]).map((result) => [result.toolCallId, result.isError, result.content])).toStrictEqual([
       ["d1", true, [{ type: "text", text: INTERRUPTED_TOOL_TEXT }]],
