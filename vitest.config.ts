@@ -11,6 +11,7 @@ export default defineConfig({
     maxWorkers: 3,
     // Bundles the CLI once for the tests that start it (test/cli/cli-process.ts).
     globalSetup: ["test/helpers/build-cli.ts"],
+    setupFiles: ["test/helpers/load-validators.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
   },

@@ -13,7 +13,7 @@
  * import "rxagent/json-schema";
  * import { defineTool } from "rxagent";
  */
-import { useJsonSchemaCompiler } from "../tools/json-schema-loader.js";
+import { jsonSchemaCompiler } from "../tools/json-schema-loader.js";
 import { jsonSchemaValidator } from "../tools/json-schema-validator.js";
 
-useJsonSchemaCompiler(jsonSchemaValidator);
+jsonSchemaCompiler.use(jsonSchemaValidator);

@@ -1,4 +1,7 @@
 /** `rxagent/testing`: a scripted model, model cassettes and checks for marble tests of agent runs. */
+// TypeBox's compiler loaded now: marble tests on virtual time need every validation to answer
+// synchronously, which the core's on-first-use loading gives only once it has arrived.
+import "../tools/load-typebox-compiler.js";
 export { scriptedModel } from "./scripted-model.js";
 export type { ScriptedBlock, ScriptedModel, ScriptedModelOptions, ScriptedReply, ScriptedTurn } from "./scripted-model.js";
 export { assertEventGrammar, checkEventGrammar } from "./event-grammar.js";

@@ -1,4 +1,4 @@
-import { Kind, type Static, type TSchema } from "@sinclair/typebox";
+import type { Static, TSchema } from "@sinclair/typebox";
 import type { StandardSchemaV1 } from "./standard-schema.js";
 
 /**
@@ -29,9 +29,15 @@ export type ArgumentsOf<TParameters> = TParameters extends StandardSchemaV1
 /** How a schema is validated. */
 export type SchemaKind = "typebox" | "standard" | "json-schema";
 
+/**
+ * TypeBox 0.34's `Kind`, which it creates with `Symbol.for`. Why not imported: importing it loads
+ * TypeBox's whole type builder (about 250 modules in Node) into every `import("rxagent")`.
+ */
+const typeBoxKind = Symbol.for("TypeBox.Kind");
+
 /** Tells the kinds apart: TypeBox 0.34 marks its schemas with a `Kind` symbol, Standard Schema with `~standard`. */
 export function schemaKindOf(schema: object): SchemaKind {
-  if (Kind in schema) return "typebox";
+  if (typeBoxKind in schema) return "typebox";
   if ("~standard" in schema) return "standard";
   return "json-schema";
 }

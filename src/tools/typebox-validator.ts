@@ -3,7 +3,8 @@ import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { Value } from "@sinclair/typebox/value";
 import { invalidArgumentsText } from "./argument-errors.js";
 import { copyArguments } from "./copy-arguments.js";
-import type { ArgumentValidation, SchemaValidator } from "./schema-validator.js";
+import type { SynchronousValidator } from "./lazy-compiler.js";
+import type { ArgumentValidation } from "./schema-validator.js";
 
 /**
  * Validates against a TypeBox 0.34 schema with TypeBox's own compiler: the fast path, as before
@@ -13,7 +14,7 @@ import type { ArgumentValidation, SchemaValidator } from "./schema-validator.js"
  * filled in and strings converted where the schema wants numbers, booleans or the like, and is
  * checked again. A conversion never changes a number's value (4.5 is not an integer).
  */
-export function typeBoxValidator(schema: TSchema): SchemaValidator {
+export function typeBoxValidator(schema: TSchema): SynchronousValidator {
   const check = TypeCompiler.Compile(schema);
   // Defaults must be filled even when the raw value already passes.
   const hasDefaults = containsDefault(schema);

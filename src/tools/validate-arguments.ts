@@ -1,12 +1,11 @@
 import type { Observable } from "rxjs";
-import type { TSchema } from "@sinclair/typebox";
 import { truncate } from "./argument-errors.js";
-import { jsonSchemaCompiled } from "./json-schema-loader.js";
+import { jsonSchemaCompiler } from "./json-schema-loader.js";
 import { type ArgumentValidation, type CompiledSchema, unusableSchemaText } from "./schema-validator.js";
 import type { StandardSchemaV1 } from "./standard-schema.js";
 import { jsonSchemaOfStandard, standardValidator } from "./standard-validator.js";
 import { schemaKindOf, type ToolParameters } from "./tool-schema.js";
-import { typeBoxValidator } from "./typebox-validator.js";
+import { typeBoxCompiler } from "./typebox-loader.js";
 import { MAX_JSON_DEPTH, nestsDeeperThan, tooDeepText } from "../util/json-depth.js";
 
 export type { ArgumentValidation, CompiledSchema } from "./schema-validator.js";
@@ -36,14 +35,14 @@ function compileOnce(schema: ToolParameters): CompiledSchema {
   try {
     switch (schemaKindOf(schema)) {
       case "typebox":
-        return { validate: typeBoxValidator(schema as TSchema), modelSchema: schema };
+        return typeBoxCompiler.compiled(schema);
       case "standard": {
         // The model's schema first: a library that cannot convert is reported like a schema that cannot compile.
         const modelSchema = jsonSchemaOfStandard(schema as StandardSchemaV1);
         return { validate: standardValidator(schema as StandardSchemaV1), modelSchema };
       }
       case "json-schema":
-        return jsonSchemaCompiled(schema);
+        return jsonSchemaCompiler.compiled(schema);
     }
   } catch (error) {
     return unusable(error instanceof Error ? error.message : String(error));

@@ -35,6 +35,7 @@ const allowed: Record<string, string[]> = {
   otel: core,
   redis: [...core, "server"],
   "json-schema": core,
+  typebox: core,
   cli: [...core, "openai", "pi-ai", "mcp", "demo", "testing", "client", "server", "redis", "otel"],
 };
 

@@ -39,11 +39,11 @@ const browserEntryPoints = ["rxagent", "rxagent/client"];
 const entriesNeedingSkipLibCheck = ["rxagent/pi-ai"];
 /** Entry points that must load with no optional peer installed. */
 // `rxagent/server` loads `ws` only when serveAgents starts, so its store imports without it.
-const peerlessEntryPoints = ["rxagent", "rxagent/testing", "rxagent/client", "rxagent/demo", "rxagent/server", "rxagent/json-schema"];
+const peerlessEntryPoints = ["rxagent", "rxagent/testing", "rxagent/client", "rxagent/demo", "rxagent/server", "rxagent/json-schema", "rxagent/typebox"];
 /** Entry points known to need an optional peer, and which one (others may need any optional peer). */
 const optionalPeerOf: Record<string, string> = { "rxagent/openai": "openai", "rxagent/otel": "@opentelemetry/api" };
-/** Entry points imported for what they do, with no exports: `rxagent/json-schema` loads Ajv. */
-const effectEntryPoints = ["rxagent/json-schema"];
+/** Entry points imported for what they do, with no exports: `rxagent/json-schema` loads Ajv, `rxagent/typebox` TypeBox's compiler. */
+const effectEntryPoints = ["rxagent/json-schema", "rxagent/typebox"];
 /** Every optional peer, installed in the full project at the version this repository pins. */
 const optionalPeers = Object.entries(manifest.peerDependenciesMeta ?? {}).flatMap(([name, meta]) => (meta.optional ? [name] : []));
 const pinned = (name: string) => `${name}@${manifest.devDependencies[name]}`;

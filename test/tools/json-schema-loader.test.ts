@@ -1,7 +1,3 @@
-import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import path from "node:path";
-import { pathToFileURL } from "node:url";
 import { build } from "esbuild";
 import { firstValueFrom, isObservable } from "rxjs";
 import { describe, expect, it } from "vitest";
@@ -9,6 +5,7 @@ import { defineTool } from "../../src/tools/define-tool.js";
 import { textResult } from "../../src/tools/tool-results.js";
 import { validateArguments } from "../../src/tools/validate-arguments.js";
 import { repositoryRoot } from "../cli/cli-process.js";
+import { FRESH_PROCESS_TIMEOUT_MS, runScript, sourceUrl } from "../helpers/fresh-process.js";
 
 // This file never imports rxagent/json-schema (vitest gives each file its own modules), so Ajv
 // is loaded the lazy way: by the first plain JSON Schema. The tests run in order on that state.
@@ -36,7 +33,7 @@ describe("Ajv, loaded at the first plain JSON Schema", () => {
   });
 });
 
-describe("a plain JSON Schema tool in a run while Ajv loads", () => {
+describe("a plain JSON Schema tool in a run while Ajv loads", { timeout: FRESH_PROCESS_TIMEOUT_MS }, () => {
   it("runs a fresh process's first JSON Schema call after Ajv arrives, with coercion and defaults", () => {
     const result = runScript(`
 import { agentLoop, defineTool, textResult } from ${sourceUrl("index.ts")};
@@ -67,14 +64,14 @@ const events = await lastValueFrom(agentLoop([{ role: "user", content: "go", tim
 for (const event of events) if (event.type === "tool_execution_end") console.log(event.isError, event.result.content[0].text);
 console.log(events.at(-1).type);
 `,
-      { hideAjv: true },
+      { hide: ["ajv"] },
     );
     const refused = "true Tool \"echo\" has a JSON Schema, and its validator (Ajv) could not be loaded: Cannot find package 'ajv'";
     expect(result).toStrictEqual({ status: 0, stderr: "", stdout: `${refused}\n${refused}\nagent_end\n` });
   });
 });
 
-describe("TypeBox and Standard Schema users never load Ajv", () => {
+describe("TypeBox and Standard Schema users never load Ajv", { timeout: FRESH_PROCESS_TIMEOUT_MS }, () => {
   it("import('rxagent') and a TypeBox-only run load no Ajv module in Node; a JSON Schema tool then does", () => {
     const result = runScript(`
 import { createRequire } from "node:module";
@@ -126,35 +123,3 @@ export const agent = new Agent({ model: scriptedModel(["hi"]), tools: [add] });`
     expect(outputs.some((output) => output.ajv)).toBe(true);
   });
 });
-
-const sourceUrl = (file: string) => JSON.stringify(pathToFileURL(path.join(repositoryRoot, "src", file)).href);
-
-/** Runs an ESM script in a fresh Node process (Ajv hidden, as if not installed, with `hideAjv`). */
-function runScript(script: string, options: { hideAjv?: boolean } = {}): { status: number | null; stdout: string; stderr: string } {
-  // Under node_modules, so that the script's own imports (rxjs, TypeBox) resolve as for a user of the package.
-  const scratch = path.join(repositoryRoot, "node_modules", ".cache");
-  mkdirSync(scratch, { recursive: true });
-  const folder = mkdtempSync(path.join(scratch, "rxagent-ajv-"));
-  const hooks: string[] = [];
-  if (options.hideAjv) {
-    const hideAjv = path.join(folder, "hide-ajv.mjs");
-    writeFileSync(
-      hideAjv,
-      `export async function resolve(specifier, context, next) {
-  if (specifier === "ajv" || specifier.startsWith("ajv/")) throw Object.assign(new Error("Cannot find package 'ajv'"), { code: "ERR_MODULE_NOT_FOUND" });
-  return next(specifier, context);
-}\n`,
-    );
-    const register = path.join(folder, "register.mjs");
-    writeFileSync(register, `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(hideAjv).href)});\n`);
-    hooks.push("--import", register);
-  }
-  const scriptFile = path.join(folder, "script.mts");
-  writeFileSync(scriptFile, script);
-  try {
-    const result = spawnSync(process.execPath, [...hooks, "--import", "tsx", scriptFile], { cwd: repositoryRoot, encoding: "utf8", timeout: 120_000 });
-    return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-  } finally {
-    rmSync(folder, { recursive: true, force: true });
-  }
-}

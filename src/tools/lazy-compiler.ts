@@ -1,0 +1,100 @@
+import { AsyncSubject, catchError, defer, map, type Observable, of } from "rxjs";
+import { type ArgumentValidation, type CompiledSchema, unusableSchemaText } from "./schema-validator.js";
+
+/** A compiled schema's answer for one call: always at once. */
+export type SynchronousValidator = (toolName: string, argumentsValue: object) => ArgumentValidation;
+/** Makes a schema ready to validate; throws when the schema cannot compile. */
+export type SchemaCompiler = (schema: object) => SynchronousValidator;
+
+/** A schema compiler that is loaded the first time a schema of its kind is seen. */
+export interface LazyCompiler {
+  /** Makes `compiler` the one every schema of this kind uses from now on: what importing its entry point does. */
+  use(compiler: SchemaCompiler): void;
+  /** The schema made ready: at once when the compiler is loaded, else once it has loaded. */
+  compiled(schema: object): CompiledSchema;
+}
+
+/** Names the schema kind and its compiler in the error of a call whose compiler could not be loaded. */
+export interface LazyCompilerNames {
+  /** "a JSON Schema" */
+  readonly schema: string;
+  /** "Ajv" */
+  readonly compiler: string;
+}
+
+/**
+ * A compiler imported on first need: the first schema of its kind starts `load` (a dynamic
+ * import; bundlers put it in a chunk of its own), and until it has arrived that schema's
+ * `validate` answers with an Observable, which the loop already waits on as for an asynchronous
+ * Standard Schema. A failed load is tried again at the next call.
+ *
+ * Why start at the schema and not at the first call: schemas are made ready when a tool is
+ * defined or first sent to the model, so the compiler has usually loaded before the model asks
+ * for a call. `problem` stays unknown until then; a schema the compiler refuses fails each of
+ * its calls with the reason.
+ */
+export function lazyCompiler(names: LazyCompilerNames, load: () => Promise<SchemaCompiler>): LazyCompiler {
+  let loadedCompiler: SchemaCompiler | undefined;
+  let loading: AsyncSubject<SchemaCompiler> | undefined;
+
+  const use = (compiler: SchemaCompiler): void => {
+    loadedCompiler ??= compiler;
+  };
+
+  const loadCompiler = (): Observable<SchemaCompiler> => {
+    if (loading) return loading;
+    const attempt = new AsyncSubject<SchemaCompiler>();
+    loading = attempt;
+    // The one Promise here is the module load, wrapped once; an AsyncSubject keeps its outcome for every waiter.
+    defer(load).subscribe({
+      next: (compiler) => {
+        use(compiler);
+        attempt.next(loadedCompiler!);
+        attempt.complete();
+      },
+      error: (error: unknown) => {
+        loading = undefined;
+        attempt.error(error);
+      },
+    });
+    return attempt;
+  };
+
+  const compiled = (schema: object): CompiledSchema => {
+    if (loadedCompiler) return { validate: loadedCompiler(schema), modelSchema: schema };
+    let validator: SynchronousValidator | undefined;
+    const validatorOf = (compiler: SchemaCompiler): SynchronousValidator => (validator ??= compiledOrRefusing(compiler, schema));
+    loadCompiler();
+    return {
+      modelSchema: schema,
+      validate: (toolName, argumentsValue) => {
+        if (loadedCompiler) return validatorOf(loadedCompiler)(toolName, argumentsValue);
+        return loadCompiler().pipe(
+          map((compiler) => validatorOf(compiler)(toolName, argumentsValue)),
+          catchError((error: unknown) =>
+            of<ArgumentValidation>({
+              valid: false,
+              message: `Tool "${toolName}" has ${names.schema}, and its validator (${names.compiler}) could not be loaded: ${errorText(error)}`,
+            }),
+          ),
+        );
+      },
+    };
+  };
+
+  return { use, compiled };
+}
+
+/** The schema's validator, or one that refuses every call with the reason the compiler refused the schema. */
+function compiledOrRefusing(compiler: SchemaCompiler, schema: object): SynchronousValidator {
+  try {
+    return compiler(schema);
+  } catch (error) {
+    const problem = errorText(error);
+    return (toolName) => ({ valid: false, message: unusableSchemaText(toolName, problem) });
+  }
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
