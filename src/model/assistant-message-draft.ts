@@ -1,7 +1,7 @@
 import type { AssistantMessage, StopReason, TextContent, ThinkingContent, ToolCall, Usage } from "../types/messages.js";
 import { emptyUsage } from "../types/messages.js";
 import type { ModelEvent } from "../types/model.js";
-import { parseToolArguments } from "./partial-json.js";
+import { objectOrEmpty, PartialJsonScanner, parseToolArguments } from "./partial-json.js";
 import { textNestsDeeperThan } from "../util/json-depth.js";
 
 type Block = TextContent | ThinkingContent | ToolCall;
@@ -25,8 +25,8 @@ export interface AssistantMessageOrigin {
 export class AssistantMessageDraft {
   private readonly content: Block[] = [];
   private readonly open = new Set<number>();
-  /** Raw JSON text of each tool call's arguments, by content index. */
-  private readonly rawArguments = new Map<number, string>();
+  /** Each tool call's arguments text as read so far, by content index. */
+  private readonly argumentScanners = new Map<number, PartialJsonScanner>();
   /** How long each call's arguments were when last parsed for the partials. */
   private readonly parsedLengths = new Map<number, number>();
   private usage: Usage = emptyUsage();
@@ -81,7 +81,7 @@ export class AssistantMessageDraft {
 
   openToolCall(id: string, name: string): { index: number; events: ModelEvent[] } {
     const result = this.openBlock({ type: "toolCall", id, name, arguments: {} }, "toolcall_start");
-    this.rawArguments.set(result.index, "");
+    this.argumentScanners.set(result.index, new PartialJsonScanner());
     return result;
   }
 
@@ -101,20 +101,23 @@ export class AssistantMessageDraft {
 
   /**
    * Adds an argument fragment; the block's `arguments` become the best parse so far: after every
-   * fragment up to 4 KiB of arguments, then each time they have grown by a quarter. Why not after
-   * every fragment: each parse reads the whole text, so a long argument (a file's content, in
-   * small fragments) would cost time in the square of its length; this way the total stays in
-   * proportion to it. `toolcall_end` always carries the full parse.
+   * fragment up to 4 KiB of arguments, then each time they have doubled. Why not after every
+   * fragment: each parse reads the whole text, so a long argument (a file's content, in small
+   * fragments) would cost time in the square of its length; the scanner reads each character
+   * once, and doubling keeps all the parses together under twice one parse of the final text.
+   * Measured on 1 MB in 1 KB fragments (`npm run bench:partial-json`): see bench/README.md.
+   * `toolcall_end` always carries the full parse.
    */
   appendToolArguments(index: number, delta: string): ModelEvent[] {
     const block = this.blockAt(index, "toolCall");
-    if (!block || delta === "") return [];
-    const raw = (this.rawArguments.get(index) ?? "") + delta;
-    this.rawArguments.set(index, raw);
+    const scanner = this.argumentScanners.get(index);
+    if (!block || !scanner || delta === "") return [];
+    scanner.append(delta);
+    const length = scanner.text.length;
     const parsedLength = this.parsedLengths.get(index) ?? 0;
-    if (raw.length <= PARSE_EVERY_FRAGMENT_UP_TO || raw.length >= parsedLength * 1.25) {
-      this.parsedLengths.set(index, raw.length);
-      this.replace(index, { ...block, arguments: parseToolArguments(raw) });
+    if (length <= PARSE_EVERY_FRAGMENT_UP_TO || length >= parsedLength * 2) {
+      this.parsedLengths.set(index, length);
+      this.replace(index, { ...block, arguments: objectOrEmpty(scanner.value()) });
     }
     return [{ type: "toolcall_delta", contentIndex: index, delta, partial: this.snapshot() }];
   }
@@ -155,17 +158,18 @@ export class AssistantMessageDraft {
       case "thinking":
         return [{ type: "thinking_end", contentIndex: index, content: block.thinking, partial: this.snapshot() }];
       case "toolCall": {
-        const raw = finalArguments ?? this.rawArguments.get(index) ?? "";
-        this.rawArguments.set(index, raw);
+        const streamed = this.argumentScanners.get(index);
+        const raw = finalArguments ?? streamed?.text ?? "";
+        const complete = completeArguments(raw, finalArguments === undefined ? streamed : undefined);
         const toolCall: ToolCall = {
           ...block,
           // Some servers send no id at all; the loop still needs one to pair the result.
           id: block.id || `call_${index}`,
-          arguments: parseToolArguments(raw),
+          arguments: complete ?? parseToolArguments(raw),
         };
         // The raw text stays when the arguments could not come from it: not an object, or nested
         // too deep (then `arguments` is `{}` and validation refuses the call with a clear result).
-        if (!isJsonObjectText(raw) || textNestsDeeperThan(raw)) toolCall.rawArguments = raw;
+        if (complete === undefined) toolCall.rawArguments = raw;
         this.replace(index, toolCall);
         return [{ type: "toolcall_end", contentIndex: index, toolCall, partial: this.snapshot() }];
       }
@@ -178,7 +182,7 @@ export class AssistantMessageDraft {
    * another never says when one ends, and a call ended early can start early (eager tools).
    */
   closeIfComplete(index: number): ModelEvent[] {
-    const raw = this.rawArguments.get(index) ?? "";
+    const raw = this.argumentScanners.get(index)?.text ?? "";
     if (!this.open.has(index) || raw.trim() === "" || !isJsonObjectText(raw)) return [];
     return this.close(index);
   }
@@ -242,9 +246,26 @@ export class AssistantMessageDraft {
   }
 }
 
-/** True for text that is a complete JSON object; an empty text counts as `{}`. */
 const PARSE_EVERY_FRAGMENT_UP_TO = 4096;
 
+/**
+ * The arguments when `raw` is a whole JSON object within the depth limit (an empty text counts
+ * as `{}`), else `undefined`. One parse: at the end of a long argument every extra pass over the
+ * text is as dear as the streaming before it. `scanned` is the scanner that read `raw`, if one
+ * did; its depth check then stands for a new walk.
+ */
+function completeArguments(raw: string, scanned: PartialJsonScanner | undefined): Record<string, unknown> | undefined {
+  if (raw.trim() === "") return {};
+  if (scanned ? scanned.nestsTooDeep : textNestsDeeperThan(raw)) return undefined;
+  try {
+    const value: unknown = JSON.parse(raw);
+    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** True for text that is a complete JSON object; an empty text counts as `{}`. */
 function isJsonObjectText(text: string): boolean {
   if (text.trim() === "") return true;
   try {

@@ -1,4 +1,4 @@
-import { MAX_JSON_DEPTH, textNestsDeeperThan } from "../util/json-depth.js";
+import { MAX_JSON_DEPTH } from "../util/json-depth.js";
 
 /**
  * Parses JSON that may be cut off anywhere, returning the best guess of the value so far.
@@ -11,30 +11,9 @@ import { MAX_JSON_DEPTH, textNestsDeeperThan } from "../util/json-depth.js";
  * @example parsePartialJson('{"city": "Par') // { city: "Par" }
  */
 export function parsePartialJson(text: string): unknown {
-  const trimmed = text.trim();
-  if (trimmed === "") return undefined;
-
-  // Only a text that ends a container can be complete JSON worth a first try: streamed
-  // arguments are parsed on every fragment, and a parse that throws costs the most. A complete
-  // string, number or literal comes out of the repair below unchanged.
-  const last = trimmed.charCodeAt(trimmed.length - 1);
-  if (last === 0x7d || last === 0x5d) {
-    // Checked before this parse only: V8's parser is iterative and would hand on a value every
-    // later step overflows on. The repair below checks the depth as it walks.
-    if (textNestsDeeperThan(trimmed)) return undefined;
-    try {
-      return JSON.parse(trimmed);
-    } catch {
-      // Fall through: the text is incomplete, close it and try again.
-    }
-  }
-  const repaired = closeIncompleteJson(trimmed);
-  if (repaired === undefined) return undefined;
-  try {
-    return JSON.parse(repaired);
-  } catch {
-    return undefined;
-  }
+  const scanner = new PartialJsonScanner();
+  scanner.append(text);
+  return scanner.value();
 }
 
 /**
@@ -43,7 +22,11 @@ export function parsePartialJson(text: string): unknown {
  * Contract: always returns a fresh plain object, never throws.
  */
 export function parseToolArguments(text: string): Record<string, unknown> {
-  const value = parsePartialJson(text);
+  return objectOrEmpty(parsePartialJson(text));
+}
+
+/** `value` when it is a plain object, else a fresh `{}`. */
+export function objectOrEmpty(value: unknown): Record<string, unknown> {
   return isPlainObject(value) ? value : {};
 }
 
@@ -55,8 +38,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  * One open container, linked to the one around it. Why a linked list and not an array: the
  * walk remembers the open containers at every safe cut, and a shared, never-changed chain makes
  * that a pointer copy; copying an array there cost length × depth (48 KB of `[[[…` then `1,1,…`
- * took 12 s, issue 27). `expectKey` is the one field that changes: whether the next string in
- * an object is a key, which only the innermost container's walk reads.
+ * took 12 s, issue 27).
  */
 interface OpenContainer {
   readonly kind: "object" | "array";
@@ -65,104 +47,160 @@ interface OpenContainer {
 }
 
 /**
- * Walks the text once, remembering the open containers and the last position where cutting
- * would leave valid JSON, then appends the closers. Returns `undefined` for text that nests
- * deeper than `MAX_JSON_DEPTH` (see util/json-depth.ts). Why the default and not the run's
- * `maxJsonDepth`: a provider parses before any run config reaches it, and a partial is only a
- * guess; under a higher limit the deeper partials stay `{}` while streaming and the complete
- * arguments (JSON.parse of the whole text) are checked against the run's limit.
+ * Reads JSON text fragment by fragment, each character once, remembering the open containers
+ * and the last position where cutting would leave valid JSON; `value()` closes the text there
+ * and parses it with `JSON.parse`.
+ *
+ * Why incremental: streamed arguments are parsed again as they grow, and a walk over the whole
+ * text each time made a long argument (a file's content in 1 KB fragments) cost time in the
+ * square of its length; now the walk is linear and only the native parse is repeated. Text that
+ * nests deeper than `MAX_JSON_DEPTH` (see util/json-depth.ts) gives `undefined`. Why the default
+ * and not the run's `maxJsonDepth`: a provider parses before any run config reaches it, and a
+ * partial is only a guess; under a higher limit the deeper partials stay `{}` while streaming and
+ * the complete arguments (JSON.parse of the whole text) are checked against the run's limit.
  */
-function closeIncompleteJson(text: string): string | undefined {
-  let open: OpenContainer | undefined;
+export class PartialJsonScanner {
+  /** Everything appended so far. */
+  text = "";
+  private open: OpenContainer | undefined;
   // Text up to `safeEnd` is a prefix we can close without leaving a dangling key or comma.
-  let safeEnd = 0;
-  let safeOpen: OpenContainer | undefined;
-  let inString = false;
-  let stringStart = 0;
-  let escaped = false;
-  // Inside an object, whether the next string is a key: one entry per open container.
-  const expectKey: boolean[] = [];
+  private safeEnd = 0;
+  private safeOpen: OpenContainer | undefined;
+  private inString = false;
+  private stringStart = 0;
+  private escaped = false;
+  /** Where the run of literal characters (a number, `true`…) at the end of the text starts; -1 for none. */
+  private literalStart = -1;
+  /** Inside an object, whether the next string is a key: one entry per open container. */
+  private readonly expectKey: boolean[] = [];
+  /** Set once the text nests deeper than the limit: nothing more is read. */
+  private tooDeep = false;
 
-  for (let index = 0; index < text.length; index++) {
-    const char = text[index];
-    if (inString) {
-      if (escaped) escaped = false;
-      else if (char === "\\") escaped = true;
-      else if (char === '"') {
-        inString = false;
-        const isKey = open?.kind === "object" && expectKey[expectKey.length - 1] === true;
-        if (!isKey) {
-          safeEnd = index + 1;
-          safeOpen = open;
+  /** True once the text nests deeper than `MAX_JSON_DEPTH`. */
+  get nestsTooDeep(): boolean {
+    return this.tooDeep;
+  }
+
+  append(fragment: string): void {
+    const offset = this.text.length;
+    this.text += fragment;
+    if (this.tooDeep) return;
+    const expectKey = this.expectKey;
+    // The fragment is read, not the text: indexing the concatenated text would flatten it every time.
+    for (let position = 0; position < fragment.length; position++) {
+      const code = fragment.charCodeAt(position);
+      const index = offset + position;
+      if (this.inString) {
+        if (this.escaped) this.escaped = false;
+        else if (code === BACKSLASH) this.escaped = true;
+        else if (code === QUOTE) {
+          this.inString = false;
+          if (!this.atKey()) this.markSafe(index + 1);
+        } else {
+          // Jump to the next quote or backslash: long arguments are mostly string (a file's
+          // content), and the native search reads them several times faster than this loop.
+          STRING_STOP.lastIndex = position + 1;
+          const stop = STRING_STOP.exec(fragment);
+          position = (stop ? stop.index : fragment.length) - 1;
         }
+        continue;
       }
-      continue;
-    }
-    switch (char) {
-      case '"':
-        inString = true;
-        stringStart = index;
-        break;
-      case "{":
-      case "[": {
-        const depth = (open?.depth ?? 0) + 1;
-        if (depth > MAX_JSON_DEPTH) return undefined;
-        open = { kind: char === "{" ? "object" : "array", outer: open, depth };
-        expectKey.push(char === "{");
-        safeEnd = index + 1;
-        safeOpen = open;
-        break;
+      if (isLiteralChar(code)) {
+        if (this.literalStart < 0) this.literalStart = index;
+        continue;
       }
-      case "}":
-      case "]":
-        open = open?.outer;
-        expectKey.pop();
-        safeEnd = index + 1;
-        safeOpen = open;
-        break;
-      case ":":
-        expectKey[expectKey.length - 1] = false;
-        break;
-      case ",":
-        if (open?.kind === "object") expectKey[expectKey.length - 1] = true;
-        break;
-      default:
-        // A complete number or literal followed by more text is safe up to its end.
-        if (isLiteralChar(text.charCodeAt(index)) && !isLiteralChar(text.charCodeAt(index + 1))) {
-          if (index + 1 < text.length || isCompleteLiteral(text, index)) {
-            safeEnd = index + 1;
-            safeOpen = open;
+      // A complete number or literal followed by more text is safe up to its end.
+      if (this.literalStart >= 0) {
+        this.literalStart = -1;
+        this.markSafe(index);
+      }
+      switch (code) {
+        case QUOTE:
+          this.inString = true;
+          this.stringStart = index;
+          break;
+        case OPEN_BRACE:
+        case OPEN_BRACKET: {
+          const depth = (this.open?.depth ?? 0) + 1;
+          if (depth > MAX_JSON_DEPTH) {
+            this.tooDeep = true;
+            return;
           }
+          this.open = { kind: code === OPEN_BRACE ? "object" : "array", outer: this.open, depth };
+          expectKey.push(code === OPEN_BRACE);
+          this.markSafe(index + 1);
+          break;
         }
+        case CLOSE_BRACE:
+        case CLOSE_BRACKET:
+          this.open = this.open?.outer;
+          expectKey.pop();
+          this.markSafe(index + 1);
+          break;
+        case COLON:
+          expectKey[expectKey.length - 1] = false;
+          break;
+        case COMMA:
+          if (this.open?.kind === "object") expectKey[expectKey.length - 1] = true;
+          break;
+      }
     }
   }
 
-  let prefix = text.slice(0, safeEnd);
-  let closing = safeOpen;
-  if (inString) {
-    const isKey = open?.kind === "object" && expectKey[expectKey.length - 1] === true;
-    if (!isKey) {
+  /** The best guess of the value so far: a fresh parse each call. */
+  value(): unknown {
+    if (this.tooDeep) return undefined;
+    const text = this.text;
+    let prefix: string;
+    let closing = this.safeOpen;
+    if (this.inString && !this.atKey()) {
       // Keep the partial string value, dropping a dangling backslash or a cut \u escape.
-      const received = text.slice(stringStart);
-      const partial = escaped ? received.slice(0, -1) : received.replace(/\\u[0-9a-fA-F]{0,3}$/, "");
-      prefix = text.slice(0, stringStart) + partial + '"';
-      closing = open;
+      const received = text.slice(this.stringStart);
+      const partial = this.escaped ? received.slice(0, -1) : received.replace(/\\u[0-9a-fA-F]{0,3}$/, "");
+      prefix = text.slice(0, this.stringStart) + partial + '"';
+      closing = this.open;
+    } else if (!this.inString && this.literalStart >= 0 && isCompleteLiteral(text.slice(this.literalStart))) {
+      // A number at the very end may still grow (`12` -> `123`), but its value so far is useful.
+      prefix = text;
+      closing = this.open;
+    } else {
+      prefix = text.slice(0, this.safeEnd);
+    }
+    if (prefix.trim() === "") return undefined;
+    let closers = "";
+    for (let container = closing; container !== undefined; container = container.outer) closers += container.kind === "object" ? "}" : "]";
+    try {
+      return JSON.parse(prefix + closers);
+    } catch {
+      return undefined;
     }
   }
-  if (prefix === "") return undefined;
-  let closers = "";
-  for (let container = closing; container !== undefined; container = container.outer) closers += container.kind === "object" ? "}" : "]";
-  return prefix + closers;
+
+  /** Whether the string being read (or just ended) is an object's key. */
+  private atKey(): boolean {
+    return this.open?.kind === "object" && this.expectKey[this.expectKey.length - 1] === true;
+  }
+
+  private markSafe(end: number): void {
+    this.safeEnd = end;
+    this.safeOpen = this.open;
+  }
 }
 
-/** A literal at the very end of the text counts only when it is complete (`true`, `12`). */
-function isCompleteLiteral(text: string, lastIndex: number): boolean {
-  // Only the run of literal characters that ends here can hold the match: test that, not the text.
-  let start = lastIndex;
-  while (start > 0 && isLiteralChar(text.charCodeAt(start - 1))) start--;
-  const match = /(true|false|null|-?\d+(\.\d+)?([eE][+-]?\d+)?)$/.exec(text.slice(start, lastIndex + 1));
-  // A number at the very end may still grow (`12` -> `123`), but its value so far is useful.
-  return match !== null;
+/** What ends a run of ordinary characters in a string. */
+const STRING_STOP = /["\\]/g;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const COLON = 0x3a;
+const COMMA = 0x2c;
+
+/** A literal run at the very end of the text counts only when it is complete (`true`, `12`). */
+function isCompleteLiteral(run: string): boolean {
+  return /(true|false|null|-?\d+(\.\d+)?([eE][+-]?\d+)?)$/.test(run);
 }
 
 /** `[0-9a-zA-Z.+-]`: what numbers and literals are made of (false for NaN, past the end). */
