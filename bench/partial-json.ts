@@ -14,11 +14,13 @@
  */
 import { execFileSync } from "node:child_process";
 import { loadavg } from "node:os";
+import { getHeapStatistics } from "node:v8";
 import { fileURLToPath } from "node:url";
 import { AssistantMessageDraft } from "../src/model/assistant-message-draft.js";
 
 const cases = {
   "1 MB in 1 KB deltas": { text: megabyteArguments, delta: 1024 },
+  "10k small calls in 16 B deltas": { text: smallCallArguments, delta: 16, calls: 10_000 },
   "48 KB [[[… in 1 KB deltas": { text: adversarialArguments, delta: 1024 },
   "48 KB [[[… in 64 B deltas": { text: adversarialArguments, delta: 64 },
 } as const;
@@ -40,6 +42,11 @@ function megabyteArguments(): string {
   return JSON.stringify({ path: "notes.txt", content, records });
 }
 
+/** One small call's arguments; the case streams 10k calls of it, each in its own block. */
+function smallCallArguments(): string {
+  return JSON.stringify({ path: "src/file.ts", line: 42, replace: "const x = 1;" });
+}
+
 function adversarialArguments(): string {
   return "[".repeat(24_000) + "1,".repeat(12_000);
 }
@@ -52,38 +59,56 @@ function collect(): void {
   (globalThis as { gc?: () => void }).gc?.();
 }
 
-function runCase(name: CaseName): CaseResult {
-  const { text: makeText, delta } = cases[name];
-  const text = makeText();
-  collect();
-  let baseline = process.memoryUsage().heapUsed;
-  let peak = baseline;
-  const started = performance.now();
+/** Streams `calls` tool calls of `text` in `delta`-sized fragments; `sample` after each fragment (`true` where the heap is worth reading). */
+function streamIntoDraft(text: string, delta: number, calls: number, sample: (sampleNow: boolean) => void): void {
   const draft = new AssistantMessageDraft({ api: "bench", provider: "bench", model: "bench", timestamp: 0 });
-  const { index } = draft.openToolCall("call_1", "write_file");
-  for (let offset = 0; offset < text.length; offset += delta) {
-    draft.appendToolArguments(index, text.slice(offset, offset + delta));
-    peak = Math.max(peak, process.memoryUsage().heapUsed);
+  for (let call = 0; call < calls; call++) {
+    const { index } = draft.openToolCall(`call_${call}`, "write_file");
+    for (let offset = 0; offset < text.length; offset += delta) {
+      draft.appendToolArguments(index, text.slice(offset, offset + delta));
+      // Per fragment for one call, per call for many.
+      sample(calls === 1 || offset === 0);
+    }
+    draft.close(index);
   }
-  draft.close(index);
+}
+
+function runCase(name: CaseName): CaseResult {
+  const chosen: { text: () => string; delta: number; calls?: number } = cases[name];
+  const { text: makeText, delta } = chosen;
+  const calls = chosen.calls ?? 1;
+  const text = makeText();
+  // Timed without sampling the heap (a sample per fragment costs more than the fragment),
+  // then run again for the heap's peak.
+  collect();
+  const started = performance.now();
+  streamIntoDraft(text, delta, calls, () => {});
   const draftMs = performance.now() - started;
+  collect();
+  const baseline = getHeapStatistics().used_heap_size;
+  let peak = baseline;
+  streamIntoDraft(text, delta, calls, (sampleNow) => {
+    if (sampleNow) peak = Math.max(peak, getHeapStatistics().used_heap_size);
+  });
   const draftPeak = peak - baseline;
 
   collect();
-  baseline = process.memoryUsage().heapUsed;
+  const parseBaseline = process.memoryUsage().heapUsed;
   const parseStarted = performance.now();
   let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // The adversarial text is not complete JSON: the parse fails at its end, as a provider's would.
+  for (let call = 0; call < calls; call++) {
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // The adversarial text is not complete JSON: the parse fails at its end, as a provider's would.
+    }
   }
   const parseMs = performance.now() - parseStarted;
-  const parsePeak = process.memoryUsage().heapUsed - baseline;
+  const parsePeak = process.memoryUsage().heapUsed - parseBaseline;
   void parsed;
   return {
     name,
-    bytes: text.length,
+    bytes: text.length * calls,
     draftMs: Math.round(draftMs * 10) / 10,
     draftPeakHeapMB: megabytes(draftPeak),
     parseMs: Math.round(parseMs * 100) / 100,
@@ -99,11 +124,11 @@ if (requested !== undefined) {
 } else {
   const script = fileURLToPath(import.meta.url);
   process.stdout.write(`load average before: ${loadavg().map((load) => load.toFixed(2)).join(" ")}\n\n`);
-  process.stdout.write("| case | bytes | draft ms | draft peak heap MB | JSON.parse ms | JSON.parse heap MB | child max RSS MB |\n|---|---|---|---|---|---|---|\n");
+  process.stdout.write("| case | bytes | draft ms | JSON.parse ms | draft / JSON.parse | draft peak heap MB | JSON.parse heap MB | child max RSS MB |\n|---|---|---|---|---|---|---|---|\n");
   for (const name of Object.keys(cases) as CaseName[]) {
     const output = execFileSync(process.execPath, ["--expose-gc", "--import", "tsx", script, name], { encoding: "utf8" });
     const result = JSON.parse(output) as CaseResult;
-    process.stdout.write(`| ${result.name} | ${result.bytes} | ${result.draftMs} | ${result.draftPeakHeapMB} | ${result.parseMs} | ${result.parsePeakHeapMB} | ${result.maxRssMB} |\n`);
+    process.stdout.write(`| ${result.name} | ${result.bytes} | ${result.draftMs} | ${result.parseMs} | ${(result.draftMs / result.parseMs).toFixed(1)}x | ${result.draftPeakHeapMB} | ${result.parsePeakHeapMB} | ${result.maxRssMB} |\n`);
   }
   process.stdout.write(`\nload average after: ${loadavg().map((load) => load.toFixed(2)).join(" ")}\n`);
 }

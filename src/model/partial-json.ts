@@ -156,7 +156,7 @@ export class PartialJsonScanner {
     if (this.inString && !this.atKey()) {
       // Keep the partial string value, dropping a dangling backslash or a cut \u escape.
       const received = text.slice(this.stringStart);
-      const partial = this.escaped ? received.slice(0, -1) : received.replace(/\\u[0-9a-fA-F]{0,3}$/, "");
+      const partial = this.escaped ? received.slice(0, -1) : received.slice(0, received.length - cutEscapeLength(received));
       prefix = text.slice(0, this.stringStart) + partial + '"';
       closing = this.open;
     } else if (!this.inString && this.literalStart >= 0 && isCompleteLiteral(text.slice(this.literalStart))) {
@@ -197,6 +197,17 @@ const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
 const COLON = 0x3a;
 const COMMA = 0x2c;
+
+/**
+ * The length of a `\\u` escape cut short at the end of `received` (`\\u00`), else 0. Why only
+ * the last five characters are tested: an end-anchored pattern over the whole string is tried
+ * at every position, which cost more than the parse at 1 MB of arguments.
+ */
+function cutEscapeLength(received: string): number {
+  return CUT_UNICODE_ESCAPE.exec(received.slice(-5))?.[0].length ?? 0;
+}
+
+const CUT_UNICODE_ESCAPE = /\\u[0-9a-fA-F]{0,3}$/;
 
 /** A literal run at the very end of the text counts only when it is complete (`true`, `12`). */
 function isCompleteLiteral(run: string): boolean {
