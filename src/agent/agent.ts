@@ -194,9 +194,9 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
    */
   continue(): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
     assertNoActiveRun(this.activeRun, "continue");
-    const input = continueInput(this.state.messages, this.takeStoredResults(), () => this.queuesValue?.takeForContinue(this.steeringMode, this.followUpMode) ?? [], this.now());
+    const input = continueInput(this.state.messages, this.takeStoredResults(), () => this.queuesValue?.takeForContinue(this.steeringMode, this.followUpMode) ?? { messages: [], steering: false }, this.now());
     if (input.type === "transcript") return this.startRun((config, context) => agentLoopContinue(context, config));
-    return this.startRun((config, context) => agentLoop(input.messages, context, config));
+    return this.startRun((config, context) => agentLoop(input.messages, context, config), input.steered);
   }
 
   /** Queues a message injected before the next model call of the active (or next) run. */
@@ -299,10 +299,13 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     if (run) tearDownRun(run);
   }
 
-  private startRun(createLoop: (config: AgentLoopConfig, context: AgentContext) => Observable<AgentEvent>): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
+  private startRun(
+    createLoop: (config: AgentLoopConfig, context: AgentContext) => Observable<AgentEvent>,
+    skipFirstSteeringDrain = false,
+  ): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
     const run = newActiveRun<OutputOf<TOutputSchema>>();
     this.activeRun = run;
-    const config = runConfig(this.options, run, this, () => this.queuesValue, () => this.queues);
+    const config = runConfig(this.options, run, this, () => this.queuesValue, () => this.queues, skipFirstSteeringDrain);
     subscribeRun(run, createLoop(config, runContext(this.options, this.state.messages)), this.state.messages, {
       options: () => this.options,
       state: this.stateValue,
