@@ -40,14 +40,23 @@ export function tearDownRun<TOutput>(run: ActiveRun<TOutput>): void {
 }
 
 /**
+ * What `assertNoActiveRun` says per action. Each starts with pi-agent-core's own sentence, so
+ * code that matches on the reference's errors works here too; then how to go on.
+ */
+const busyTexts = {
+  prompt: "Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion.",
+  continue: "Agent is already processing. Wait for completion before continuing.",
+} as const;
+
+/**
  * One run at a time: `prompt` and `continue` start one only while `run` is undefined.
  *
  * Contract: throws an `InvalidStateError` naming `action` while a run is active.
  */
-export function assertNoActiveRun<TOutput>(run: ActiveRun<TOutput> | undefined, action: string): void {
+export function assertNoActiveRun<TOutput>(run: ActiveRun<TOutput> | undefined, action: keyof typeof busyTexts): void {
   if (run) {
     throw new InvalidStateError(
-      `Cannot ${action} while the agent is running. Use steer() to redirect it now, or followUp() to queue a message for when it finishes.`,
+      `${busyTexts[action]} Cannot ${action} while the agent is running: use steer() to redirect it now, or followUp() to queue a message for when it finishes (waitForIdle() resolves when it has).`,
     );
   }
 }

@@ -210,11 +210,37 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
   }
 
   /**
-   * Drops every queued steering and follow-up message and returns them. `abort()` drops only the
-   * steering: call this too when queued follow-ups should not run after the next prompt.
+   * Drops every queued steering and follow-up message and returns them (pi-agent-core's
+   * `clearAllQueues`). `abort()` drops only the steering: call this too when queued follow-ups
+   * should not run after the next prompt.
+   * @example const { steering, followUp } = agent.clearAllQueues();
    */
+  clearAllQueues(): QueuedMessages {
+    return { steering: this.clearSteering(), followUp: this.clearFollowUps() };
+  }
+
+  /** @deprecated use `clearAllQueues` (pi-agent-core's name; the same method). */
   clearQueues(): QueuedMessages {
-    return { steering: this.queuesValue?.clearSteering() ?? [], followUp: this.queuesValue?.clearFollowUps() ?? [] };
+    return this.clearAllQueues();
+  }
+
+  /** Drops the queued steering messages and returns them; queued follow-ups stay (pi-agent-core's `clearSteeringQueue`). */
+  clearSteering(): AgentMessage[] {
+    return this.queuesValue?.clearSteering() ?? [];
+  }
+
+  /** Drops the queued follow-up messages and returns them; queued steering stays (pi-agent-core's `clearFollowUpQueue`). */
+  clearFollowUps(): AgentMessage[] {
+    return this.queuesValue?.clearFollowUps() ?? [];
+  }
+
+  /**
+   * Whether a steering or follow-up message waits. After a run ended with messages still queued
+   * (an abort keeps follow-ups), `continue()` delivers them.
+   * @example if (agent.hasQueuedMessages()) await lastValueFrom(agent.continue());
+   */
+  hasQueuedMessages(): boolean {
+    return this.state.queuedSteering > 0 || this.state.queuedFollowUp > 0;
   }
 
   /**
@@ -223,14 +249,14 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
    *
    * Queued follow-ups stay unless `clearFollowUps` (as in pi-agent-core): they run after the
    * next prompt, or at once with `continue()`. To stop for good, `abort({ clearFollowUps: true })`;
-   * `clearQueues()` drops both queues without aborting; `state.queuedFollowUp` counts what waits.
+   * `clearAllQueues()` drops both queues without aborting; `state.queuedFollowUp` counts what waits.
    * `reason` (default `new Error("Aborted by the user")`) is the run's signal's reason, and the
    * running tools' `signal.reason`, so a tool can tell why it stops.
    * @example const dropped = agent.abort({ clearFollowUps: true }); // { steering: [...], followUp: [...] }
    */
   abort(options: { clearFollowUps?: boolean; reason?: unknown } = {}): QueuedMessages {
-    const steering = this.queuesValue?.clearSteering() ?? [];
-    const followUp = options.clearFollowUps ? (this.queuesValue?.clearFollowUps() ?? []) : [];
+    const steering = this.clearSteering();
+    const followUp = options.clearFollowUps ? this.clearFollowUps() : [];
     this.activeRun?.controller.abort(options.reason ?? new Error("Aborted by the user"));
     return { steering, followUp };
   }
@@ -268,7 +294,7 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
   /** Forgets the transcript, the queues and the totals; a running run is torn down first. */
   reset(): void {
     this.tearDownRun();
-    this.clearQueues();
+    this.clearAllQueues();
     this.storedResults = undefined;
     this.options.store?.clear();
     this.stateValue.next(freshAgentState([]));

@@ -30,13 +30,13 @@ export function continueInput(
   if (repairs.length > 0) return { type: "messages", messages: repairs, steered: false };
   const last = messages[messages.length - 1];
   if (last === undefined) {
-    throw new InvalidStateError("Cannot continue: the transcript is empty. Use prompt() to start.");
+    throw new InvalidStateError("No messages to continue from: the transcript is empty. Use prompt() to start.");
   }
   if (!isAssistantMessage(last)) return { type: "transcript" };
   const queued = takeQueued();
   if (queued.messages.length === 0) {
     throw new InvalidStateError(
-      "Cannot continue: the transcript ends with an assistant message and no messages are queued. Use prompt().",
+      "Cannot continue from message role: assistant: the transcript ends with an assistant message and no messages are queued. Use prompt().",
     );
   }
   return { type: "messages", messages: queued.messages, steered: queued.steering };

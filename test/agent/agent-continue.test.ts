@@ -97,9 +97,10 @@ describe("Agent.continue", () => {
 
   it("fails clearly with nothing to continue", () => {
     expect(() => new Agent({ model: scriptedModel([]) }).continue()).toThrow(InvalidStateError);
-    expect(() => new Agent({ model: scriptedModel([]) }).continue()).toThrow(/transcript is empty/);
+    // The reference's sentences, so code written against pi-agent-core matches; then ours.
+    expect(() => new Agent({ model: scriptedModel([]) }).continue()).toThrow("No messages to continue from: the transcript is empty. Use prompt() to start.");
     const ended = new Agent({ model: scriptedModel([]), messages: [user("hi"), { ...assistantWithCall("c0", "stop"), content: [] }] });
-    expect(() => ended.continue()).toThrow(/ends with an assistant message and no messages are queued/);
+    expect(() => ended.continue()).toThrow("Cannot continue from message role: assistant: the transcript ends with an assistant message and no messages are queued.");
   });
 
   it("round-trips through a snapshot, queued messages included", async () => {
