@@ -1,6 +1,7 @@
 import { ReplaySubject, Subject, Subscription } from "rxjs";
 import { InvalidStateError } from "../errors.js";
 import type { AgentEvent, ToolCallCancellation, ApprovalDecision } from "../types.js";
+import type { RunListeners } from "./run-listeners.js";
 
 /** The run an `Agent` has going: how to stop it, what it emitted, and what it is told. */
 export interface ActiveRun<TOutput> {
@@ -18,6 +19,8 @@ export interface ActiveRun<TOutput> {
   lastStartedToolCall: string | undefined;
   /** A call of the current batch waited for approval: the store keeps each result as it comes (`approvalRecordOf`). */
   recordsResults: boolean;
+  /** The `Agent.subscribe` listeners' deliveries of this run, if the agent has ever had a listener. */
+  listeners: RunListeners<TOutput> | undefined;
 }
 
 /** A run that has not subscribed to its loop yet (subscribe-run.ts). */
@@ -30,12 +33,14 @@ export function newActiveRun<TOutput>(): ActiveRun<TOutput> {
     approvals: new Subject(),
     lastStartedToolCall: undefined,
     recordsResults: false,
+    listeners: undefined,
   };
 }
 
 /** Stops `run` at once, without its `agent_end` (`Agent.reset`, `Agent.dispose`): its subscribers complete. */
 export function tearDownRun<TOutput>(run: ActiveRun<TOutput>): void {
   run.subscription.unsubscribe();
+  run.listeners?.end();
   run.events.complete();
 }
 

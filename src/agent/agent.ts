@@ -1,4 +1,4 @@
-import type { Observable, Subject } from "rxjs";
+import { merge, type Observable, type Subject } from "rxjs";
 import type {
   AgentContext,
   AgentEvent,
@@ -30,6 +30,7 @@ import { reopenedApprovals, reopenedResults, reopenedToolCalls } from "../stream
 import { requestCancel, requestDecision } from "./run-requests.js";
 import { warn } from "./store-writer.js";
 import { subscribeRun } from "./subscribe-run.js";
+import { type AgentListener, RunListeners } from "./run-listeners.js";
 
 export type { AgentOptions } from "./agent-options.js";
 
@@ -54,6 +55,10 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
   private readonly eventStream = new OnDemandSubject<AgentEvent<unknown, OutputOf<TOutputSchema>>>();
   private activeRun: ActiveRun<OutputOf<TOutputSchema>> | undefined;
   private options: AgentOptions<TOutputSchema>;
+  /** `subscribe`'s listeners, in the order they came; made on first use, as most agents have none. */
+  private listeners: Set<AgentListener<OutputOf<TOutputSchema>>> | undefined;
+  /** Runs whose listeners are not done yet, oldest first (`waitForIdle`, `signal`); made with the first listener. */
+  private unsettledRuns: Set<RunListeners<OutputOf<TOutputSchema>>> | undefined;
   /**
    * Results the store kept for the transcript's last tool calls, with the interrupted error for
    * the others, in call order (`Agent.open`): the next run starts with them rather than with
@@ -146,6 +151,33 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     return this.activeRun !== undefined;
   }
 
+  /**
+   * The abort signal of the active run, or of the last run while its `subscribe` listeners are
+   * still working on it (as pi-agent-core's `signal`); undefined when idle.
+   */
+  get signal(): AbortSignal | undefined {
+    return this.currentController()?.signal;
+  }
+
+  /**
+   * Calls `listener` with every event of every run, and the run's abort signal; returns the
+   * function that detaches it (events still waiting for it are dropped).
+   *
+   * Contract: a listener that returns a Promise gets its next event once that Promise settles,
+   * so its calls keep the events' order; `run()` and `waitForIdle()` resolve only after the
+   * Promises listeners returned for the run have settled, the one for `agent_end` included. The
+   * run itself does not wait for them (unlike pi-agent-core's loop). A listener that throws or
+   * rejects is told to `onWarning` and goes on getting events. Waiting inside a listener for
+   * `waitForIdle()` or the same run's `run()` would wait for itself.
+   * @example const unsubscribe = agent.subscribe(async (event, signal) => { if (event.type === "agent_end") await persist(event.messages, signal); });
+   */
+  subscribe(listener: AgentListener<OutputOf<TOutputSchema>>): () => void {
+    (this.listeners ??= new Set()).add(listener);
+    return () => {
+      this.listeners?.delete(listener);
+    };
+  }
+
   /** Changes the model, tools, system prompt, hooks or queue modes for the next run. */
   configure(options: Partial<Omit<AgentOptions<TOutputSchema>, "messages" | "store">>): void {
     const configured = { ...this.options, ...options };
@@ -162,17 +194,15 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
    * Contract: throws an `InvalidStateError` while a run is active; use `steer` or `followUp`.
    */
   prompt(input: PromptInput): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
-    assertNoActiveRun(this.activeRun, "prompt");
-    const prompts = toMessages(input, this.now(), jsonDepthOf(this.options));
-    const stored = this.takeStoredResults();
-    return this.startRun((config, context) => agentLoop(stored ? [...stored, ...prompts] : prompts, context, config));
+    return this.startPrompt(input).events.asObservable();
   }
 
   /**
    * Runs a prompt to its end: the Promise form of `prompt`, for `await`.
    *
    * Contract: resolves with the messages the run added (`agent_end.messages`, the prompt
-   * included) when the run ends, also when the model failed or the run was aborted (errors are
+   * included) when the run ends and the Promises its `subscribe` listeners returned for it have
+   * settled, also when the model failed or the run was aborted (errors are
    * data: look at the last assistant message's `stopReason`). Rejects with an
    * `InvalidStateError` while another run is active, or when `reset` or `dispose` stops the run
    * before it ends. With an `output` schema the array also carries the run's typed `output`
@@ -181,7 +211,10 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
    * @example const { output } = await new Agent({ model, output: Weather }).run("Weather in Paris?");
    */
   run(input: PromptInput): Promise<RunMessages<OutputOf<TOutputSchema>>> {
-    return messagesAtEnd(() => this.prompt(input));
+    return messagesAtEnd(() => {
+      const run = this.startPrompt(input);
+      return { events: run.events, listenersSettled: run.listeners?.settled() };
+    });
   }
 
   /**
@@ -195,8 +228,11 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
   continue(): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
     assertNoActiveRun(this.activeRun, "continue");
     const input = continueInput(this.state.messages, this.takeStoredResults(), () => this.queuesValue?.takeForContinue(this.steeringMode, this.followUpMode) ?? { messages: [], steering: false }, this.now());
-    if (input.type === "transcript") return this.startRun((config, context) => agentLoopContinue(context, config));
-    return this.startRun((config, context) => agentLoop(input.messages, context, config), input.steered);
+    const run =
+      input.type === "transcript"
+        ? this.startRun((config, context) => agentLoopContinue(context, config))
+        : this.startRun((config, context) => agentLoop(input.messages, context, config), input.steered);
+    return run.events.asObservable();
   }
 
   /** Queues a message injected before the next model call of the active (or next) run. */
@@ -257,7 +293,7 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
   abort(options: { clearFollowUps?: boolean; reason?: unknown } = {}): QueuedMessages {
     const steering = this.clearSteering();
     const followUp = options.clearFollowUps ? this.clearFollowUps() : [];
-    this.activeRun?.controller.abort(options.reason ?? new Error("Aborted by the user"));
+    this.currentController()?.abort(options.reason ?? new Error("Aborted by the user"));
     return { steering, followUp };
   }
 
@@ -300,9 +336,13 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     this.stateValue.next(freshAgentState([]));
   }
 
-  /** Resolves once no run is active. */
+  /** Resolves once no run is active and the `subscribe` listeners are done with every run. */
   waitForIdle(): Promise<void> {
-    return firstIdle(this.state$, (state) => !state.isStreaming && this.activeRun === undefined);
+    return firstIdle(
+      this.state$,
+      (state) => !state.isStreaming && this.activeRun === undefined,
+      () => merge(...[...(this.unsettledRuns ?? [])].map((run) => run.settled())),
+    );
   }
 
   /** The agent as plain JSON. */
@@ -325,12 +365,20 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     if (run) tearDownRun(run);
   }
 
+  private startPrompt(input: PromptInput): ActiveRun<OutputOf<TOutputSchema>> {
+    assertNoActiveRun(this.activeRun, "prompt");
+    const prompts = toMessages(input, this.now(), jsonDepthOf(this.options));
+    const stored = this.takeStoredResults();
+    return this.startRun((config, context) => agentLoop(stored ? [...stored, ...prompts] : prompts, context, config));
+  }
+
   private startRun(
     createLoop: (config: AgentLoopConfig, context: AgentContext) => Observable<AgentEvent>,
     skipFirstSteeringDrain = false,
-  ): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
+  ): ActiveRun<OutputOf<TOutputSchema>> {
     const run = newActiveRun<OutputOf<TOutputSchema>>();
     this.activeRun = run;
+    if (this.listeners) run.listeners = this.deliveriesTo(this.listeners, run.controller);
     const config = runConfig(this.options, run, this, () => this.queuesValue, () => this.queues, skipFirstSteeringDrain);
     subscribeRun(run, createLoop(config, runContext(this.options, this.state.messages)), this.state.messages, {
       options: () => this.options,
@@ -341,7 +389,27 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
         if (this.activeRun === run) this.activeRun = undefined;
       },
     });
-    return run.events.asObservable();
+    return run;
+  }
+
+  /** The deliveries of a run to the listeners, tracked until they are done (`waitForIdle`). */
+  private deliveriesTo(
+    listeners: ReadonlySet<AgentListener<OutputOf<TOutputSchema>>>,
+    controller: AbortController,
+  ): RunListeners<OutputOf<TOutputSchema>> {
+    const deliveries = new RunListeners(listeners, controller, (message) => warn(this.options.onWarning, message));
+    const unsettled = (this.unsettledRuns ??= new Set());
+    unsettled.add(deliveries);
+    deliveries.settled().subscribe({ complete: () => unsettled.delete(deliveries) });
+    return deliveries;
+  }
+
+  /** The controller of the active run, else of the latest run its listeners still work on. */
+  private currentController(): AbortController | undefined {
+    if (this.activeRun) return this.activeRun.controller;
+    let latest: AbortController | undefined;
+    for (const run of this.unsettledRuns ?? []) latest = run.controller;
+    return latest;
   }
 
   private takeStoredResults(): ToolResultMessage[] | undefined {
