@@ -31,6 +31,7 @@ import { requestCancel, requestDecision } from "./run-requests.js";
 import { warn } from "./store-writer.js";
 import { subscribeRun } from "./subscribe-run.js";
 import { type AgentListener, RunListeners } from "./run-listeners.js";
+import { type AgentStatePatch, replacedOptions, replacedTranscriptState, replaceStoredTranscript } from "./replace-state.js";
 
 export type { AgentOptions } from "./agent-options.js";
 
@@ -185,6 +186,29 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     this.options = configured;
     if (options.steeringMode !== undefined) this.steeringMode = options.steeringMode;
     if (options.followUpMode !== undefined) this.followUpMode = options.followUpMode;
+  }
+
+  /**
+   * Replaces the transcript, system prompt, model or tools between runs (pi-agent-core's
+   * `state.messages = …` and its siblings): to compact, edit, branch, or switch models. The
+   * agent keeps a copy of `messages`; its store, if any, is rewritten to hold them (in one step
+   * with a store that has `replace`, as the JSONL and Redis stores do), so `Agent.open` reopens
+   * on the new transcript. Queued messages stay; totals (`state.usage`) are counted again.
+   *
+   * Contract: throws an `InvalidStateError` while a run is active, an `InvalidConfigError` naming
+   * the field for bad input (each message is checked as `prompt` checks one), and what the store
+   * throws; the agent is unchanged then.
+   * @example agent.replaceState({ messages: [summary, ...agent.messages.slice(-10)] });
+   */
+  replaceState(patch: AgentStatePatch): void {
+    const options = replacedOptions(this.options, patch, this.activeRun !== undefined);
+    const messages = patch.messages && [...patch.messages];
+    if (messages && options.store) replaceStoredTranscript(options.store, messages);
+    this.options = options;
+    if (!messages) return;
+    // Kept for the old transcript's last tool calls (Agent.open): they answer nothing now.
+    this.storedResults = undefined;
+    this.stateValue.next(replacedTranscriptState(this.state, messages));
   }
 
   /**
