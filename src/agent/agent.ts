@@ -1,4 +1,4 @@
-import { merge, type Observable, type Subject } from "rxjs";
+import { EMPTY, type Observable, type Subject } from "rxjs";
 import type {
   AgentContext,
   AgentEvent,
@@ -30,7 +30,8 @@ import { reopenedApprovals, reopenedResults, reopenedToolCalls } from "../stream
 import { requestCancel, requestDecision } from "./run-requests.js";
 import { warn } from "./store-writer.js";
 import { subscribeRun } from "./subscribe-run.js";
-import { type AgentListener, RunListeners } from "./run-listeners.js";
+import type { AgentListener } from "./run-listeners.js";
+import { AgentListeners } from "./agent-listeners.js";
 import { type AgentStatePatch, replacedOptions, replacedTranscriptState, replaceStoredTranscript } from "./replace-state.js";
 
 export type { AgentOptions } from "./agent-options.js";
@@ -56,10 +57,8 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
   private readonly eventStream = new OnDemandSubject<AgentEvent<unknown, OutputOf<TOutputSchema>>>();
   private activeRun: ActiveRun<OutputOf<TOutputSchema>> | undefined;
   private options: AgentOptions<TOutputSchema>;
-  /** `subscribe`'s listeners, in the order they came; made on first use, as most agents have none. */
-  private listeners: Set<AgentListener<OutputOf<TOutputSchema>>> | undefined;
-  /** Runs whose listeners are not done yet, oldest first (`waitForIdle`, `signal`); made with the first listener. */
-  private unsettledRuns: Set<RunListeners<OutputOf<TOutputSchema>>> | undefined;
+  /** `subscribe`'s listeners; made on first use, as most agents have none. */
+  private listeners: AgentListeners<OutputOf<TOutputSchema>> | undefined;
   /**
    * Results the store kept for the transcript's last tool calls, with the interrupted error for
    * the others, in call order (`Agent.open`): the next run starts with them rather than with
@@ -173,10 +172,7 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
    * @example const unsubscribe = agent.subscribe(async (event, signal) => { if (event.type === "agent_end") await persist(event.messages, signal); });
    */
   subscribe(listener: AgentListener<OutputOf<TOutputSchema>>): () => void {
-    (this.listeners ??= new Set()).add(listener);
-    return () => {
-      this.listeners?.delete(listener);
-    };
+    return (this.listeners ??= new AgentListeners((message) => warn(this.options.onWarning, message))).add(listener);
   }
 
   /** Changes the model, tools, system prompt, hooks or queue modes for the next run. */
@@ -365,7 +361,7 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     return firstIdle(
       this.state$,
       (state) => !state.isStreaming && this.activeRun === undefined,
-      () => merge(...[...(this.unsettledRuns ?? [])].map((run) => run.settled())),
+      () => this.listeners?.settled() ?? EMPTY,
     );
   }
 
@@ -402,7 +398,7 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
   ): ActiveRun<OutputOf<TOutputSchema>> {
     const run = newActiveRun<OutputOf<TOutputSchema>>();
     this.activeRun = run;
-    if (this.listeners) run.listeners = this.deliveriesTo(this.listeners, run.controller);
+    run.listeners = this.listeners?.forRun(run.controller);
     const config = runConfig(this.options, run, this, () => this.queuesValue, () => this.queues, skipFirstSteeringDrain);
     subscribeRun(run, createLoop(config, runContext(this.options, this.state.messages)), this.state.messages, {
       options: () => this.options,
@@ -416,24 +412,9 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     return run;
   }
 
-  /** The deliveries of a run to the listeners, tracked until they are done (`waitForIdle`). */
-  private deliveriesTo(
-    listeners: ReadonlySet<AgentListener<OutputOf<TOutputSchema>>>,
-    controller: AbortController,
-  ): RunListeners<OutputOf<TOutputSchema>> {
-    const deliveries = new RunListeners(listeners, controller, (message) => warn(this.options.onWarning, message));
-    const unsettled = (this.unsettledRuns ??= new Set());
-    unsettled.add(deliveries);
-    deliveries.settled().subscribe({ complete: () => unsettled.delete(deliveries) });
-    return deliveries;
-  }
-
   /** The controller of the active run, else of the latest run its listeners still work on. */
   private currentController(): AbortController | undefined {
-    if (this.activeRun) return this.activeRun.controller;
-    let latest: AbortController | undefined;
-    for (const run of this.unsettledRuns ?? []) latest = run.controller;
-    return latest;
+    return this.activeRun?.controller ?? this.listeners?.latestController();
   }
 
   private takeStoredResults(): ToolResultMessage[] | undefined {
