@@ -398,9 +398,11 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
   ): ActiveRun<OutputOf<TOutputSchema>> {
     const run = newActiveRun<OutputOf<TOutputSchema>>();
     this.activeRun = run;
-    run.listeners = this.listeners?.forRun(run.controller);
     const config = runConfig(this.options, run, this, () => this.queuesValue, () => this.queues, skipFirstSteeringDrain);
-    subscribeRun(run, createLoop(config, runContext(this.options, this.state.messages)), this.state.messages, {
+    const loop = createLoop(config, runContext(this.options, this.state.messages));
+    // After the loop was made: a run whose loop threw at once would keep waitForIdle waiting.
+    run.listeners = this.listeners?.forRun(run.controller);
+    subscribeRun(run, loop, this.state.messages, {
       options: () => this.options,
       state: this.stateValue,
       events: this.eventStream,
