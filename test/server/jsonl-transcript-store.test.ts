@@ -27,7 +27,7 @@ describe("JsonlTranscriptStore", () => {
 
   it("replace makes the messages the whole file through a rename, records included, and appends follow it", async () => {
     const path = temporaryFile();
-    const store = new JsonlTranscriptStore(path);
+    const store = new JsonlTranscriptStore(path, { fsync: true });
     store.append(user("a"));
     store.record({ type: "approval_settled", toolCallId: "c1" });
     store.replace([user("x"), user("y")]);
