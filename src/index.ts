@@ -101,6 +101,8 @@ export { errorText, HookError, InvalidConfigError, InvalidStateError, RxAgentErr
 export { Agent } from "./agent/agent.js";
 export type { AgentOptions } from "./agent/agent.js";
 export type { RunMessages } from "./agent/agent-promises.js";
+export type { AgentListener } from "./agent/run-listeners.js";
+export type { AgentStatePatch } from "./agent/replace-state.js";
 export { initialAgentState, reduceAgentState } from "./agent/agent-state.js";
 export { missingToolResults, INTERRUPTED_TOOL_TEXT } from "./streams/transcript/repair-transcript.js";
 export type { AgentSnapshot, AgentState, PendingApproval, PromptInput, StoredTranscript, TranscriptRecord, TranscriptStore } from "./types.js";

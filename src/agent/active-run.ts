@@ -1,6 +1,7 @@
 import { ReplaySubject, Subject, Subscription } from "rxjs";
 import { InvalidStateError } from "../errors.js";
 import type { AgentEvent, ToolCallCancellation, ApprovalDecision } from "../types.js";
+import type { RunListeners } from "./run-listeners.js";
 
 /** The run an `Agent` has going: how to stop it, what it emitted, and what it is told. */
 export interface ActiveRun<TOutput> {
@@ -18,6 +19,8 @@ export interface ActiveRun<TOutput> {
   lastStartedToolCall: string | undefined;
   /** A call of the current batch waited for approval: the store keeps each result as it comes (`approvalRecordOf`). */
   recordsResults: boolean;
+  /** The `Agent.subscribe` listeners' deliveries of this run, if the agent has ever had a listener. */
+  listeners: RunListeners<TOutput> | undefined;
 }
 
 /** A run that has not subscribed to its loop yet (subscribe-run.ts). */
@@ -30,24 +33,35 @@ export function newActiveRun<TOutput>(): ActiveRun<TOutput> {
     approvals: new Subject(),
     lastStartedToolCall: undefined,
     recordsResults: false,
+    listeners: undefined,
   };
 }
 
 /** Stops `run` at once, without its `agent_end` (`Agent.reset`, `Agent.dispose`): its subscribers complete. */
 export function tearDownRun<TOutput>(run: ActiveRun<TOutput>): void {
   run.subscription.unsubscribe();
+  run.listeners?.end();
   run.events.complete();
 }
+
+/**
+ * What `assertNoActiveRun` says per action. Each starts with pi-agent-core's own sentence, so
+ * code that matches on the reference's errors works here too; then how to go on.
+ */
+const busyTexts = {
+  prompt: "Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion.",
+  continue: "Agent is already processing. Wait for completion before continuing.",
+} as const;
 
 /**
  * One run at a time: `prompt` and `continue` start one only while `run` is undefined.
  *
  * Contract: throws an `InvalidStateError` naming `action` while a run is active.
  */
-export function assertNoActiveRun<TOutput>(run: ActiveRun<TOutput> | undefined, action: string): void {
+export function assertNoActiveRun<TOutput>(run: ActiveRun<TOutput> | undefined, action: keyof typeof busyTexts): void {
   if (run) {
     throw new InvalidStateError(
-      `Cannot ${action} while the agent is running. Use steer() to redirect it now, or followUp() to queue a message for when it finishes.`,
+      `${busyTexts[action]} Cannot ${action} while the agent is running: use steer() to redirect it now, or followUp() to queue a message for when it finishes (waitForIdle() resolves when it has).`,
     );
   }
 }

@@ -32,11 +32,12 @@ export function runConfig(
   modes: { steeringMode: QueueMode; followUpMode: QueueMode },
   existing: () => AgentQueues | undefined,
   made: () => AgentQueues,
+  skipFirstSteeringDrain = false,
 ): AgentLoopConfig {
   const { messages: _messages, store: _store, onWarning: _onWarning, systemPrompt: _systemPrompt, tools: _tools, ...loopOptions } = options;
   return {
     ...loopOptions,
-    steering: new QueueView(() => existing()?.existingSteering, () => made().steeringQueue),
+    steering: new QueueView(() => existing()?.existingSteering, () => made().steeringQueue, skipFirstSteeringDrain),
     followUp: new QueueView(() => existing()?.existingFollowUp, () => made().followUpQueue),
     steeringMode: modes.steeringMode,
     followUpMode: modes.followUpMode,

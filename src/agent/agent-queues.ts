@@ -3,6 +3,12 @@ import type { AgentMessage, AgentState, QueuedMessages, QueueMode } from "../typ
 import { MessageQueue } from "../streams/message-queue.js";
 import { QueueInput } from "./queue-input.js";
 
+/** What `Agent.continue` took from the queues, and whether it was steering. */
+export interface QueuedForContinue {
+  messages: AgentMessage[];
+  steering: boolean;
+}
+
 /** The queue counts an `Agent` publishes in its state. */
 export type QueueCounts = Partial<Pick<AgentState, "queuedSteering" | "queuedFollowUp">>;
 
@@ -56,8 +62,9 @@ export class AgentQueues {
   }
 
   /** What `continue` runs after an assistant message: queued steering first, else follow-ups. */
-  takeForContinue(steeringMode: QueueMode, followUpMode: QueueMode): AgentMessage[] {
-    return (this.steeringQueueValue?.size ?? 0) > 0 ? this.steeringQueue.drain(steeringMode) : (this.followUpQueueValue?.drain(followUpMode) ?? []);
+  takeForContinue(steeringMode: QueueMode, followUpMode: QueueMode): QueuedForContinue {
+    if ((this.steeringQueueValue?.size ?? 0) > 0) return { messages: this.steeringQueue.drain(steeringMode), steering: true };
+    return { messages: this.followUpQueueValue?.drain(followUpMode) ?? [], steering: false };
   }
 
   clearSteering(): AgentMessage[] {

@@ -1,4 +1,4 @@
-import type { Observable, Subject } from "rxjs";
+import { EMPTY, type Observable, type Subject } from "rxjs";
 import type {
   AgentContext,
   AgentEvent,
@@ -30,6 +30,9 @@ import { reopenedApprovals, reopenedResults, reopenedToolCalls } from "../stream
 import { requestCancel, requestDecision } from "./run-requests.js";
 import { warn } from "./store-writer.js";
 import { subscribeRun } from "./subscribe-run.js";
+import type { AgentListener } from "./run-listeners.js";
+import { AgentListeners } from "./agent-listeners.js";
+import { type AgentStatePatch, replacedOptions, replacedTranscriptState, replaceStoredTranscript } from "./replace-state.js";
 
 export type { AgentOptions } from "./agent-options.js";
 
@@ -54,6 +57,8 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
   private readonly eventStream = new OnDemandSubject<AgentEvent<unknown, OutputOf<TOutputSchema>>>();
   private activeRun: ActiveRun<OutputOf<TOutputSchema>> | undefined;
   private options: AgentOptions<TOutputSchema>;
+  /** `subscribe`'s listeners; made on first use, as most agents have none. */
+  private listeners: AgentListeners<OutputOf<TOutputSchema>> | undefined;
   /**
    * Results the store kept for the transcript's last tool calls, with the interrupted error for
    * the others, in call order (`Agent.open`): the next run starts with them rather than with
@@ -146,6 +151,30 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     return this.activeRun !== undefined;
   }
 
+  /**
+   * The abort signal of the active run, or of the last run while its `subscribe` listeners are
+   * still working on it (as pi-agent-core's `signal`); undefined when idle.
+   */
+  get signal(): AbortSignal | undefined {
+    return this.currentController()?.signal;
+  }
+
+  /**
+   * Calls `listener` with every event of every run, and the run's abort signal; returns the
+   * function that detaches it (events still waiting for it are dropped).
+   *
+   * Contract: a listener that returns a Promise gets its next event once that Promise settles,
+   * so its calls keep the events' order; `run()` and `waitForIdle()` resolve only after the
+   * Promises listeners returned for the run have settled, the one for `agent_end` included. The
+   * run itself does not wait for them (unlike pi-agent-core's loop). A listener that throws or
+   * rejects is told to `onWarning` and goes on getting events. Waiting inside a listener for
+   * `waitForIdle()` or the same run's `run()` would wait for itself.
+   * @example const unsubscribe = agent.subscribe(async (event, signal) => { if (event.type === "agent_end") await persist(event.messages, signal); });
+   */
+  subscribe(listener: AgentListener<OutputOf<TOutputSchema>>): () => void {
+    return (this.listeners ??= new AgentListeners((message) => warn(this.options.onWarning, message))).add(listener);
+  }
+
   /** Changes the model, tools, system prompt, hooks or queue modes for the next run. */
   configure(options: Partial<Omit<AgentOptions<TOutputSchema>, "messages" | "store">>): void {
     const configured = { ...this.options, ...options };
@@ -156,23 +185,44 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
   }
 
   /**
+   * Replaces the transcript, system prompt, model or tools between runs (pi-agent-core's
+   * `state.messages = …` and its siblings): to compact, edit, branch, or switch models. The
+   * agent keeps a copy of `messages`; its store, if any, is rewritten to hold them (in one step
+   * with a store that has `replace`, as the JSONL and Redis stores do), so `Agent.open` reopens
+   * on the new transcript. Queued messages stay; totals (`state.usage`) are counted again.
+   *
+   * Contract: throws an `InvalidStateError` while a run is active, an `InvalidConfigError` naming
+   * the field for bad input (each message is checked as `prompt` checks one), and what the store
+   * throws; the agent is unchanged then.
+   * @example agent.replaceState({ messages: [summary, ...agent.messages.slice(-10)] });
+   */
+  replaceState(patch: AgentStatePatch): void {
+    const options = replacedOptions(this.options, patch, this.activeRun !== undefined);
+    const messages = patch.messages && [...patch.messages];
+    if (messages && options.store) replaceStoredTranscript(options.store, messages);
+    this.options = options;
+    if (!messages) return;
+    // Kept for the old transcript's last tool calls (Agent.open): they answer nothing now.
+    this.storedResults = undefined;
+    this.stateValue.next(replacedTranscriptState(this.state, messages));
+  }
+
+  /**
    * Starts a run with new input and returns its events, hot and replayed: the run goes on
    * whether or not anyone subscribes, and a late subscriber still sees it from the start.
    *
    * Contract: throws an `InvalidStateError` while a run is active; use `steer` or `followUp`.
    */
   prompt(input: PromptInput): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
-    assertNoActiveRun(this.activeRun, "prompt");
-    const prompts = toMessages(input, this.now(), jsonDepthOf(this.options));
-    const stored = this.takeStoredResults();
-    return this.startRun((config, context) => agentLoop(stored ? [...stored, ...prompts] : prompts, context, config));
+    return this.startPrompt(input).events.asObservable();
   }
 
   /**
    * Runs a prompt to its end: the Promise form of `prompt`, for `await`.
    *
    * Contract: resolves with the messages the run added (`agent_end.messages`, the prompt
-   * included) when the run ends, also when the model failed or the run was aborted (errors are
+   * included) when the run ends and the Promises its `subscribe` listeners returned for it have
+   * settled, also when the model failed or the run was aborted (errors are
    * data: look at the last assistant message's `stopReason`). Rejects with an
    * `InvalidStateError` while another run is active, or when `reset` or `dispose` stops the run
    * before it ends. With an `output` schema the array also carries the run's typed `output`
@@ -181,7 +231,10 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
    * @example const { output } = await new Agent({ model, output: Weather }).run("Weather in Paris?");
    */
   run(input: PromptInput): Promise<RunMessages<OutputOf<TOutputSchema>>> {
-    return messagesAtEnd(() => this.prompt(input));
+    return messagesAtEnd(() => {
+      const run = this.startPrompt(input);
+      return { events: run.events, listenersSettled: run.listeners?.settled() };
+    });
   }
 
   /**
@@ -194,9 +247,12 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
    */
   continue(): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
     assertNoActiveRun(this.activeRun, "continue");
-    const input = continueInput(this.state.messages, this.takeStoredResults(), () => this.queuesValue?.takeForContinue(this.steeringMode, this.followUpMode) ?? [], this.now());
-    if (input.type === "transcript") return this.startRun((config, context) => agentLoopContinue(context, config));
-    return this.startRun((config, context) => agentLoop(input.messages, context, config));
+    const input = continueInput(this.state.messages, this.takeStoredResults(), () => this.queuesValue?.takeForContinue(this.steeringMode, this.followUpMode) ?? { messages: [], steering: false }, this.now());
+    const run =
+      input.type === "transcript"
+        ? this.startRun((config, context) => agentLoopContinue(context, config))
+        : this.startRun((config, context) => agentLoop(input.messages, context, config), input.steered);
+    return run.events.asObservable();
   }
 
   /** Queues a message injected before the next model call of the active (or next) run. */
@@ -210,11 +266,37 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
   }
 
   /**
-   * Drops every queued steering and follow-up message and returns them. `abort()` drops only the
-   * steering: call this too when queued follow-ups should not run after the next prompt.
+   * Drops every queued steering and follow-up message and returns them (pi-agent-core's
+   * `clearAllQueues`). `abort()` drops only the steering: call this too when queued follow-ups
+   * should not run after the next prompt.
+   * @example const { steering, followUp } = agent.clearAllQueues();
    */
+  clearAllQueues(): QueuedMessages {
+    return { steering: this.clearSteering(), followUp: this.clearFollowUps() };
+  }
+
+  /** @deprecated use `clearAllQueues` (pi-agent-core's name; the same method). */
   clearQueues(): QueuedMessages {
-    return { steering: this.queuesValue?.clearSteering() ?? [], followUp: this.queuesValue?.clearFollowUps() ?? [] };
+    return this.clearAllQueues();
+  }
+
+  /** Drops the queued steering messages and returns them; queued follow-ups stay (pi-agent-core's `clearSteeringQueue`). */
+  clearSteering(): AgentMessage[] {
+    return this.queuesValue?.clearSteering() ?? [];
+  }
+
+  /** Drops the queued follow-up messages and returns them; queued steering stays (pi-agent-core's `clearFollowUpQueue`). */
+  clearFollowUps(): AgentMessage[] {
+    return this.queuesValue?.clearFollowUps() ?? [];
+  }
+
+  /**
+   * Whether a steering or follow-up message waits. After a run ended with messages still queued
+   * (an abort keeps follow-ups), `continue()` delivers them.
+   * @example if (agent.hasQueuedMessages()) await lastValueFrom(agent.continue());
+   */
+  hasQueuedMessages(): boolean {
+    return this.state.queuedSteering > 0 || this.state.queuedFollowUp > 0;
   }
 
   /**
@@ -223,15 +305,15 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
    *
    * Queued follow-ups stay unless `clearFollowUps` (as in pi-agent-core): they run after the
    * next prompt, or at once with `continue()`. To stop for good, `abort({ clearFollowUps: true })`;
-   * `clearQueues()` drops both queues without aborting; `state.queuedFollowUp` counts what waits.
+   * `clearAllQueues()` drops both queues without aborting; `state.queuedFollowUp` counts what waits.
    * `reason` (default `new Error("Aborted by the user")`) is the run's signal's reason, and the
    * running tools' `signal.reason`, so a tool can tell why it stops.
    * @example const dropped = agent.abort({ clearFollowUps: true }); // { steering: [...], followUp: [...] }
    */
   abort(options: { clearFollowUps?: boolean; reason?: unknown } = {}): QueuedMessages {
-    const steering = this.queuesValue?.clearSteering() ?? [];
-    const followUp = options.clearFollowUps ? (this.queuesValue?.clearFollowUps() ?? []) : [];
-    this.activeRun?.controller.abort(options.reason ?? new Error("Aborted by the user"));
+    const steering = this.clearSteering();
+    const followUp = options.clearFollowUps ? this.clearFollowUps() : [];
+    this.currentController()?.abort(options.reason ?? new Error("Aborted by the user"));
     return { steering, followUp };
   }
 
@@ -268,15 +350,19 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
   /** Forgets the transcript, the queues and the totals; a running run is torn down first. */
   reset(): void {
     this.tearDownRun();
-    this.clearQueues();
+    this.clearAllQueues();
     this.storedResults = undefined;
     this.options.store?.clear();
     this.stateValue.next(freshAgentState([]));
   }
 
-  /** Resolves once no run is active. */
+  /** Resolves once no run is active and the `subscribe` listeners are done with every run. */
   waitForIdle(): Promise<void> {
-    return firstIdle(this.state$, (state) => !state.isStreaming && this.activeRun === undefined);
+    return firstIdle(
+      this.state$,
+      (state) => !state.isStreaming && this.activeRun === undefined,
+      () => this.listeners?.settled() ?? EMPTY,
+    );
   }
 
   /** The agent as plain JSON. */
@@ -299,11 +385,24 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     if (run) tearDownRun(run);
   }
 
-  private startRun(createLoop: (config: AgentLoopConfig, context: AgentContext) => Observable<AgentEvent>): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
+  private startPrompt(input: PromptInput): ActiveRun<OutputOf<TOutputSchema>> {
+    assertNoActiveRun(this.activeRun, "prompt");
+    const prompts = toMessages(input, this.now(), jsonDepthOf(this.options));
+    const stored = this.takeStoredResults();
+    return this.startRun((config, context) => agentLoop(stored ? [...stored, ...prompts] : prompts, context, config));
+  }
+
+  private startRun(
+    createLoop: (config: AgentLoopConfig, context: AgentContext) => Observable<AgentEvent>,
+    skipFirstSteeringDrain = false,
+  ): ActiveRun<OutputOf<TOutputSchema>> {
     const run = newActiveRun<OutputOf<TOutputSchema>>();
     this.activeRun = run;
-    const config = runConfig(this.options, run, this, () => this.queuesValue, () => this.queues);
-    subscribeRun(run, createLoop(config, runContext(this.options, this.state.messages)), this.state.messages, {
+    const config = runConfig(this.options, run, this, () => this.queuesValue, () => this.queues, skipFirstSteeringDrain);
+    const loop = createLoop(config, runContext(this.options, this.state.messages));
+    // After the loop was made: a run whose loop threw at once would keep waitForIdle waiting.
+    run.listeners = this.listeners?.forRun(run.controller);
+    subscribeRun(run, loop, this.state.messages, {
       options: () => this.options,
       state: this.stateValue,
       events: this.eventStream,
@@ -312,7 +411,12 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
         if (this.activeRun === run) this.activeRun = undefined;
       },
     });
-    return run.events.asObservable();
+    return run;
+  }
+
+  /** The controller of the active run, else of the latest run its listeners still work on. */
+  private currentController(): AbortController | undefined {
+    return this.activeRun?.controller ?? this.listeners?.latestController();
   }
 
   private takeStoredResults(): ToolResultMessage[] | undefined {

@@ -1,10 +1,15 @@
 import { InvalidStateError } from "../errors.js";
 import { isAssistantMessage } from "../types/messages.js";
 import type { AgentMessage, ToolResultMessage } from "../types.js";
+import type { QueuedForContinue } from "./agent-queues.js";
 import { missingToolResults } from "../streams/transcript/repair-transcript.js";
 
-/** What `Agent.continue` runs with: messages to start from, or the transcript as it is (`agentLoopContinue`). */
-export type ContinueInput = { type: "messages"; messages: AgentMessage[] } | { type: "transcript" };
+/**
+ * What `Agent.continue` runs with: messages to start from, or the transcript as it is
+ * (`agentLoopContinue`). `steered`: the messages are queued steering, so the run's first turn
+ * must not drain the steering queue again (one steering message per turn, as in the reference).
+ */
+export type ContinueInput = { type: "messages"; messages: AgentMessage[]; steered: boolean } | { type: "transcript" };
 
 /**
  * What `Agent.continue` resumes with, in this order: the results the store kept for the
@@ -18,21 +23,21 @@ export type ContinueInput = { type: "messages"; messages: AgentMessage[] } | { t
 export function continueInput(
   messages: readonly AgentMessage[],
   stored: ToolResultMessage[] | undefined,
-  takeQueued: () => AgentMessage[],
+  takeQueued: () => QueuedForContinue,
   timestamp: number,
 ): ContinueInput {
   const repairs = stored ?? missingToolResults(messages, timestamp);
-  if (repairs.length > 0) return { type: "messages", messages: repairs };
+  if (repairs.length > 0) return { type: "messages", messages: repairs, steered: false };
   const last = messages[messages.length - 1];
   if (last === undefined) {
-    throw new InvalidStateError("Cannot continue: the transcript is empty. Use prompt() to start.");
+    throw new InvalidStateError("No messages to continue from: the transcript is empty. Use prompt() to start.");
   }
   if (!isAssistantMessage(last)) return { type: "transcript" };
   const queued = takeQueued();
-  if (queued.length === 0) {
+  if (queued.messages.length === 0) {
     throw new InvalidStateError(
-      "Cannot continue: the transcript ends with an assistant message and no messages are queued. Use prompt().",
+      "Cannot continue from message role: assistant: the transcript ends with an assistant message and no messages are queued. Use prompt().",
     );
   }
-  return { type: "messages", messages: queued };
+  return { type: "messages", messages: queued.messages, steered: queued.steering };
 }

@@ -11,12 +11,22 @@ import type { MessageQueue } from "../streams/message-queue.js";
  * per idle agent).
  */
 export class QueueView implements DrainableQueue {
+  /**
+   * @param skipFirstDrain the run's first drain finds the queue empty: `Agent.continue` already
+   * took the run's first steering message, and the reference's loop does not poll again before
+   * the first model call, so each queued message gets a turn of its own ("one-at-a-time").
+   */
   constructor(
     private readonly existing: () => MessageQueue | undefined,
     private readonly made: () => MessageQueue,
+    private skipFirstDrain = false,
   ) {}
 
   drain(mode: QueueMode): AgentMessage[] {
+    if (this.skipFirstDrain) {
+      this.skipFirstDrain = false;
+      return [];
+    }
     return this.existing()?.drain(mode) ?? [];
   }
 

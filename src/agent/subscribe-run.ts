@@ -24,7 +24,8 @@ export interface RunOwner<TOutput> {
  * checked-transcripts.ts; the agent's state appends each message as it ends). Each event is
  * taken in by the agent before the run's subscribers hear it: the run notes which call started
  * last (`isUnfinishedToolCall`, run-requests.ts), the store writes it (store-writer.ts), the agent
- * is idle at `agent_end`, then the state and `events$` publish it. A loop error lets go of the
+ * is idle at `agent_end`, then the state and `events$` publish it, then the `subscribe` listeners
+ * hear it (run-listeners.ts), then the run's own subscribers. A loop error lets go of the
  * run too. The run's Subjects complete with the loop.
  */
 export function subscribeRun<TOutput>(run: ActiveRun<TOutput>, loop: Observable<AgentEvent>, transcript: readonly AgentMessage[], owner: RunOwner<TOutput>): void {
@@ -42,11 +43,13 @@ export function subscribeRun<TOutput>(run: ActiveRun<TOutput>, loop: Observable<
         // Idle before anyone hears agent_end, so a listener may prompt again at once.
         if (event.type === "agent_end") owner.release();
         publishRunEvent(event, owner.state, owner.events);
+        run.listeners?.deliver(event);
         events.next(event);
       },
       error: (error: unknown) => {
         owner.release();
         patchState(owner.state, { isStreaming: false });
+        run.listeners?.end();
         events.error(error);
       },
       complete: () => {

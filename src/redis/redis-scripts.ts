@@ -38,6 +38,18 @@ end
 redis.call("hdel", KEYS[3], "takeovers")
 return redis.call("rpush", KEYS[2], ARGV[2])`,
   },
+  /**
+   * Makes the elements (ARGV[2..]) the whole transcript, in one step, if this token (ARGV[1])
+   * holds the lease; with no token (""), unfenced. Pushed one at a time: `unpack` of a long
+   * transcript would pass Lua's limit on arguments.
+   */
+  rxagentReplaceTranscript: {
+    numberOfKeys: 2,
+    lua: `if ARGV[1] ~= "" and redis.call("get", KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call("del", KEYS[2])
+for index = 2, #ARGV do redis.call("rpush", KEYS[2], ARGV[index]) end
+return 1`,
+  },
   /** Marks that the transcript misses messages the run made, if this token holds the lease: no takeover continues from it. */
   rxagentMarkBroken: {
     numberOfKeys: 2,
@@ -95,6 +107,7 @@ export interface ScriptedRedis extends Redis {
   rxagentReleaseLease(lease: string, meta: string, token: string): Promise<number>;
   rxagentFencedPush(lease: string, transcript: string, meta: string, token: string, json: string, index: number | ""): Promise<number>;
   rxagentMarkBroken(lease: string, meta: string, token: string): Promise<number>;
+  rxagentReplaceTranscript(lease: string, transcript: string, token: string, ...elements: string[]): Promise<number>;
   rxagentCountTakeover(lease: string, meta: string, token: string): Promise<number>;
   rxagentAppendFrame(lease: string, events: string, meta: string, token: string, seq: number, type: string, json: string, maxLength: number, ttlMs: number, channel: string): Promise<number>;
   rxagentStartRun(lease: string, meta: string, token: string, runSeq: number, runLength: number): Promise<number>;

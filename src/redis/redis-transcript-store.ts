@@ -106,6 +106,29 @@ export class RedisTranscriptStore implements TranscriptStore {
     this.track(this.redis.del(this.key), "clear the transcript", 0);
   }
 
+  /**
+   * Makes `messages` the whole list (`Agent.replaceState`) in one script, fenced as appends are:
+   * other processes read the old transcript or the new one, never a mix. Like `append`, it is
+   * sent at once and acknowledged later (`flush`); a refusal fails the store (`onFailure`).
+   */
+  replace(messages: readonly AgentMessage[]): void {
+    if (this.failure) throw new Error(`${this.key}: could not replace the transcript: an earlier write failed (${this.failure.message})`);
+    if (this.superseded) return;
+    const elements = messages.map((message) => {
+      const { line, repaired } = safeJsonLine(message);
+      if (repaired) this.warn(`${this.key}: a message held values JSON cannot store (a BigInt or a cycle); stored them in a safe form.`);
+      return line.slice(0, -1);
+    });
+    const token = this.options.fenceToken;
+    if (this.length !== undefined) this.length = elements.length;
+    const replaced = withSessionScripts(this.redis)
+      .rxagentReplaceTranscript(this.lease, this.key, token ?? "", ...elements)
+      .then((done) => {
+        if (done === 0) throw new Error("this process no longer holds the session's lease");
+      });
+    this.track(replaced, "replace the transcript", elements.reduce((bytes, element) => bytes + Buffer.byteLength(element), 0));
+  }
+
   /** Resolves once Redis has acknowledged every append and clear so far; rejects with the first it refused. */
   async flush(): Promise<void> {
     await this.pending;

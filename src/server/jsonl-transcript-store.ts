@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { errorText } from "../errors.js";
 import { roleOf } from "../types/messages.js";
@@ -64,9 +64,13 @@ export class JsonlTranscriptStore implements TranscriptStore, DescriptorHolder {
   }
 
   append(message: AgentMessage): void {
+    this.writeLine(this.lineOf(message), "a message");
+  }
+
+  private lineOf(message: AgentMessage): string {
     const { line, repaired } = safeJsonLine(message);
     if (repaired) this.warn(`${this.path}: a message held values JSON cannot store (a BigInt or a cycle); stored them in a safe form.`);
-    this.writeLine(line, "a message");
+    return line;
   }
 
   record(record: TranscriptRecord): void {
@@ -100,6 +104,28 @@ export class JsonlTranscriptStore implements TranscriptStore, DescriptorHolder {
   clear(): void {
     ftruncateSync(this.open(), 0);
     this.size = 0;
+  }
+
+  /**
+   * Makes `messages` the whole file (`Agent.replaceState`): written beside it, then renamed over
+   * it. Why not truncate and append: a crash in between would lose the transcript; a rename
+   * leaves the old file or the new one, never half of either. Throws, leaving the file as it
+   * was, when the new one cannot be written.
+   */
+  replace(messages: readonly AgentMessage[]): void {
+    const text = messages.map((message) => this.lineOf(message)).join("");
+    const next = `${this.path}.replacing`;
+    try {
+      writeFileSync(next, text, { encoding: "utf8", flush: this.options.fsync === true });
+      renameSync(next, this.path);
+    } catch (error) {
+      rmSync(next, { force: true });
+      throw new Error(`${this.path}: could not replace the transcript: ${errorText(error)}`, { cause: error });
+    }
+    // The open descriptor, if any, still points at the old file.
+    this.releaseDescriptor();
+    this.size = Buffer.byteLength(text, "utf8");
+    this.checked = true;
   }
 
   close(): void {

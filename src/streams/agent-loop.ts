@@ -60,11 +60,11 @@ export function agentLoopContinue<TOutputSchema extends OutputSchema = OutputSch
   checkConfig(config, context.tools, "agentLoopContinue");
   const last = context.messages[context.messages.length - 1];
   if (last === undefined) {
-    throw new InvalidStateError("Cannot continue: the transcript has no messages.");
+    throw new InvalidStateError("Cannot continue: no messages in context. Start a run with agentLoop and a prompt.");
   }
   if (isAssistantMessage(last)) {
     throw new InvalidStateError(
-      "Cannot continue from an assistant message: add a user message or tool results first, or start a new run with agentLoop.",
+      "Cannot continue from message role: assistant: add a user message or tool results first, or start a new run with agentLoop.",
     );
   }
   return observed(config, withOutput(context, config, (runContext, runConfig) => runLoop([], runContext, runConfig))) as Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>>;

@@ -55,15 +55,16 @@ export function checkConfig(config: CheckedConfig, tools: readonly AgentTool[] |
  * nested no deeper than `maxJsonDepth`. Why each element: a raw value (`["a", 42]`) would go
  * into the transcript, the store and every client, and fail later far from where it came in;
  * a message nested 6,000 deep would overflow the stack of the first of them that writes it out.
+ * `field` names the array in the error (`Agent.replaceState` checks `messages`).
  * @example checkPrompts([{ role: "user", content: "hi", timestamp: 0 }], "agentLoop")
  */
-export function checkPrompts(prompts: unknown, caller = "agentLoop", maxJsonDepth: number = MAX_JSON_DEPTH): void {
+export function checkPrompts(prompts: unknown, caller = "agentLoop", maxJsonDepth: number = MAX_JSON_DEPTH, field = "prompts"): void {
   if (!Array.isArray(prompts)) {
-    throw new InvalidConfigError("prompts", `${caller} takes an array of messages, got ${describe(prompts)}. Wrap one message in [ ].`);
+    throw new InvalidConfigError(field, `${caller} takes an array of messages, got ${describe(prompts)}. Wrap one message in [ ].`);
   }
   prompts.forEach((prompt: unknown, index) => {
     const problem = problemOfPrompt(prompt) ?? problemOfDepth(prompt, maxJsonDepth);
-    if (problem !== undefined) throw new InvalidConfigError(`prompts[${index}]`, `${caller} takes messages, but prompts[${index}] ${problem}.`);
+    if (problem !== undefined) throw new InvalidConfigError(`${field}[${index}]`, `${caller} takes messages, but ${field}[${index}] ${problem}.`);
   });
 }
 

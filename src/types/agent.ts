@@ -70,6 +70,12 @@ export interface TranscriptStore {
   append(message: AgentMessage): void;
   /** Forgets the whole transcript (used by `Agent.reset`). */
   clear(): void;
+  /**
+   * Optional: makes `messages` the whole transcript, records included, in one step that a crash
+   * cannot leave half done (used by `Agent.replaceState`). Without it the agent calls `clear`,
+   * then `append` for each message.
+   */
+  replace?(messages: readonly AgentMessage[]): void;
   close?(): void;
   /**
    * Optional, with `loadTranscript`: keeps a record beside the messages, durable as `append` is,

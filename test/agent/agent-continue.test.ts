@@ -82,11 +82,25 @@ describe("Agent.continue", () => {
     expect(agent.state.queuedFollowUp).toBe(0);
   });
 
+  it("delivers queued steering one message per turn, as the reference does (one-at-a-time)", async () => {
+    const model = scriptedModel(["first", "second"]);
+    const agent = new Agent({ model, messages: [user("hi"), { ...assistantWithCall("c0", "stop"), content: [{ type: "text", text: "hello" }] }] });
+    agent.steer("one");
+    agent.steer("two");
+    await run(agent.continue());
+    const userTexts = (call: number): unknown[] => (model.calls[call]?.messages ?? []).filter((message) => message.role === "user").map((message) => message.content);
+    expect(model.calls).toHaveLength(2);
+    expect(userTexts(0)).toStrictEqual(["hi", "one"]);
+    expect(userTexts(1)).toStrictEqual(["hi", "one", "two"]);
+    expect(agent.state.queuedSteering).toBe(0);
+  });
+
   it("fails clearly with nothing to continue", () => {
     expect(() => new Agent({ model: scriptedModel([]) }).continue()).toThrow(InvalidStateError);
-    expect(() => new Agent({ model: scriptedModel([]) }).continue()).toThrow(/transcript is empty/);
+    // The reference's sentences, so code written against pi-agent-core matches; then ours.
+    expect(() => new Agent({ model: scriptedModel([]) }).continue()).toThrow("No messages to continue from: the transcript is empty. Use prompt() to start.");
     const ended = new Agent({ model: scriptedModel([]), messages: [user("hi"), { ...assistantWithCall("c0", "stop"), content: [] }] });
-    expect(() => ended.continue()).toThrow(/ends with an assistant message and no messages are queued/);
+    expect(() => ended.continue()).toThrow("Cannot continue from message role: assistant: the transcript ends with an assistant message and no messages are queued.");
   });
 
   it("round-trips through a snapshot, queued messages included", async () => {

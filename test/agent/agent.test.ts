@@ -134,6 +134,10 @@ describe("Agent", () => {
       agent.prompt("one");
       expect(() => agent.prompt("two")).toThrow(InvalidStateError);
       expect(() => agent.prompt("two")).toThrow(/steer\(\).*followUp\(\)/);
+      // pi-agent-core's sentences first, so code that matches on them works here too.
+      expect(() => agent.prompt("two")).toThrow(/^Agent is already processing a prompt\. Use steer\(\) or followUp\(\) to queue messages, or wait for completion\. /);
+      expect(() => agent.continue()).toThrow(InvalidStateError);
+      expect(() => agent.continue()).toThrow(/^Agent is already processing\. Wait for completion before continuing\. .*steer\(\).*followUp\(\)/);
       m.flush();
       expect(agent.isRunning).toBe(false);
     }),

@@ -51,7 +51,7 @@ describe("a long argument streamed into the draft", () => {
     const seen: number[] = [];
     for (let offset = 0; offset < text.length; offset += 1024) {
       const [event] = draft.appendToolArguments(index, text.slice(offset, offset + 1024));
-      const block = event?.partial.content[index];
+      const block = event && "partial" in event ? event.partial.content[index] : undefined;
       const partialContent = block?.type === "toolCall" ? block.arguments["content"] : undefined;
       seen.push(typeof partialContent === "string" ? partialContent.length : -1);
     }

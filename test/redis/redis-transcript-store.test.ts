@@ -95,6 +95,43 @@ describe.skipIf(!hasRedisServer)("RedisTranscriptStore", () => {
     expect(warnings).toStrictEqual(["rxagent:{fenced}:transcript: could not append a message: this process no longer holds the session's lease"]);
   });
 
+  it("replaceState on an Agent rewrites the list in one script: Agent.open on another connection reopens on the new transcript", async () => {
+    const written = new RedisTranscriptStore(redis, "replaced");
+    const first = await Agent.open({ model: scriptedModel(["one", "two"]), store: written });
+    await first.run("hello");
+    first.replaceState({ messages: [user("compacted")] });
+    await first.run("go on");
+    await written.flush();
+    const store = new RedisTranscriptStore(redis, "replaced");
+    const other = new Redis(server.url);
+    try {
+      const reopened = await Agent.open({ model: scriptedModel([]), store: new RedisTranscriptStore(other, "replaced") });
+      expect(reopened.messages.map((message) => (message.role === "user" ? message.content : message.role))).toStrictEqual(["compacted", "go on", "assistant"]);
+      expect(reopened.messages).toStrictEqual(first.messages);
+      expect(await store.load()).toStrictEqual(first.messages);
+    } finally {
+      other.disconnect();
+    }
+  });
+
+  it("with a fence token, replaces the transcript only while that token holds the lease, and appends go on after it", async () => {
+    const warnings: string[] = [];
+    const store = new RedisTranscriptStore(redis, "fenced-replace", { fenceToken: "mine", onWarning: (text) => warnings.push(text) });
+    await redis.set("rxagent:{fenced-replace}:lease", "mine");
+    await store.load();
+    store.append(user("a"));
+    store.append(user("b"));
+    store.replace([user("only")]);
+    store.append(user("after"));
+    await store.flush();
+    expect(await store.load()).toStrictEqual([user("only"), user("after")]);
+    await redis.set("rxagent:{fenced-replace}:lease", "another process");
+    store.replace([user("not mine")]);
+    await expect(store.flush()).rejects.toThrow("rxagent:{fenced-replace}:transcript: could not replace the transcript: this process no longer holds the session's lease");
+    expect(await new RedisTranscriptStore(redis, "fenced-replace").load()).toStrictEqual([user("only"), user("after")]);
+    expect(warnings).toHaveLength(1);
+  });
+
   it("skips an element that is not JSON, with a warning", async () => {
     await redis.rpush("rxagent:{torn}:transcript", JSON.stringify(user("kept")), "{not json");
     const warnings: string[] = [];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { mkdtempSync, readFileSync, writeFileSync, appendFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { lastValueFrom, toArray } from "rxjs";
@@ -23,6 +23,19 @@ describe("JsonlTranscriptStore", () => {
     store.close();
     expect(readFileSync(path, "utf8")).toBe(`${JSON.stringify(user("a"))}\n${JSON.stringify(user("b"))}\n`);
     expect(await new JsonlTranscriptStore(path).load()).toStrictEqual([user("a"), user("b")]);
+  });
+
+  it("replace makes the messages the whole file through a rename, records included, and appends follow it", async () => {
+    const path = temporaryFile();
+    const store = new JsonlTranscriptStore(path, { fsync: true });
+    store.append(user("a"));
+    store.record({ type: "approval_settled", toolCallId: "c1" });
+    store.replace([user("x"), user("y")]);
+    store.append(user("z"));
+    store.close();
+    expect(readFileSync(path, "utf8")).toBe([user("x"), user("y"), user("z")].map((message) => `${JSON.stringify(message)}\n`).join(""));
+    expect(existsSync(`${path}.replacing`)).toBe(false);
+    expect(await new JsonlTranscriptStore(path).loadTranscript()).toStrictEqual({ messages: [user("x"), user("y"), user("z")], records: [] });
   });
 
   it("skips a torn last line with a warning and cuts it before the next append", async () => {

@@ -81,7 +81,7 @@ describe("serveAgents protocol", () => {
     await expectError({ type: "prompt", id: "x5", input: 42 }, "invalid_frame", /\/input/, "x5");
     await expectError({ type: "prompt", id: "x6", input: "hi", extra: true }, "invalid_frame", /Invalid "prompt" command/, "x6");
     await expectError({ type: "abort", id: "x7", clearFollowUps: "yes" }, "invalid_frame", /\/clearFollowUps/, "x7");
-    await expectError({ type: "continue", id: "x8" }, "invalid_state", /transcript is empty/, "x8");
+    await expectError({ type: "continue", id: "x8" }, "invalid_state", /No messages to continue from: the transcript is empty/, "x8");
     await expectError({ type: "prompt", id: "x10", input: "  \n " }, "invalid_frame", /\/input is empty/, "x10");
     await expectError({ type: "steer", id: "x11", input: { text: "", images: [] } }, "invalid_frame", /\/input is empty/, "x11");
     const binaryBefore = client.frames.length;
