@@ -78,6 +78,8 @@ describe("agentTool approvals", () => {
     "drops the nested call from pendingApprovals when the parent's call is cancelled",
     marbles((m) => {
       const { agent, events } = setUp(m.scheduler);
+      m.scheduler.schedule(() => expect(agent.state.pendingApprovals.map((pending) => pending.toolCallId)).toStrictEqual(["w1"]), 19);
+      // The nested run is torn down with no event of its own: the parent's tool_execution_end clears its wait.
       m.scheduler.schedule(() => agent.cancelToolCall("r1", "enough"), 20);
       m.scheduler.schedule(() => expect(agent.state.pendingApprovals).toStrictEqual([]), 21);
       m.flush();

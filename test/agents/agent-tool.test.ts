@@ -6,7 +6,7 @@ import { agentLoop } from "../../src/streams/agent-loop.js";
 import { scriptedModel, type ScriptedTurn } from "../../src/testing/scripted-model.js";
 import { assertEventGrammar } from "../../src/testing/event-grammar.js";
 import { defineTool } from "../../src/tools/define-tool.js";
-import type { AgentEvent, Model, ToolResultMessage } from "../../src/types.js";
+import type { AgentEvent, AgentTool, Model, ToolResultMessage } from "../../src/types.js";
 import { emptyUsage } from "../../src/types/messages.js";
 import { subAgentUpdateOf } from "../../src/types/sub-agent.js";
 import { marbles } from "../helpers/marbles.js";
@@ -102,7 +102,7 @@ describe("agentTool", () => {
     const turn: ScriptedTurn = (context) =>
       (context.messages.at(-1) as { role: string }).role === "toolResult" ? "gave up" : { content: [{ type: "toolCall", name: "looper", arguments: { task: "again" } }] };
     const model = scriptedModel(Array.from({ length: 20 }, () => turn));
-    const looper = agentTool({ name: "looper", description: "Calls itself", tools: () => [looper], maxDepth: 3, model });
+    const looper = agentTool({ name: "looper", description: "Calls itself", tools: (): AgentTool[] => [looper], maxDepth: 3, model });
     const events = await lastValueFrom(run(model, [looper]).pipe(toArray()));
     // The parent, then depths 1, 2 and 3 call the looper; depth 4 is refused; each answers in turn.
     expect(model.calls).toHaveLength(8);
