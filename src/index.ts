@@ -71,6 +71,12 @@ export type { ArgumentsOf, JsonSchema, ToolParameters } from "./tools/tool-schem
 export type { StandardJSONSchemaV1, StandardSchemaV1 } from "./tools/standard-schema.js";
 export { errorResult, isToolResult, textResult } from "./tools/tool-results.js";
 
+// Agents made of agents: a tool that runs a sub-agent
+export { agentTool, DEFAULT_MAX_AGENT_DEPTH, subAgentTask } from "./agents/agent-tool.js";
+export type { AgentToolOptions } from "./agents/agent-tool.js";
+export { innermostEventOf, subAgentUpdateOf } from "./types/sub-agent.js";
+export type { SubAgentDetails, SubAgentResult, SubAgentUpdate } from "./types.js";
+
 // Structured output: the final answer as a tool call
 export { FINAL_ANSWER_TOOL, finalAnswerTool } from "./tools/final-answer-tool.js";
 export type { FinalAnswerToolOptions } from "./tools/final-answer-tool.js";

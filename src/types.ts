@@ -47,3 +47,4 @@ export type {
 } from "./types/loop-config.js";
 export type { AgentSnapshot, AgentState, PendingApproval, PromptInput, StoredTranscript, TranscriptRecord, TranscriptStore } from "./types/agent.js";
 export type { OutputOf, OutputSchema } from "./types/output.js";
+export type { SubAgentDetails, SubAgentResult, SubAgentUpdate } from "./types/sub-agent.js";

@@ -190,6 +190,8 @@ function renderToolCard(call, resultMessage) {
   const stopped = isError && STOPPED_TOOL_TEXTS.includes(resultText);
   const cancelled = isError && resultText.startsWith("Tool call was cancelled");
   const awaiting = !result && (connection.state.pendingApprovals ?? []).some((pending) => pending.toolCallId === call.id);
+  // Calls of this call's sub-agent that wait for approval: answered here, by their own ids.
+  const nestedWaits = result ? [] : (connection.state.pendingApprovals ?? []).filter((pending) => pending.parentToolCallId === call.id);
   const denied = isError && resultText.startsWith("Tool call was denied");
   // Waiting for a concurrency slot (state.waitingToolCalls), or announced and not running yet.
   const waiting = (connection.state.waitingToolCalls ?? []).includes(call.id);
@@ -217,8 +219,28 @@ function renderToolCard(call, resultMessage) {
         )
       : undefined,
     progress,
+    subAgentSteps(run?.steps, nestedWaits, Boolean(result)),
     result ? element("pre", { class: "result" }, textOf(result.content ?? result)) : undefined,
   );
+}
+
+/** A sub-agent's steps (`agentTool`), indented by depth; open while it works, folded once it is done. */
+function subAgentSteps(steps, nestedWaits, done) {
+  if (!steps?.length && nestedWaits.length === 0) return undefined;
+  const lines = (steps ?? []).map((step) =>
+    element("div", { class: "step", "data-kind": step.kind, style: `margin-left: ${(step.depth - 1) * 16}px` }, `${step.agent} ${step.text}`),
+  );
+  const waits = nestedWaits.map((pending) =>
+    element(
+      "div",
+      { class: "approval" },
+      element("span", {}, `${pending.toolName} ${JSON.stringify(pending.args)} waits for approval`),
+      element("button", { type: "button", class: "approve-tool", "data-tool-call-id": pending.toolCallId }, "Approve"),
+      element("button", { type: "button", class: "deny-tool", "data-tool-call-id": pending.toolCallId }, "Deny"),
+    ),
+  );
+  const summary = element("summary", {}, `sub-agent · ${steps?.length ?? 0} step${steps?.length === 1 ? "" : "s"}`);
+  return element("details", { class: "sub-agent", ...(done ? {} : { open: "" }) }, summary, ...lines, ...waits);
 }
 
 

@@ -34,11 +34,22 @@ export function reduceState(state, event) {
     }
     case "tool_execution_start":
       return { ...state, pendingToolCalls: [...state.pendingToolCalls, event.toolCallId] };
+    case "tool_execution_update": {
+      // A sub-agent's call waiting for approval waits in this agent's list too (src/agent/nested-approvals.ts).
+      const nested = innermostEvent(event);
+      if (nested.type === "tool_approval_start") {
+        const { toolCallId, toolName, args, since } = nested;
+        return { ...state, pendingApprovals: [...(state.pendingApprovals ?? []), { toolCallId, toolName, args, since, parentToolCallId: event.toolCallId }] };
+      }
+      if (nested.type === "tool_approval_end") return { ...state, pendingApprovals: (state.pendingApprovals ?? []).filter((pending) => pending.toolCallId !== nested.toolCallId) };
+      return state;
+    }
     case "tool_execution_end":
       return {
         ...state,
         pendingToolCalls: state.pendingToolCalls.filter((id) => id !== event.toolCallId),
         waitingToolCalls: (state.waitingToolCalls ?? []).filter((id) => id !== event.toolCallId),
+        pendingApprovals: (state.pendingApprovals ?? []).filter((pending) => pending.parentToolCallId !== event.toolCallId),
       };
     case "tool_slot_wait_start":
       return {
@@ -69,6 +80,33 @@ export function reduceState(state, event) {
     default:
       return state;
   }
+}
+
+/** The sub-agent event (`agentTool`) a `tool_execution_update` carries, or undefined. */
+export function subAgentUpdateOf(event) {
+  const details = event.type === "tool_execution_update" ? event.partialResult?.details : undefined;
+  return details?.type === "sub_agent_event" && typeof details.event === "object" && details.event !== null ? details : undefined;
+}
+
+/** The event at the bottom of a chain of sub-agent updates. */
+export function innermostEvent(event) {
+  let current = event;
+  for (let update = subAgentUpdateOf(current); update; update = subAgentUpdateOf(current)) current = update.event;
+  return current;
+}
+
+/** A sub-agent's step as one line of its call's card (its tool calls and replies), or undefined. */
+function subAgentStep(update) {
+  const deeper = subAgentUpdateOf(update.event);
+  if (deeper) return subAgentStep(deeper);
+  const { event, agent, depth } = update;
+  if (event.type === "tool_execution_start") return { depth, agent, kind: "tool", text: `⚙ ${event.toolName} ${JSON.stringify(event.args)}` };
+  if (event.type === "tool_execution_end") return { depth, agent, kind: event.isError ? "error" : "done", text: `${event.isError ? "✗" : "✓"} ${textOf(event.result?.content).slice(0, 200)}` };
+  if (event.type === "message_end" && event.message.role === "assistant") {
+    const text = textOf(event.message.content.filter((block) => block.type === "text")).trim();
+    return text === "" ? undefined : { depth, agent, kind: "reply", text: text.slice(0, 400) };
+  }
+  return undefined;
 }
 
 /** The text of a message's content (a string or blocks; other parts as [type]). */
@@ -259,7 +297,11 @@ export class AgentConnection {
     if (event.type === "agent_start") this.toolRuns.clear();
     if (!event.type.startsWith("tool_execution")) return;
     const run = this.toolRuns.get(event.toolCallId) ?? { name: event.toolName, args: event.args };
-    if (event.type === "tool_execution_update") run.progress = event.partialResult;
+    const nested = subAgentUpdateOf(event);
+    if (nested) {
+      const step = subAgentStep(nested);
+      if (step) run.steps = [...(run.steps ?? []), step];
+    } else if (event.type === "tool_execution_update") run.progress = event.partialResult;
     if (event.type === "tool_execution_end") Object.assign(run, { result: event.result, isError: event.isError, done: true });
     this.toolRuns.set(event.toolCallId, run);
   }

@@ -1,5 +1,6 @@
 import { emptyUsage, isAssistantMessage, isFailedMessage, roleOf } from "../types/messages.js";
 import type { AgentEvent, AgentMessage, AgentState, Usage } from "../types.js";
+import { withNestedApproval, withoutNestedApprovalsOf } from "./nested-approvals.js";
 
 /**
  * The id and approval lists of a state with none. Shared: an idle agent kept three empty arrays of
@@ -60,8 +61,10 @@ export function reduceAgentState(state: AgentState, event: AgentEvent): AgentSta
       const next: AgentState = { ...state, pendingToolCalls: state.pendingToolCalls.filter((id) => id !== event.toolCallId) };
       // A call cancelled while it waited for a slot ends here, without tool_slot_wait_end.
       if (state.waitingToolCalls.length > 0) next.waitingToolCalls = state.waitingToolCalls.filter((id) => id !== event.toolCallId);
-      return next;
+      return withoutNestedApprovalsOf(next, event.toolCallId);
     }
+    case "tool_execution_update":
+      return withNestedApproval(state, event);
     // A call waiting for a concurrency slot is not running either: it moves to `waitingToolCalls` until it starts.
     case "tool_slot_wait_start":
       return {

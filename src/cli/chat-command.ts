@@ -3,6 +3,7 @@ import { demoTools } from "../demo/demo-tools.js";
 import { errorText } from "../errors.js";
 import { Agent } from "../agent/agent.js";
 import type { AgentEvent, AgentTool } from "../types.js";
+import { innermostEventOf } from "../types/sub-agent.js";
 import type { Styled } from "./ansi.js";
 import { chatHelp, parseChatCommand } from "./chat-commands.js";
 import type { Instrument } from "./console-telemetry.js";
@@ -84,9 +85,11 @@ export function runChat(options: ChatOptions): Promise<number> {
 
     function onEvent(event: AgentEvent): void {
       if (event.type === "tool_execution_start") runToolCalls.push(event.toolCallId);
-      if (event.type === "tool_approval_start") {
-        const args = JSON.stringify(event.args);
-        notice(`? ${event.toolName} ${args === "{}" ? "" : `${args} `}needs your approval: type y to run it, n to deny it.`, "warning");
+      // A sub-agent's call waits in the agent's pendingApprovals too, so y / n answer it alike.
+      const waiting = innermostEventOf(event);
+      if (waiting.type === "tool_approval_start") {
+        const args = JSON.stringify(waiting.args);
+        notice(`? ${waiting.toolName} ${args === "{}" ? "" : `${args} `}needs your approval: type y to run it, n to deny it.`, "warning");
       }
       if (options.json) {
         options.output.write(`${JSON.stringify(event)}\n`);

@@ -98,6 +98,7 @@ function firstScreen(choice: ModelChoice): WebUiPage {
       { label: "Two tools at once", prompt: "what is 12*7 and what time is it" },
       { label: "Steer it while it works", prompt: "what is (1+2)*(3+4)", steer: "also what is 5*5" },
       { label: "Ask before writing", prompt: 'write "hello from rxagent" to notes.txt' },
+      { label: "A sub-agent researches", prompt: "research what README.md says" },
     ],
   };
 }

@@ -1,7 +1,9 @@
 import { roleOf } from "../types/messages.js";
 import { runUsage } from "../model/run-usage.js";
 import type { AgentEvent, AgentMessage, AgentState, AssistantMessage, Usage } from "../types.js";
+import { subAgentUpdateOf } from "../types/sub-agent.js";
 import { spinnerFrames, type Styled } from "./ansi.js";
+import { subAgentActivity, subAgentLines } from "./sub-agent-lines.js";
 
 /** A running tool as the status line shows it. */
 export interface RunningTool {
@@ -99,6 +101,13 @@ export function renderEvent(state: RenderState, event: AgentEvent, options: Rend
       break;
     }
     case "tool_execution_update": {
+      const nested = subAgentUpdateOf(event);
+      if (nested) {
+        for (const nestedLine of subAgentLines(nested, formatArguments, summarizeResult)) line(nestedLine.text, nestedLine.style);
+        const activity = subAgentActivity(nested);
+        if (activity !== undefined) next = { ...next, runningTools: new Map(next.runningTools).set(event.toolCallId, { name: event.toolName, progress: activity }) };
+        break;
+      }
       const progress = resultText(event.partialResult);
       const runningTools = new Map(next.runningTools).set(event.toolCallId, progress ? { name: event.toolName, progress } : { name: event.toolName });
       next = { ...next, runningTools };

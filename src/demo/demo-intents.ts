@@ -44,6 +44,8 @@ const readVerb = /\b(?:read|open|show|cat|print|display|contents?|inside|says?|l
 const pathToken = /(?:^|[\s"'`(])((?:~|\.{1,2})?\/?[\w.-]+(?:\/[\w.-]+)+\/?|[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,7})(?=$|[\s"'`),?!:;])/g;
 // `write "some text" to notes.txt`: quoted text, then the new file's name.
 const writeRequest = /\b(?:write|save|put)\s+(["“'])(.+?)["”']\s+(?:to|in|into|as)\s+(?:a\s+)?(?:new\s+)?(?:file\s+)?["'`]?([\w./-]*[\w-]\.[A-Za-z][A-Za-z0-9]{0,7})\b/i;
+// "research what README.md says": the rest of the text is the researcher's task.
+const researchRequest = /\b(?:research(?:er)?|investigate|look into)\b\s*:?\s*(.*)$/i;
 const notFolders = new Set(["this", "the", "here", "current", "folder", "directory", "it", "there", "cwd"]);
 
 /**
@@ -54,6 +56,13 @@ const notFolders = new Set(["this", "the", "here", "current", "folder", "directo
  * // [{ name: "calculator", arguments: { expression: "12*7" } }, { name: "clock", arguments: {} }]
  */
 export function detectIntents(request: string): Intents {
+  const research = researchRequest.exec(request);
+  const task = research?.[1]?.replace(/[?.!]+$/, "").trim();
+  // The researcher does the task's reading itself: the rest of the text asks for nothing more here.
+  if (research && task) {
+    const call = { name: "researcher", arguments: { task } };
+    return { ...moods(request), toolCalls: [call], reasons: [`"${research[0].split(/\s/)[0]}" hands "${task}" to the researcher, a sub-agent with its own model and the file tools → researcher.`] };
+  }
   const found: { position: number; call: PlannedToolCall; reason: string }[] = [];
   const write = writeRequest.exec(request);
   // The text to write is not a request of its own: "write "2+2" to a.txt" computes nothing.
@@ -78,9 +87,11 @@ export function detectIntents(request: string): Intents {
     found.push({ position: list.index, call: { name: "list_files", arguments: { path: folder } }, reason: `"${list[0]}" asks for a listing of ${folder} → list_files.` });
   }
   found.sort((left, right) => left.position - right.position);
+  return { toolCalls: found.map((entry) => entry.call), reasons: found.map((entry) => entry.reason), ...moods(text) };
+}
+
+function moods(text: string): Pick<Intents, "greeting" | "help" | "stop"> {
   return {
-    toolCalls: found.map((entry) => entry.call),
-    reasons: found.map((entry) => entry.reason),
     greeting: /^\s*(?:hi|hello|hey|yo|hiya|good (?:morning|afternoon|evening))\b/i.test(text),
     help: /\b(?:help|what can you do|who are you|what are you)\b/i.test(text),
     stop: /\b(?:stop|cancel|never ?mind|forget (?:it|that)|abort|that'?s enough)\b/i.test(text),

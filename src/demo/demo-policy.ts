@@ -13,7 +13,8 @@ export interface ReplyPlan {
 /** Told whenever nothing else fits: what the demo is, and how to get a real model. */
 export const offlineNotice =
   "I'm rxagent's offline demo model, so I only understand arithmetic (\"what is 12*7\"), the time (\"what time is it\") " +
-  "and the files in this folder (\"list files\", \"read README.md\", and once you approve \"write 'hi' to notes.txt\"). " +
+  "and the files in this folder (\"list files\", \"read README.md\", and once you approve \"write 'hi' to notes.txt\"); " +
+  "a sub-agent can do the reading (\"research what README.md says\"). " +
   "For real answers, connect a model: set OPENAI_API_KEY " +
   "(or OPENAI_BASE_URL for Ollama, vLLM or llama.cpp) and start again.";
 
@@ -89,6 +90,8 @@ function describeResult(result: ToolResultMessage): string {
     }
     case "write_file":
       return text;
+    case "researcher":
+      return `The researcher (a sub-agent) reports: ${shorten(text, 600)}`;
     case "read_file": {
       const head = text.split("\n").slice(0, 3).map((line) => `  > ${shorten(line, 100)}`).join("\n");
       return `${String(details["path"] ?? "The file")} has ${String(details["lines"] ?? "?")} lines (${String(details["bytes"] ?? "?")} bytes). It begins:\n${head}`;

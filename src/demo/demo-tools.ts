@@ -4,8 +4,9 @@ import path from "node:path";
 import { Type } from "@sinclair/typebox";
 import { asyncScheduler, concat, defer, map, type Observable, of, type SchedulerLike, timer } from "rxjs";
 import { defineTool } from "../tools/define-tool.js";
-import type { AgentTool, AgentToolResult } from "../types.js";
+import type { AgentTool, AgentToolResult, Model } from "../types.js";
 import { evaluate, format } from "./calculator.js";
+import { researcherTool } from "./researcher.js";
 import { Sandbox } from "./sandbox.js";
 
 export interface DemoToolsOptions {
@@ -17,6 +18,10 @@ export interface DemoToolsOptions {
   stepDelay?: number;
   /** The clock's default IANA time zone. Default: the machine's. */
   timeZone?: string;
+  /** The `researcher` sub-agent's model. Default: an offline demo model of its own. */
+  researcherModel?: Model;
+  /** Time between the researcher's demo model's tokens. Default 25; 0 is synchronous. */
+  researcherDelay?: number;
 }
 
 /** `calculator` details: the steps so far, then the value. */
@@ -80,7 +85,10 @@ const defaultMaxBytes = 16_000;
 export function demoTools(options: DemoToolsOptions = {}): AgentTool[] {
   const scheduler = options.scheduler ?? asyncScheduler;
   const sandbox = new Sandbox(options.root ?? process.cwd());
-  return [calculatorTool(scheduler, options.stepDelay ?? 150), clockTool(scheduler, options.timeZone), listFilesTool(sandbox), readFileTool(sandbox), writeFileTool(sandbox)];
+  const listFiles = listFilesTool(sandbox);
+  const readFile = readFileTool(sandbox);
+  const researcher = researcherTool({ tools: [listFiles, readFile], scheduler, ...(options.researcherModel ? { model: options.researcherModel } : {}), ...(options.researcherDelay === undefined ? {} : { tokenDelay: options.researcherDelay }) });
+  return [calculatorTool(scheduler, options.stepDelay ?? 150), clockTool(scheduler, options.timeZone), listFiles, readFile, writeFileTool(sandbox), researcher];
 }
 
 function calculatorTool(scheduler: SchedulerLike, stepDelay: number): AgentTool {

@@ -49,6 +49,11 @@ export interface PendingApproval {
   args: unknown;
   /** When it started waiting, by the agent's scheduler. */
   since: number;
+  /**
+   * Set when the call waits inside a sub-agent (`agentTool`): the id of the agent's own call that
+   * runs that sub-agent. `approve` / `deny` answer it as any other.
+   */
+  parentToolCallId?: string;
 }
 
 /** An agent as plain JSON, for apps with their own storage. */

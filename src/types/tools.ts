@@ -52,6 +52,13 @@ export interface ToolExecutionContext<TDetails = unknown> {
   signal: AbortSignal;
   /** Reports progress; each call becomes a `tool_execution_update` event. */
   update(partialResult: AgentToolResult<TDetails>): void;
+  /**
+   * The run's approval decisions (`AgentLoopConfig.approvals`, an `Agent`'s `approve` / `deny`),
+   * for a tool that runs a loop of its own (`agentTool`): that loop's calls waiting for approval
+   * are answered by the same decisions. Absent when the run has no approvals source.
+   */
+  // `ApprovalDecision`'s shape, spelled out: loop-config.ts imports this file.
+  readonly approvals?: Observable<{ toolCallId: string; approved: boolean; reason?: string }>;
 }
 
 /**

@@ -6,7 +6,8 @@ import { runChat } from "../../src/cli/chat-command.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";
 import { defineTool } from "../../src/tools/define-tool.js";
 import { textResult } from "../../src/tools/tool-results.js";
-import type { AgentEvent, ToolResultMessage } from "../../src/types.js";
+import { agentTool } from "../../src/agents/agent-tool.js";
+import type { AgentEvent, AgentTool, Model, ToolResultMessage } from "../../src/types.js";
 import { waitFor } from "../server/helpers.js";
 
 const deploy = defineTool({
@@ -17,8 +18,8 @@ const deploy = defineTool({
   execute: (_id, { target }) => textResult(`deployed to ${target}`),
 });
 
-/** Runs the chat in this process on a scripted model: two deploys, answered by what the test types. */
-function startChat() {
+/** Runs the chat in this process on a scripted model (default: two deploys), answered by what the test types. */
+function startChat(setup?: { model: Model; tools: AgentTool[] }) {
   const input = new PassThrough();
   const output = new PassThrough();
   const errorOutput = new PassThrough();
@@ -26,7 +27,7 @@ function startChat() {
   let stderr = "";
   output.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
   errorOutput.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-  const model = scriptedModel(
+  const model = setup?.model ?? scriptedModel(
     [
       {
         content: [
@@ -47,7 +48,7 @@ function startChat() {
     output,
     errorOutput,
     color: false,
-    tools: [deploy],
+    tools: setup?.tools ?? [deploy],
   });
   const events = () => stdout.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as AgentEvent);
   return { input, exited, events, stderr: () => stderr };
@@ -73,5 +74,22 @@ describe("rxagent chat approvals", () => {
     ]);
     // The y and n were answers, not steering.
     expect(chat.events().filter((event) => event.type === "message_end" && (event.message as { role: string }).role === "user")).toHaveLength(1);
+  });
+
+  it("asks for a sub-agent's call waiting for approval as for its own, and y runs it inside the sub-agent", async () => {
+    const researcher = agentTool({
+      name: "researcher",
+      description: "Deploys after looking",
+      tools: [deploy],
+      model: scriptedModel([{ content: [{ type: "toolCall", id: "n1", name: "deploy", arguments: { target: "staging" } }] }, "Deployed it."], { scheduler: asyncScheduler, delay: 1 }),
+    });
+    const model = scriptedModel([{ content: [{ type: "toolCall", id: "r1", name: "researcher", arguments: { task: "deploy" } }] }, "Done."], { scheduler: asyncScheduler, delay: 1 });
+    const chat = startChat({ model, tools: [researcher] });
+    chat.input.write("research and deploy\n");
+    await waitFor(() => chat.stderr().includes('? deploy {"target":"staging"} needs your approval: type y to run it, n to deny it.'), "the sub-agent's question");
+    chat.input.end("y\n");
+    expect(await chat.exited).toBe(0);
+    const end = chat.events().find((event): event is Extract<AgentEvent, { type: "tool_execution_end" }> => event.type === "tool_execution_end");
+    expect([end?.toolCallId, end?.isError, end?.result.content]).toStrictEqual(["r1", false, [{ type: "text", text: "Deployed it." }]]);
   });
 });

@@ -105,6 +105,37 @@ describe("renderEvent", () => {
     expect(statusLine(initialRenderState, 0, { queuedSteering: 0, queuedFollowUp: 0 })).toBeUndefined();
   });
 
+  it("prints a sub-agent's steps folded and indented under its call, a sub-agent of it one level deeper", () => {
+    const nested = (event: AgentEvent, depth = 1, agent = "researcher"): AgentEvent => ({
+      type: "tool_execution_update",
+      toolCallId: "r1",
+      toolName: "researcher",
+      args: {},
+      partialResult: { content: [], details: { type: "sub_agent_event", agent, depth, event } },
+    });
+    const { text, state } = render([
+      { type: "agent_start" },
+      { type: "tool_execution_start", toolCallId: "r1", toolName: "researcher", args: { task: "read a.md" } },
+      nested({ type: "turn_start" }),
+      nested(update({ type: "text_delta", contentIndex: 0, delta: "Let me", partial })),
+      nested({ type: "tool_execution_start", toolCallId: "n1", toolName: "read_file", args: { path: "a.md" } }),
+      nested(nested({ type: "tool_execution_end", toolCallId: "m1", toolName: "clock", result: { content: [{ type: "text", text: "noon" }], details: {} }, isError: false }, 2, "timer"), 1),
+      nested({ type: "tool_execution_end", toolCallId: "n1", toolName: "read_file", result: { content: [{ type: "text", text: "gone" }], details: {} }, isError: true }),
+      nested({ type: "message_end", message: assistant([{ type: "text", text: "a.md is empty." }]) }),
+    ]);
+    expect(text).toBe(
+      [
+        '⚙ researcher task="read a.md"',
+        '  │ researcher ⚙ read_file path="a.md"',
+        "    │ timer ✓ noon",
+        "  │ researcher ✗ read_file: gone",
+        "  │ researcher › a.md is empty.",
+        "",
+      ].join("\n"),
+    );
+    expect(state.runningTools.get("r1")).toStrictEqual({ name: "researcher", progress: "researcher: read_file" });
+  });
+
   it("summarizes results from details and shortens arguments", () => {
     expect(summarizeResult("list_files", { content: [], details: { path: "src", entries: [{}, {}], omitted: 0 } })).toBe("src: 2 entries");
     expect(summarizeResult("read_file", { content: [], details: { path: "a.md", lines: 3, bytes: 40, truncated: true } })).toBe("a.md · 3 lines · 40 bytes (cut)");

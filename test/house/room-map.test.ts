@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 // The room map of ../shared/STYLE.md as a check: every relative import in src/ goes from a room to
 // one the map lets it import, and no module imports itself through a circle.
 
-const core = ["util", "types", "errors", "tools", "model", "protocol", "operators", "operators/tool-calls", "streams/transcript", "streams", "agent", "index"];
+const core = ["util", "types", "errors", "tools", "model", "protocol", "operators", "operators/tool-calls", "streams/transcript", "streams", "agents", "agent", "index"];
 const leaves = ["util", "types", "errors"];
 /** What each room may import besides itself. */
 const allowed: Record<string, string[]> = {
@@ -21,6 +21,8 @@ const allowed: Record<string, string[]> = {
   "operators/tool-calls": [...leaves, "operators", "tools", "model"],
   "streams/transcript": [...leaves, "model"],
   streams: [...leaves, "streams/transcript", "operators", "operators/tool-calls", "tools", "model"],
+  // Agents made of agents: a tool whose call runs a loop of its own.
+  agents: [...leaves, "streams", "tools"],
   agent: [...leaves, "streams", "streams/transcript", "operators", "operators/tool-calls", "tools", "model"],
   index: core,
   // Integrations stand on the core and never on each other, with two exceptions named here: the

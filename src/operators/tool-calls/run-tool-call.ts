@@ -1,7 +1,7 @@
 import { concatMap, isObservable, Observable, of, type Subscriber, type Subscription } from "rxjs";
 import { errorText } from "../../errors.js";
 import { errorResult, isToolResult } from "../../tools/tool-results.js";
-import type { AgentEvent, AgentToolResult, ToolExecutionContext } from "../../types.js";
+import type { AgentEvent, AgentToolResult, ApprovalDecision, ToolExecutionContext } from "../../types.js";
 import { afterToolCall } from "./after-tool-call.js";
 import { isPromiseLike } from "../../util/is-promise-like.js";
 import { jsonDepthOf, nestsDeeperThan, tooDeepText } from "../../util/json-depth.js";
@@ -154,6 +154,11 @@ class ToolExecution implements ToolExecutionContext, InterruptionListener, Cance
   /** Bound once, so a tool may destructure it: `execute(id, args, { update })`. */
   get update(): (partialResult: AgentToolResult) => void {
     return (this.boundUpdate ??= (partialResult) => this.report(partialResult));
+  }
+
+  /** The run's approvals, for a tool running a loop of its own (`agentTool`). */
+  get approvals(): Observable<ApprovalDecision> | undefined {
+    return this.batch.config.approvals;
   }
 
   report(partialResult: AgentToolResult): void {
