@@ -35,7 +35,8 @@ const allowed: Record<string, string[]> = {
   otel: core,
   redis: [...core, "server"],
   "json-schema": core,
-  cli: [...core, "openai", "pi-ai", "mcp", "demo", "testing", "client", "server", "redis", "otel"],
+  "ai-sdk": core,
+  cli: [...core, "openai", "pi-ai", "mcp", "demo", "testing", "client", "server", "redis", "otel", "ai-sdk"],
 };
 
 const root = path.resolve(import.meta.dirname, "../../src");
