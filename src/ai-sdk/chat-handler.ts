@@ -127,6 +127,8 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       if (abortOnDisconnect && chat.run === run) chat.agent.abort({ reason: new Error("The chat's client went away") });
     };
     signal.addEventListener("abort", leave, { once: true });
+    // The client may have gone while createAgent ran: no abort event comes then.
+    if (signal.aborted) leave();
     // `unsubscribe` fires only when the reader cancels before the run ends: the client left.
     const watched = events$.pipe(tap({ unsubscribe: leave, finalize: () => signal.removeEventListener("abort", leave) }));
     return stream(watched, messageId);

@@ -1,5 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { asyncScheduler, filter, firstValueFrom } from "rxjs";
+import { DefaultChatTransport, type UIMessageChunk } from "ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { Agent, defineTool } from "../../src/index.js";
 import { scriptedModel } from "../../src/testing/index.js";
@@ -71,10 +72,14 @@ describe("createChatHandler on Node's HTTP server", () => {
     const response = await postJson(`${url}/api/chat`, chatBody("chat-1", "count"), { signal: stop.signal });
     await response.body!.getReader().read();
     stop.abort();
-    const resumed = await fetch(`${url}/api/chat/chat-1/stream`);
-    expect(resumed.status).toBe(200);
+    // As useChat({ resume: true }) asks: its transport's own reconnect URL and parsing.
+    const transport = new DefaultChatTransport({ api: `${url}/api/chat` });
+    const resumed = await transport.reconnectToStream({ chatId: "chat-1" });
     open();
-    const message = await finalMessage(await chunksOf(resumed));
+    const chunks: UIMessageChunk[] = [];
+    const reader = resumed!.getReader();
+    for (let read = await reader.read(); !read.done; read = await reader.read()) chunks.push(read.value);
+    const message = await finalMessage(chunks);
     expect(message.parts).toStrictEqual([
       { type: "step-start" },
       { type: "tool-wait", toolCallId: "call_wait", state: "output-available", input: {}, output: { content: [{ type: "text", text: "waited" }], details: {} } },
@@ -82,8 +87,8 @@ describe("createChatHandler on Node's HTTP server", () => {
       { type: "text", text: "one two three", state: "done" },
     ]);
     expect(agent.state.messages.at(-1)).toMatchObject({ role: "assistant", stopReason: "stop" });
-    // Nothing in flight: 204, as useChat's transport expects.
-    expect((await fetch(`${url}/api/chat/chat-1/stream`)).status).toBe(204);
+    // Nothing in flight: 204, which the transport reads as nothing to resume.
+    expect(await transport.reconnectToStream({ chatId: "chat-1" })).toBeNull();
   });
 
   it("takes steering and approvals through POST …/commands", async () => {

@@ -1,6 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { readUIMessageStream, type UIMessage, type UIMessageChunk } from "ai";
-import { lastValueFrom, toArray } from "rxjs";
+import { asyncScheduler, filter, firstValueFrom, lastValueFrom, toArray } from "rxjs";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent/agent.js";
 import { toUIMessageChunks, toUIMessageStream } from "../../src/ai-sdk/index.js";
@@ -108,5 +108,15 @@ describe("toUIMessageChunks", () => {
       { type: "finish-step" },
       { type: "finish", finishReason: "error" },
     ]);
+  });
+
+  it("closes the text an abort leaves open, and ends with abort rather than finish", async () => {
+    const agent = new Agent({ model: scriptedModel([{ content: [{ type: "text", text: "one two three four" }], delay: 5 }], { scheduler: asyncScheduler }) });
+    const chunks$ = agent.prompt("count").pipe(toUIMessageChunks({ messageId: "m1" }), toArray());
+    const firstDelta = firstValueFrom(agent.events$.pipe(filter((event) => event.type === "message_update" && event.assistantMessageEvent.type === "text_delta")));
+    void firstDelta.then(() => agent.abort());
+    const chunks = await lastValueFrom(chunks$);
+    expect(chunks.slice(0, 4)).toStrictEqual([{ type: "start", messageId: "m1" }, { type: "start-step" }, { type: "text-start", id: "1-0" }, { type: "text-delta", id: "1-0", delta: "one " }]);
+    expect(chunks.slice(-3)).toStrictEqual([{ type: "text-end", id: "1-0" }, { type: "finish-step" }, { type: "abort" }]);
   });
 });
