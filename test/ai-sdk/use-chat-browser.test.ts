@@ -21,6 +21,14 @@ const add = defineTool({
   execute: async (_id, { a, b }) => ({ content: [{ type: "text", text: String(a + b) }], details: { sum: a + b } }),
 });
 
+const deleteFile = defineTool({
+  name: "delete_file",
+  description: "Deletes a file",
+  parameters: Type.Object({ path: Type.String() }),
+  needsApproval: true,
+  execute: async (_id, { path }) => ({ content: [{ type: "text", text: `deleted ${path}` }], details: {} }),
+});
+
 const lastUserText = (context: LlmContext) => JSON.stringify(context.messages.filter((message) => message.role === "user").at(-1));
 /** About 40 s of words at 20 ms each: `stop()` lands mid-stream however loaded the machine is. */
 const longStory = `Once upon a time ${"the agent kept on talking about streams ".repeat(300)}`;
@@ -33,10 +41,12 @@ function chatAgent(): Agent {
       (context) => (lastUserText(context).includes("story") ? longStory : "unexpected"),
       // The third prompt: answered from the transcript the server kept, stopped story included.
       (context) => `I remember ${context.messages.filter((message) => message.role === "user").length} prompts, and that 2 + 3 = 5.`,
+      { content: [{ type: "toolCall", id: "call_delete", name: "delete_file", arguments: { path: "notes.txt" } }] },
+      "Deleted notes.txt.",
     ],
     { scheduler: asyncScheduler, delay: 20 },
   );
-  return new Agent({ model, tools: [add] });
+  return new Agent({ model, tools: [add, deleteFile] });
 }
 
 describe.skipIf(!existsSync(CHROMIUM))("a real useChat page (React, @ai-sdk/react) against the chat handler, in headless Chromium", () => {
@@ -68,7 +78,7 @@ describe.skipIf(!existsSync(CHROMIUM))("a real useChat page (React, @ai-sdk/reac
     await new Promise<void>((resolve) => server?.close(() => resolve()));
   });
 
-  it("renders a prompt's tool call, stop() aborts the run on the server, and a second prompt continues the same chat", async () => {
+  it("renders a prompt's tool call, stop() aborts the run on the server, a second prompt continues the same chat, and an approval is answered from the page", async () => {
     const page = await browser.newPage({ viewport: { width: 900, height: 800 } });
     const pageErrors: string[] = [];
     page.on("pageerror", (error) => pageErrors.push(error.message));
@@ -108,6 +118,15 @@ describe.skipIf(!existsSync(CHROMIUM))("a real useChat page (React, @ai-sdk/reac
     expect(handler.chatIds()).toEqual(["chat-browser"]);
     expect(await page.locator(".message.user").count()).toBe(3);
     if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}-continued.png`, fullPage: true });
+
+    // An approval, through the data part and the commands route: the call waits until the page approves.
+    await page.fill("#input", "delete notes.txt");
+    await page.click("#send");
+    await page.locator('.approval[data-state="waiting"] .approve').click();
+    await page.locator('.tool[data-tool="delete_file"][data-state="output-available"]').waitFor();
+    await page.locator('.approval[data-state="approved"]').waitFor();
+    await page.locator(".message.assistant .text", { hasText: "Deleted notes.txt." }).waitFor();
+    if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}-approval.png`, fullPage: true });
     expect(pageErrors).toEqual([]);
     await page.close();
   }, 90_000);

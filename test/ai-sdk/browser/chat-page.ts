@@ -21,6 +21,19 @@ function Part({ part }: { part: UIMessage["parts"][number] }) {
       tool.errorText === undefined ? null : h("code", { className: "error" }, tool.errorText),
     );
   }
+  if (part.type === "data-tool-approval") {
+    // rxagent's approval part (AI SDK 5 has none): answered through the chat's commands route.
+    const approval = part.data as { toolCallId: string; toolName: string; state: string };
+    const answer = (type: "approve" | "deny") =>
+      void fetch(`/api/chat/${chatId}/commands`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ type, toolCallId: approval.toolCallId }) });
+    return h(
+      "div",
+      { className: "approval", "data-state": approval.state },
+      `${approval.toolName}: ${approval.state}`,
+      approval.state === "waiting" ? h("button", { className: "approve", onClick: () => answer("approve") }, "Approve") : null,
+      approval.state === "waiting" ? h("button", { className: "deny", onClick: () => answer("deny") }, "Deny") : null,
+    );
+  }
   return null;
 }
 
