@@ -118,4 +118,25 @@ describe("createChatHandler on Node's HTTP server", () => {
     const again = await postJson(`${url}/api/chat/chat-1/commands`, JSON.stringify({ type: "approve", toolCallId: "call_delete" }));
     expect(again.status).toBe(409);
   });
+
+  it("holds at most maxChats: a new chat evicts the least recently used idle one, or gets 503 while every chat runs", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const wait = defineTool({ name: "wait", description: "Waits", parameters: Type.Object({}), execute: async () => (await gate, { content: [{ type: "text", text: "ok" }], details: {} }) });
+    const closed: string[] = [];
+    const { url, handler } = await serve({
+      maxChats: 1,
+      createAgent: () => new Agent({ model: scriptedModel([{ content: [{ type: "toolCall", id: "call_wait", name: "wait", arguments: {} }] }, "done", "again"]), tools: [wait] }),
+      onChatClose: (chatId) => closed.push(chatId),
+    });
+    const running = await postJson(`${url}/api/chat`, chatBody("first", "go"));
+    const refused = await postJson(`${url}/api/chat`, chatBody("second", "go"));
+    expect({ status: refused.status, text: await refused.text() }).toStrictEqual({ status: 503, text: "The server holds 1 chats, each with a run going: try again later." });
+    release();
+    await running.text();
+    const second = await postJson(`${url}/api/chat`, chatBody("second", "go"));
+    expect(second.status).toBe(200);
+    await second.text();
+    expect({ closed, chats: handler.chatIds() }).toStrictEqual({ closed: ["first"], chats: ["second"] });
+  });
 });
