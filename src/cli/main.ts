@@ -39,6 +39,7 @@ Options:
   --store <dir>       serve: keep each session's transcript in <dir>/<session>.jsonl and reopen it
                       after a restart (calls waiting for approval wait again)
   --redis <url>       serve: share sessions with other serve processes through Redis (redis://host:port)
+  --ai-sdk            serve: also answer the AI SDK's useChat at /api/chat (docs/ai-sdk.md)
   --lease <ms>        serve --redis: a run's lease; a dead process's run is taken over after it (default 10000)
   --mcp "<command>"   add the tools of an MCP server started with this command line (stdio;
                       repeatable), e.g. --mcp "npx -y @modelcontextprotocol/server-everything"
@@ -78,6 +79,7 @@ async function main(argv: string[]): Promise<number> {
       store: { type: "string" },
       redis: { type: "string" },
       lease: { type: "string" },
+      "ai-sdk": { type: "boolean" },
       mcp: { type: "string", multiple: true },
       "mcp-url": { type: "string", multiple: true },
       help: { type: "boolean", short: "h" },
@@ -108,6 +110,7 @@ async function main(argv: string[]): Promise<number> {
 
   if (values.record !== undefined && command !== "chat") throw new UsageError("--record works with chat.");
   if (values.lease !== undefined && (command !== "serve" || values.redis === undefined)) throw new UsageError("--lease works with serve --redis.");
+  if (values["ai-sdk"] && command !== "serve") throw new UsageError("--ai-sdk works with serve.");
   if (values.store !== undefined && values.redis !== undefined) throw new UsageError("--store and --redis exclude each other: with --redis the transcripts live in Redis.");
   const telemetry = values.otel ? await (await import("./console-telemetry.js")).consoleTelemetry((line) => process.stderr.write(line), process.env.OTEL_EXPORTER_OTLP_ENDPOINT) : undefined;
   if (telemetry) flushBeforeExit = telemetry.flush;
@@ -170,6 +173,7 @@ async function main(argv: string[]): Promise<number> {
       output: process.stdout,
       ...serveSecurity(values.token ?? process.env["RXAGENT_TOKEN"], values["allow-origin"], values.insecure === true),
       ...(values.redis === undefined ? {} : { redis: values.redis }),
+      ...(values["ai-sdk"] ? { aiSdk: true } : {}),
       ...(values.lease === undefined ? {} : { leaseMs: numberOption("--lease", values.lease, 10_000) }),
     });
     await stopped;

@@ -1,4 +1,5 @@
 import { mkdirSync } from "node:fs";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { join } from "node:path";
 import { demoTools } from "../demo/demo-tools.js";
 import { Agent } from "../agent/agent.js";
@@ -32,6 +33,8 @@ export interface ServeOptions {
   redis?: string;
   /** With `redis`: the lease of a run, in milliseconds (see `RedisSessionsOptions.leaseMs`). */
   leaseMs?: number;
+  /** `--ai-sdk`: also serve the AI SDK's useChat at `/api/chat` (rxagent/ai-sdk), one agent per chat id. */
+  aiSdk?: boolean;
 }
 
 /** Refuses to expose the agent (and its file tools) beyond this machine without a token. */
@@ -57,29 +60,34 @@ export async function runServe(options: ServeOptions): Promise<() => Promise<voi
       tools: options.tools ?? demoTools({ root: options.root, stepDelay: options.toolStepDelay }),
       systemPrompt: `You are a helpful assistant in a browser, run by rxagent. Tools: calculator, clock, list_files and read_file (inside ${options.root}). Call independent tools in the same reply. Be concise.`,
     });
+  /** A session's agent; with `--store`, on its transcript file (ids are [A-Za-z0-9_.:-]{1,128}, PROTOCOL.md: with ".jsonl" after it, a file name of the folder). */
+  const openAgent = (name: string): Agent | Promise<Agent> =>
+    options.storeDirectory === undefined ? new Agent(agentOptions()) : Agent.open({ ...agentOptions(), store: new JsonlTranscriptStore(join(options.storeDirectory, `${name}.jsonl`)) });
+  // A chat's file is `chat-<id>.jsonl`, apart from the WebSocket sessions' `<id>.jsonl`.
+  const chats = options.aiSdk ? await chatEndpoint(options, (chatId) => openAgent(`chat-${chatId}`)) : undefined;
   const redis = options.redis === undefined ? undefined : await redisSessionsAt(options.redis, options.leaseMs, (store) => Agent.open({ ...agentOptions(), store }));
   const server = await serveWebUi({
     port: options.port,
     host: options.host,
     ...(options.token === undefined ? {} : { auth: acceptToken(options.token) }),
     ...(options.allowOrigins === undefined ? {} : { allowedOrigins: options.allowOrigins }),
-    createAgent: (session) => {
-      if (options.storeDirectory === undefined) return new Agent(agentOptions());
-      // A session id is [A-Za-z0-9_.:-]{1,128} (PROTOCOL.md): with ".jsonl" after it, a file name of the folder.
-      return Agent.open({ ...agentOptions(), store: new JsonlTranscriptStore(join(options.storeDirectory, `${session}.jsonl`)) });
-    },
+    createAgent: (session) => openAgent(session),
     page: firstScreen(options.choice),
+    ...(chats ? { handleRequest: chats.handleRequest } : {}),
     ...redis?.serveOptions,
   }).catch(async (error: unknown) => {
     await redis?.close();
+    await chats?.close();
     throw error;
   });
   // The token travels in the fragment: browsers never send it to a server in a request line or a log.
   const pageUrl = options.token === undefined ? server.url : `${server.url}#token=${encodeURIComponent(options.token)}`;
   const warning = options.token === undefined && !isLoopbackHost(options.host) ? "WARNING: no token; anyone who reaches this address can drive the agent.\n" : "";
   const shared = options.redis === undefined ? "" : `Sessions shared through Redis at ${options.redis}.\n`;
-  options.output.write(`rxagent · ${options.choice.description}\n${warning}${shared}Serving the web UI at ${pageUrl}  (Ctrl-C stops)\n`);
+  const useChat = chats ? `useChat endpoint (AI SDK): ${server.url}api/chat\n` : "";
+  options.output.write(`rxagent · ${options.choice.description}\n${warning}${shared}${useChat}Serving the web UI at ${pageUrl}  (Ctrl-C stops)\n`);
   return async () => {
+    await chats?.close();
     await server.close();
     await redis?.close();
   };
@@ -114,4 +122,28 @@ async function redisSessionsAt(url: string, leaseMs: number | undefined, openAge
     throw error;
   }
   return sessions;
+}
+
+/**
+ * `--ai-sdk`: the useChat endpoint of rxagent/ai-sdk at `/api/chat`, beside the WebSocket. Its
+ * chats are this process's own (not shared through `--redis`); with a token, requests must carry
+ * it as `Authorization: Bearer` or `?token=`.
+ */
+async function chatEndpoint(options: ServeOptions, openAgent: (chatId: string) => Agent | Promise<Agent>) {
+  const { createChatHandler, handleNodeRequest } = await import("../ai-sdk/index.js");
+  const accept = options.token === undefined ? undefined : acceptToken(options.token);
+  const chats = createChatHandler({
+    path: "/api/chat",
+    createAgent: (chatId) => openAgent(chatId),
+    ...(accept ? { auth: (request: Request) => accept(bearerOf(request)) } : {}),
+  });
+  return {
+    handleRequest: (request: IncomingMessage, response: ServerResponse) => handleNodeRequest(chats, request, response),
+    close: () => chats.close(),
+  };
+}
+
+function bearerOf(request: Request): string | undefined {
+  const match = /^Bearer\s+(.+)$/i.exec(request.headers.get("authorization") ?? "");
+  return match?.[1]?.trim() ?? new URL(request.url).searchParams.get("token") ?? undefined;
 }

@@ -25,6 +25,12 @@ export interface ServeWebUiOptions extends Omit<ServeAgentsOptions, "server" | "
   host?: string;
   /** Shown on the page's first screen (the model, example prompts); default: nothing. */
   page?: WebUiPage;
+  /**
+   * More HTTP routes on the page's port, asked first: return true when it answered the request.
+   * Contract: it checks its own requests (auth, origin); the WebSocket's checks do not cover it.
+   * @example handleRequest: (request, response) => handleNodeRequest(chatHandler, request, response) // rxagent/ai-sdk's useChat endpoint
+   */
+  handleRequest?: (request: IncomingMessage, response: ServerResponse) => boolean;
 }
 
 export interface WebUiServer {
@@ -66,6 +72,7 @@ const CONTENT_TYPES: Record<string, string> = {
 export async function serveWebUi(options: ServeWebUiOptions): Promise<WebUiServer> {
   const host = options.host ?? "127.0.0.1";
   const http = createServer((request, response) => {
+    if (options.handleRequest?.(request, response)) return;
     serveFile(request, response, options.page ?? {}).catch(() => {
       if (!response.headersSent) response.writeHead(500);
       response.end();

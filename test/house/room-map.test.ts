@@ -38,7 +38,8 @@ const allowed: Record<string, string[]> = {
   redis: [...core, "server"],
   "json-schema": core,
   typebox: core,
-  cli: [...core, "openai", "pi-ai", "mcp", "demo", "testing", "client", "server", "redis", "otel"],
+  "ai-sdk": core,
+  cli: [...core, "openai", "pi-ai", "mcp", "demo", "testing", "client", "server", "redis", "otel", "ai-sdk"],
 };
 
 const root = path.resolve(import.meta.dirname, "../../src");

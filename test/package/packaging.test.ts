@@ -38,8 +38,9 @@ const browserEntryPoints = ["rxagent", "rxagent/client"];
  */
 const entriesNeedingSkipLibCheck = ["rxagent/pi-ai"];
 /** Entry points that must load with no optional peer installed. */
-// `rxagent/server` loads `ws` only when serveAgents starts, so its store imports without it.
-const peerlessEntryPoints = ["rxagent", "rxagent/testing", "rxagent/client", "rxagent/demo", "rxagent/server", "rxagent/json-schema", "rxagent/typebox"];
+// `rxagent/server` loads `ws` only when serveAgents starts, so its store imports without it;
+// `rxagent/ai-sdk` imports only types from `ai` (the front end needs `ai`, the server does not).
+const peerlessEntryPoints = ["rxagent", "rxagent/testing", "rxagent/client", "rxagent/demo", "rxagent/server", "rxagent/json-schema", "rxagent/typebox", "rxagent/ai-sdk"];
 /** Entry points known to need an optional peer, and which one (others may need any optional peer). */
 const optionalPeerOf: Record<string, string> = { "rxagent/openai": "openai", "rxagent/otel": "@opentelemetry/api" };
 /** Entry points imported for what they do, with no exports: `rxagent/json-schema` loads Ajv, `rxagent/typebox` TypeBox's compiler. */

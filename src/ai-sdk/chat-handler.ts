@@ -1,0 +1,218 @@
+import { type Observable, tap } from "rxjs";
+import type { Agent, AgentEvent } from "../index.js";
+import { runChatCommand } from "./chat-commands.js";
+import { isChatId, parseChatRequest, readBody, type Refusal } from "./chat-request.js";
+import { toServerSentEvents, toUIMessageStream, UI_MESSAGE_STREAM_HEADERS } from "./to-ui-message-stream.js";
+import type { UIMessageChunkOptions } from "./ui-message-chunks.js";
+
+export interface ChatHandlerOptions {
+  /**
+   * Makes the agent of a chat the first time a POST names its id (useChat's `id`).
+   *
+   * Contract: return `undefined` to refuse the id (the client gets 404); the handler never
+   * disposes the agent (see `onChatClose`).
+   * @example createAgent: (chatId) => new Agent({ model, tools })
+   */
+  createAgent(chatId: string, request: Request): Agent | undefined | Promise<Agent | undefined>;
+  /** The chat endpoint, useChat's `api`. Default `"/api/chat"`. */
+  path?: string;
+  /**
+   * Checks each request before anything else; false answers 401.
+   * @example auth: (request) => request.headers.get("authorization") === `Bearer ${token}`
+   */
+  auth?: (request: Request) => boolean | Promise<boolean>;
+  /** Largest request body in bytes; a larger one gets 413. Default 1 MiB. */
+  maxBodyBytes?: number;
+  /** Chats held at once; when full, the least recently used chat without a run is closed to make room, else 503. Default 100. */
+  maxChats?: number;
+  /**
+   * Whether a client that goes away (a closed tab, useChat's `stop()`) aborts its run. Default
+   * true. Set false to let runs finish for `resume: true` clients: then only the `abort`
+   * command (`POST <path>/<id>/commands`) stops a run, since useChat's `stop()` looks the same
+   * as a lost connection to the server.
+   */
+  abortOnDisconnect?: boolean;
+  /** How events become chunks (tool outputs, message metadata). */
+  chunks?: Omit<UIMessageChunkOptions, "messageId">;
+  /** Called when a chat is closed (evicted, or by `close()`), to persist or dispose its agent. */
+  onChatClose?: (chatId: string, agent: Agent) => void;
+}
+
+export interface ChatHandler {
+  /** The path the handler answers under (`path`, and `path/<id>/stream`, `path/<id>/commands`). */
+  readonly path: string;
+  /** True when `pathname` is one of the handler's routes, so a server can fall through to its own. */
+  handles(pathname: string): boolean;
+  /** Answers one request (Fetch API), e.g. as a Next.js route's `POST` or a Deno/Bun server. */
+  fetch(request: Request): Promise<Response>;
+  chatIds(): string[];
+  agent(chatId: string): Agent | undefined;
+  /** Aborts every run, waits for them to end, and closes every chat. */
+  close(): Promise<void>;
+}
+
+interface Chat {
+  agent: Agent;
+  /** The active run's events, replayed from its start (the Agent's own run log), for `resume`. */
+  run: { events$: Observable<AgentEvent>; messageId: string } | undefined;
+}
+
+/**
+ * A backend for the AI SDK's `useChat`: one `Agent` per chat id, each POST a run answered with
+ * the UI message stream. Routes:
+ * - `POST <path>`: useChat's `{ id, messages }`; runs the last user message's text.
+ * - `GET <path>/<id>/stream`: the active run from its start (useChat's `resume: true`), or 204.
+ * - `POST <path>/<id>/commands`: `steer`, `follow_up`, `approve`, `deny`, `abort` (`ChatCommand`).
+ *
+ * @example
+ * const chat = createChatHandler({ createAgent: () => new Agent({ model, tools }) });
+ * export const POST = (request: Request) => chat.fetch(request);
+ */
+export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
+  const path = (options.path ?? "/api/chat").replace(/\/$/, "");
+  const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+  const maxChats = options.maxChats ?? 100;
+  const abortOnDisconnect = options.abortOnDisconnect ?? true;
+  const chats = new Map<string, Chat>();
+  const pending = new Map<string, Promise<Chat | Refusal>>();
+  let closing = false;
+
+  function route(pathname: string): { kind: "chat" } | { kind: "stream" | "commands"; chatId: string } | undefined {
+    if (pathname === path) return { kind: "chat" };
+    if (!pathname.startsWith(`${path}/`)) return undefined;
+    const [chatId, action, ...rest] = pathname.slice(path.length + 1).split("/");
+    if (rest.length > 0 || (action !== "stream" && action !== "commands")) return undefined;
+    return { kind: action, chatId: decodeURIComponent(chatId ?? "") };
+  }
+
+  async function answer(request: Request): Promise<Response> {
+    const target = route(new URL(request.url).pathname);
+    if (!target) return refuse({ status: 404, message: "Not found." });
+    if (closing) return refuse({ status: 503, message: "The server is shutting down." });
+    if (options.auth && !(await options.auth(request))) return refuse({ status: 401, message: "Not authorized." });
+    const method = target.kind === "stream" ? "GET" : "POST";
+    if (request.method !== method) return refuse({ status: 405, message: `Use ${method} here.` }, { allow: method });
+    if (target.kind === "stream") return resume(target.chatId);
+    // useChat posts JSON; demanding it also keeps other sites out, whose pages can post plain
+    // text or forms to any server without asking, but not JSON without a preflight.
+    if (!(request.headers.get("content-type") ?? "").toLowerCase().startsWith("application/json")) {
+      return refuse({ status: 415, message: "Send the body as application/json." });
+    }
+    const body = await readBody(request, maxBodyBytes);
+    if (typeof body !== "string") return refuse(body);
+    if (target.kind === "commands") return command(target.chatId, body);
+    const parsed = parseChatRequest(body);
+    if ("status" in parsed) return refuse(parsed);
+    const chat = await chatFor(parsed.chatId, request);
+    if ("status" in chat) return refuse(chat);
+    if (chat.run || chat.agent.state.isStreaming) {
+      return refuse({
+        status: 409,
+        message: `Chat "${parsed.chatId}" has a run going: wait for it, resume it (GET ${path}/${parsed.chatId}/stream), or steer it (POST ${path}/${parsed.chatId}/commands).`,
+      });
+    }
+    return start(chat, parsed.text, request.signal);
+  }
+
+  function start(chat: Chat, text: string, signal: AbortSignal): Response {
+    const messageId = crypto.randomUUID();
+    const events$ = chat.agent.prompt(text);
+    const run = { events$, messageId };
+    chat.run = run;
+    const clear = () => {
+      if (chat.run === run) chat.run = undefined;
+    };
+    events$.subscribe({ complete: clear, error: clear });
+    const leave = () => {
+      if (abortOnDisconnect && chat.run === run) chat.agent.abort({ reason: new Error("The chat's client went away") });
+    };
+    signal.addEventListener("abort", leave, { once: true });
+    // The client may have gone while createAgent ran: no abort event comes then.
+    if (signal.aborted) leave();
+    // `unsubscribe` fires only when the reader cancels before the run ends: the client left.
+    const watched = events$.pipe(tap({ unsubscribe: leave, finalize: () => signal.removeEventListener("abort", leave) }));
+    return stream(watched, messageId);
+  }
+
+  function resume(chatId: string): Response {
+    if (!isChatId(chatId)) return refuse({ status: 400, message: "Not a chat id." });
+    const chat = chats.get(chatId);
+    if (!chat) return refuse({ status: 404, message: `No chat "${chatId}" here.` });
+    if (!chat.run) return new Response(null, { status: 204 });
+    return stream(chat.run.events$, chat.run.messageId);
+  }
+
+  function command(chatId: string, body: string): Response {
+    const chat = isChatId(chatId) ? chats.get(chatId) : undefined;
+    if (!chat) return refuse({ status: 404, message: `No chat "${chatId}" here.` });
+    const refusal = runChatCommand(chat.agent, body);
+    return refusal ? refuse(refusal) : new Response(null, { status: 204 });
+  }
+
+  function stream(events$: Observable<AgentEvent>, messageId: string): Response {
+    const chunks = toUIMessageStream(events$, { ...options.chunks, messageId });
+    return new Response(toServerSentEvents(chunks), { status: 200, headers: UI_MESSAGE_STREAM_HEADERS });
+  }
+
+  /** The chat's record, made on first use, or why there is none. */
+  async function chatFor(chatId: string, request: Request): Promise<Chat | Refusal> {
+    const existing = chats.get(chatId);
+    if (existing) {
+      // Map order is recency order for eviction.
+      chats.delete(chatId);
+      chats.set(chatId, existing);
+      return existing;
+    }
+    const inFlight = pending.get(chatId);
+    if (inFlight) return inFlight;
+    if (chats.size + pending.size >= maxChats && !evictOne()) {
+      return { status: 503, message: `The server holds ${maxChats} chats, each with a run going: try again later.` };
+    }
+    const creation = Promise.resolve()
+      .then(() => options.createAgent(chatId, request))
+      .then(
+        (agent): Chat | Refusal => {
+          if (!agent) return { status: 404, message: `No chat "${chatId}" here, and the server would not create it.` };
+          const chat: Chat = { agent, run: undefined };
+          chats.set(chatId, chat);
+          return chat;
+        },
+        (error: unknown): Refusal => ({ status: 500, message: `createAgent failed: ${error instanceof Error ? error.message : String(error)}` }),
+      );
+    pending.set(chatId, creation);
+    try {
+      return await creation;
+    } finally {
+      pending.delete(chatId);
+    }
+  }
+
+  function evictOne(): boolean {
+    for (const [chatId, chat] of chats) {
+      if (!chat.run && !chat.agent.state.isStreaming) {
+        chats.delete(chatId);
+        options.onChatClose?.(chatId, chat.agent);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  return {
+    path,
+    handles: (pathname) => route(pathname) !== undefined,
+    fetch: (request) => answer(request).catch((error: unknown) => refuse({ status: 500, message: error instanceof Error ? error.message : String(error) })),
+    chatIds: () => [...chats.keys()],
+    agent: (chatId) => chats.get(chatId)?.agent,
+    async close() {
+      closing = true;
+      await Promise.all([...chats.values()].map((chat) => (chat.agent.abort(), chat.agent.waitForIdle())));
+      for (const [chatId, chat] of chats) options.onChatClose?.(chatId, chat.agent);
+      chats.clear();
+    },
+  };
+}
+
+function refuse(refusal: Refusal, headers: Record<string, string> = {}): Response {
+  return new Response(refusal.message, { status: refusal.status, headers: { "content-type": "text/plain; charset=utf-8", ...headers } });
+}

@@ -1,0 +1,95 @@
+import { request as httpRequest } from "node:http";
+import { asyncScheduler } from "rxjs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Agent } from "../../src/index.js";
+import { scriptedModel } from "../../src/testing/index.js";
+import { chatBody, chunksOf, finalMessage, postJson, startChatServer } from "./chat-server.js";
+
+/** Each bad request gets a clear 4xx; after all of them, the same server still answers a good one. */
+describe("the chat handler's answers to bad requests", () => {
+  let server: Awaited<ReturnType<typeof startChatServer>>;
+  let created: string[];
+
+  beforeAll(async () => {
+    created = [];
+    server = await startChatServer({
+      maxBodyBytes: 10_000,
+      createAgent: (chatId) => {
+        if (chatId.startsWith("unknown")) return undefined;
+        if (chatId === "throws") throw new Error("no model configured");
+        created.push(chatId);
+        return new Agent({ model: scriptedModel(chatId === "slow" ? [{ content: [{ type: "text", text: "a b c" }], delay: 2000 }] : ["fine"], { scheduler: asyncScheduler }) });
+      },
+    });
+  });
+  afterAll(() => server.close());
+
+  const post = (body: string, path = "/api/chat", init: RequestInit = {}) => postJson(`${server.url}${path}`, body, init);
+  async function expectRefusal(response: Response, status: number, message: string | RegExp): Promise<void> {
+    expect({ status: response.status, type: response.headers.get("content-type") }).toStrictEqual({ status, type: "text/plain; charset=utf-8" });
+    expect(await response.text()).toMatch(message);
+  }
+
+  it("refuses a body that is not JSON, not an object, or not useChat's", async () => {
+    await expectRefusal(await post("{not json"), 400, "The body is not JSON: send useChat's { id, messages }.");
+    await expectRefusal(await post("[1,2]"), 400, "The body must be a JSON object: useChat's { id, messages }.");
+    await expectRefusal(await post(JSON.stringify({ messages: [] })), 400, /^The chat "id" must be 1 to 128 characters/);
+    await expectRefusal(await post(JSON.stringify({ id: "../etc", messages: [] })), 400, /^The chat "id" must be/);
+    await expectRefusal(await post(JSON.stringify({ id: "a", messages: [] })), 400, '"messages" must be a non-empty array of UI messages.');
+    await expectRefusal(await post(JSON.stringify({ id: "a", messages: [{ role: "assistant", parts: [] }] })), 400, "The last message must be a user message with parts.");
+    await expectRefusal(await post(JSON.stringify({ id: "a", messages: [{ role: "user", parts: [{ type: "file", url: "x" }] }] })), 400, "The last user message has no text part.");
+    await expectRefusal(await post(JSON.stringify({ id: "a", messages: [{ role: "user", parts: [{ type: "text", text: "x" }] }], trigger: "regenerate-message" })), 400, /^trigger "regenerate-message" is not supported/);
+    expect(created).toEqual([]);
+  });
+
+  it("refuses a body that is not sent as JSON (what another site's form or plain-text POST would be)", async () => {
+    await expectRefusal(await fetch(`${server.url}/api/chat`, { method: "POST", headers: { "content-type": "text/plain" }, body: chatBody("a", "hi") }), 415, "Send the body as application/json.");
+  });
+
+  it("refuses a huge body, declared or streamed without a length, before reading it all", async () => {
+    await expectRefusal(await post(chatBody("a", "x".repeat(20_000))), 413, "The body is larger than 10000 bytes.");
+    // Chunked, no content-length: counted as it arrives.
+    const status = await new Promise<number>((resolve, reject) => {
+      const request = httpRequest(`${server.url}/api/chat`, { method: "POST", headers: { "content-type": "application/json", "transfer-encoding": "chunked" } }, (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      });
+      request.on("error", reject);
+      for (let index = 0; index < 30; index += 1) request.write("x".repeat(1000));
+      request.end();
+    });
+    expect(status).toBe(413);
+  });
+
+  it("answers 404 for a chat createAgent refuses, or one never created, and 500 with why when createAgent throws", async () => {
+    await expectRefusal(await post(chatBody("unknown-1", "hi")), 404, 'No chat "unknown-1" here, and the server would not create it.');
+    await expectRefusal(await fetch(`${server.url}/api/chat/never/stream`), 404, 'No chat "never" here.');
+    await expectRefusal(await post(JSON.stringify({ type: "abort" }), "/api/chat/never/commands"), 404, 'No chat "never" here.');
+    await expectRefusal(await post(chatBody("throws", "hi")), 500, "createAgent failed: no model configured");
+  });
+
+  it("answers 405 for a wrong method, 404 past its routes, and leaves other paths to the server", async () => {
+    await expectRefusal(await fetch(`${server.url}/api/chat`), 405, "Use POST here.");
+    await expectRefusal(await post("{}", "/api/chat/a/stream"), 405, "Use GET here.");
+    expect(await (await fetch(`${server.url}/api/chat/a/b/c`)).text()).toBe("The server's own 404");
+    expect(await (await fetch(`${server.url}/elsewhere`)).text()).toBe("The server's own 404");
+  });
+
+  it("refuses a second prompt while the chat's run goes on, and bad commands", async () => {
+    const running = post(chatBody("slow", "go"));
+    await running;
+    await expectRefusal(await post(chatBody("slow", "again")), 409, /^Chat "slow" has a run going: wait for it, resume it \(GET \/api\/chat\/slow\/stream\)/);
+    await expectRefusal(await post("nope", "/api/chat/slow/commands"), 400, /^The body is not JSON/);
+    await expectRefusal(await post(JSON.stringify({ type: "explode" }), "/api/chat/slow/commands"), 400, 'Unknown command "type": one of steer, follow_up, approve, deny, abort.');
+    await expectRefusal(await post(JSON.stringify({ type: "steer" }), "/api/chat/slow/commands"), 400, '"steer" needs a non-empty "text".');
+    await expectRefusal(await post(JSON.stringify({ type: "approve", toolCallId: "call_none" }), "/api/chat/slow/commands"), 409, /call_none/);
+    expect((await post(JSON.stringify({ type: "abort" }), "/api/chat/slow/commands")).status).toBe(204);
+    const message = await finalMessage(await chunksOf(await running));
+    expect(message.role).toBe("assistant");
+  });
+
+  it("still serves a good request after all of the above", async () => {
+    const message = await finalMessage(await chunksOf(await post(chatBody("good", "hi"))));
+    expect(message.parts).toStrictEqual([{ type: "step-start" }, { type: "text", text: "fine", state: "done" }]);
+  });
+});

@@ -1,0 +1,122 @@
+import { Type } from "@sinclair/typebox";
+import { readUIMessageStream, type UIMessage, type UIMessageChunk } from "ai";
+import { asyncScheduler, filter, firstValueFrom, lastValueFrom, toArray } from "rxjs";
+import { describe, expect, it } from "vitest";
+import { Agent } from "../../src/agent/agent.js";
+import { toUIMessageChunks, toUIMessageStream } from "../../src/ai-sdk/index.js";
+import { scriptedModel } from "../../src/testing/scripted-model.js";
+import { defineTool } from "../../src/tools/define-tool.js";
+
+const add = defineTool({
+  name: "add",
+  description: "Adds two numbers",
+  parameters: Type.Object({ a: Type.Number(), b: Type.Number() }),
+  execute: async (_id, { a, b }) => ({ content: [{ type: "text", text: String(a + b) }], details: { sum: a + b } }),
+});
+
+const broken = defineTool({
+  name: "broken",
+  description: "Always fails",
+  parameters: Type.Object({}),
+  execute: async () => {
+    throw new Error("the disk is full");
+  },
+});
+
+/**
+ * Every UIMessage readUIMessageStream makes of the stream, the last the final one, each as JSON
+ * would carry it (the reader leaves unset fields as explicit `undefined`s).
+ */
+async function readMessages(stream: ReadableStream<UIMessageChunk>): Promise<UIMessage[]> {
+  const messages: UIMessage[] = [];
+  for await (const message of readUIMessageStream({ stream, terminateOnError: true })) messages.push(JSON.parse(JSON.stringify(message)) as UIMessage);
+  return messages;
+}
+
+describe("toUIMessageStream read back by ai's readUIMessageStream", () => {
+  it("gives one assistant message with the run's reasoning, text and each tool call with its input and output", async () => {
+    const model = scriptedModel([
+      {
+        content: [
+          { type: "thinking", thinking: "I should add and also try the broken tool." },
+          { type: "text", text: "Let me add them." },
+          { type: "toolCall", id: "call_add", name: "add", arguments: { a: 2, b: 3 } },
+          { type: "toolCall", id: "call_broken", name: "broken", arguments: {} },
+        ],
+      },
+      "2 + 3 is 5; the other tool failed.",
+    ]);
+    const agent = new Agent({ model, tools: [add, broken] });
+    const messages = await readMessages(toUIMessageStream(agent.prompt("add 2 and 3"), { messageId: "reply-1" }));
+    const final = messages[messages.length - 1]!;
+    expect(final).toStrictEqual({
+      id: "reply-1",
+      role: "assistant",
+      metadata: { reason: "idle", usage: agent.state.usage },
+      parts: [
+        { type: "step-start" },
+        // ai 5 keeps the chunk id on a reasoning part (not on a text part).
+        { type: "reasoning", id: "1-0", text: "I should add and also try the broken tool.", state: "done" },
+        { type: "text", text: "Let me add them.", state: "done" },
+        {
+          type: "tool-add",
+          toolCallId: "call_add",
+          state: "output-available",
+          input: { a: 2, b: 3 },
+          output: { content: [{ type: "text", text: "5" }], details: { sum: 5 } },
+        },
+        { type: "tool-broken", toolCallId: "call_broken", state: "output-error", input: {}, errorText: "the disk is full" },
+        { type: "step-start" },
+        { type: "text", text: "2 + 3 is 5; the other tool failed.", state: "done" },
+      ],
+    });
+  });
+
+  it("streams a tool call's input as it is written, then its output, with toolOutput choosing what the part shows", async () => {
+    const model = scriptedModel([{ content: [{ type: "toolCall", id: "call_add", name: "add", arguments: { a: 1, b: 1 } }] }, "2"]);
+    const agent = new Agent({ model, tools: [add] });
+    const messages = await readMessages(toUIMessageStream(agent.prompt("1+1"), { messageId: "m", toolOutput: (result) => result.details }));
+    const states = messages.flatMap((message) => message.parts.filter((part) => part.type === "tool-add").map((part) => ("state" in part ? part.state : undefined)));
+    expect([...new Set(states)]).toEqual(["input-streaming", "input-available", "output-available"]);
+    expect(messages[messages.length - 1]!.parts[1]).toStrictEqual({ type: "tool-add", toolCallId: "call_add", state: "output-available", input: { a: 1, b: 1 }, output: { sum: 2 } });
+  });
+});
+
+describe("toUIMessageChunks", () => {
+  it("maps a plain reply to the whole chunk sequence", async () => {
+    const agent = new Agent({ model: scriptedModel([{ content: [{ type: "text", text: "Hi there" }], usage: { input: 3, output: 2 } }]) });
+    const chunks = await lastValueFrom(agent.prompt("hello").pipe(toUIMessageChunks({ messageId: "m1", messageMetadata: (end) => ({ reason: end.reason }) }), toArray()));
+    expect(chunks).toStrictEqual([
+      { type: "start", messageId: "m1" },
+      { type: "start-step" },
+      { type: "text-start", id: "1-0" },
+      { type: "text-delta", id: "1-0", delta: "Hi " },
+      { type: "text-delta", id: "1-0", delta: "there" },
+      { type: "text-end", id: "1-0" },
+      { type: "finish-step" },
+      { type: "finish", finishReason: "stop", messageMetadata: { reason: "idle" } },
+    ]);
+  });
+
+  it("turns a failed model call into an error chunk and a finish with reason error", async () => {
+    const agent = new Agent({ model: scriptedModel([{ stopReason: "error", errorMessage: "rate limited" }]) });
+    const chunks = await lastValueFrom(agent.prompt("hello").pipe(toUIMessageChunks({ messageId: "m1", messageMetadata: () => undefined }), toArray()));
+    expect(chunks).toStrictEqual([
+      { type: "start", messageId: "m1" },
+      { type: "start-step" },
+      { type: "error", errorText: "rate limited" },
+      { type: "finish-step" },
+      { type: "finish", finishReason: "error" },
+    ]);
+  });
+
+  it("closes the text an abort leaves open, and ends with abort rather than finish", async () => {
+    const agent = new Agent({ model: scriptedModel([{ content: [{ type: "text", text: "one two three four" }], delay: 5 }], { scheduler: asyncScheduler }) });
+    const chunks$ = agent.prompt("count").pipe(toUIMessageChunks({ messageId: "m1" }), toArray());
+    const firstDelta = firstValueFrom(agent.events$.pipe(filter((event) => event.type === "message_update" && event.assistantMessageEvent.type === "text_delta")));
+    void firstDelta.then(() => agent.abort());
+    const chunks = await lastValueFrom(chunks$);
+    expect(chunks.slice(0, 4)).toStrictEqual([{ type: "start", messageId: "m1" }, { type: "start-step" }, { type: "text-start", id: "1-0" }, { type: "text-delta", id: "1-0", delta: "one " }]);
+    expect(chunks.slice(-3)).toStrictEqual([{ type: "text-end", id: "1-0" }, { type: "finish-step" }, { type: "abort" }]);
+  });
+});
