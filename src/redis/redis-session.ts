@@ -321,6 +321,7 @@ export class RedisSession implements HostedSession {
     });
     this.runner = runner;
     if (this.mirror.isRunning) {
+      this.announceUnframedMessages(runner);
       runner.publish({ type: "agent_end", messages: [], reason: "failed", errorMessage: TAKEOVER_TEXT });
       const takeovers = await redis.rxagentCountTakeover(this.keys.lease, this.keys.meta, token);
       if (takeovers === -1) {
@@ -339,6 +340,20 @@ export class RedisSession implements HostedSession {
     runner.markRunStart();
     runner.start();
     return runner;
+  }
+
+  /**
+   * Publishes, within the dead run, the messages its transcript holds past what its frames told:
+   * the runner appends a message and then sends its frame, two writes fenced by the lease, and a
+   * lease that expired between them (or Redis killed between them) keeps the first and refuses the
+   * second (chaos test, seed 28). Told now, frames and transcript agree, and the clients see the
+   * message the next run goes on from.
+   */
+  private announceUnframedMessages(runner: SessionRunner): void {
+    for (const message of runner.agent.state.messages.slice(this.mirror.messages.length)) {
+      runner.publish({ type: "message_start", message });
+      runner.publish({ type: "message_end", message });
+    }
   }
 
   /** Applies every frame of the stream after the mirror's last one. */
