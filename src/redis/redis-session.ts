@@ -288,10 +288,20 @@ export class RedisSession implements HostedSession {
     const { redis, leaseMs, processId } = this.context;
     const token = `${processId}:${randomUUID()}`;
     if ((await redis.set(this.keys.lease, token, "PX", leaseMs, "NX")) !== "OK") return undefined;
-    // Only the runner listens for commands: a command no process receives has no runner to answer it.
-    await this.context.listen(this.keys.commands, (message) => this.receiveCommand(message));
-    // Frames of the previous runner may still be on their way through the channel: the stream has them all.
-    await this.readStream();
+    let takeovers = 0;
+    try {
+      // Only the runner listens for commands: a command no process receives has no runner to answer it.
+      await this.context.listen(this.keys.commands, (message) => this.receiveCommand(message));
+      // Frames of the previous runner may still be on their way through the channel: the stream has them all.
+      await this.readStream();
+      // Counted before a runner exists: a takeover that Redis fails here (it restarts) leaves only a
+      // lease that expires, and a later one starts again. A runner made first kept renewing the
+      // lease of a run it never started, and the session was wedged for as long as the process lived.
+      if (this.mirror.isRunning) takeovers = await redis.rxagentCountTakeover(this.keys.lease, this.keys.meta, token);
+    } catch (error) {
+      this.context.unlisten(this.keys.commands);
+      throw error;
+    }
     let runner: SessionRunner | undefined;
     const store = new RedisTranscriptStore(redis, this.id, {
       keyPrefix: this.context.keyPrefix,
@@ -323,7 +333,6 @@ export class RedisSession implements HostedSession {
     if (this.mirror.isRunning) {
       this.announceUnframedMessages(runner);
       runner.publish({ type: "agent_end", messages: [], reason: "failed", errorMessage: TAKEOVER_TEXT });
-      const takeovers = await redis.rxagentCountTakeover(this.keys.lease, this.keys.meta, token);
       if (takeovers === -1) {
         // Its runner could not save every message: going on would tell the model a story with holes.
         runner.publish({ type: "agent_end", messages: [], reason: "failed", errorMessage: transcriptLostText("messages of this run never reached it") });

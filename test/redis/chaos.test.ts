@@ -16,10 +16,10 @@ import { hasRedisServer, RedisServerProcess } from "./redis-server.js";
 // answer (one when the run ended idle), the stream's message_end frames are the transcript, and a
 // client that resumes from its last seq on a random process gets an exact replay or a snapshot.
 // `npm test` runs 6 runs of seed 28; CHAOS_RUNS=20 runs 20 on each of seeds 7, 28 and 101, and
-// CHAOS_SEED picks one (CHAOS_RUNS=40 CHAOS_SEED=7 npx vitest run test/redis/chaos.test.ts).
+// CHAOS_SEED picks others (CHAOS_RUNS=40 CHAOS_SEED=7,8 npx vitest run test/redis/chaos.test.ts).
 
 const RUNS = Number(process.env["CHAOS_RUNS"] ?? 6);
-const SEEDS = process.env["CHAOS_SEED"] !== undefined ? [Number(process.env["CHAOS_SEED"])] : process.env["CHAOS_RUNS"] !== undefined ? [7, 28, 101] : [28];
+const SEEDS = process.env["CHAOS_SEED"] !== undefined ? process.env["CHAOS_SEED"].split(",").map(Number) : process.env["CHAOS_RUNS"] !== undefined ? [7, 28, 101] : [28];
 const LEASE_MS = 1000;
 /** How long a run may take to end after its fault (a takeover waits for the lease first), on a loaded machine. */
 const END_MS = 30_000;

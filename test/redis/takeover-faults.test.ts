@@ -18,7 +18,7 @@ const calc = defineTool({ name: "calc", description: "Computes", parameters: Typ
 /** Whatever process asks: a prompt gets the call, the call's result the answer. */
 const reply: ScriptedTurn = (context) => (context.messages.at(-1)?.role === "toolResult" ? "It is 42." : { content: [{ type: "toolCall", id: "c1", name: "calc", arguments: {} }] });
 
-describe.skipIf(!hasRedisServer)("a lease lost between a transcript append and its frame", () => {
+describe.skipIf(!hasRedisServer)("takeovers under faults", () => {
   let redisServer: RedisServerProcess;
   let reader: Redis;
 
@@ -35,7 +35,7 @@ describe.skipIf(!hasRedisServer)("a lease lost between a transcript append and i
   // Seen in the chaos test (seed 28, 20 runs: 3 message_end frames, 4 transcript messages): the
   // runner's transcript append and the message's frame are two scripts, and its lease expired
   // between them. Here the lease is deleted between them, on the runner's own connection.
-  it("the takeover tells the message the transcript got: stream and transcript agree, the tool's real result is kept", async () => {
+  it("a lease lost between a transcript append and its frame: the takeover tells the message the transcript got: stream and transcript agree, the tool's real result is kept", async () => {
     const cutting = withSessionScripts(new Redis(redisServer.url));
     const appendFrame = cutting.rxagentAppendFrame.bind(cutting);
     let cut = false;
@@ -76,6 +76,47 @@ describe.skipIf(!hasRedisServer)("a lease lost between a transcript append and i
         await server.close();
         await sessions.close();
       }
+    }
+  }, 60_000);
+
+  it("Redis fails a takeover midway (it restarts): nothing is published, the lease expires, and the next takeover ends the dead run and goes on", async () => {
+    const redis = withSessionScripts(new Redis(redisServer.url));
+    // What a runner leaves when killed right after its run started (the prompt stored, the run's
+    // start marked, its first frames), with its lease expired.
+    await redis.rpush("rxagent:{midway}:transcript", JSON.stringify({ role: "user", content: "What is it?", timestamp: 1 }));
+    await redis.hset("rxagent:{midway}:meta", "epoch", "e1", "runSeq", "0", "runLength", "0");
+    await redis.xadd("rxagent:{midway}:events", "1-0", "t", "agent_start", "f", '{"type":"event","seq":1,"event":{"type":"agent_start"}}');
+    await redis.xadd("rxagent:{midway}:events", "2-0", "t", "turn_start", "f", '{"type":"event","seq":2,"event":{"type":"turn_start"}}');
+    // The first takeover's count fails, as a command does when Redis goes away under it.
+    const countTakeover = redis.rxagentCountTakeover.bind(redis);
+    let failed = false;
+    redis.rxagentCountTakeover = (...args) => {
+      if (failed) return countTakeover(...args);
+      failed = true;
+      return Promise.reject(new Error("Connection is closed."));
+    };
+    const warnings: string[] = [];
+    const sessions = redisSessions({ redis, leaseMs: 1000, onWarning: (text) => warnings.push(text), createAgent: (_id, store) => Agent.open({ store, tools: [calc], model: scriptedModel([reply, reply], { scheduler: asyncScheduler, delay: 5 }) }) });
+    const server = await serveAgents({ port: 0, ...sessions.serveOptions });
+    const client = await RawClient.open(server.url);
+    try {
+      await client.request({ type: "attach", session: "midway" });
+      await waitFor(() => client.agentEvents().filter((event) => event.type === "agent_end").length === 2, "the takeover to end the dead run and finish it", 20_000);
+      expect(failed).toBe(true);
+      expect(warnings).toContain("session midway: could not take over: Connection is closed.");
+      expect(client.agentEvents().filter((event) => event.type === "agent_end")).toStrictEqual([
+        { type: "agent_end", messages: [], reason: "failed", errorMessage: TAKEOVER_TEXT },
+        expect.objectContaining({ type: "agent_end", reason: "idle" }),
+      ]);
+      // The release follows the run's last frame: polled, as Redis holds it.
+      for (const deadline = Date.now() + 20_000; (await reader.exists("rxagent:{midway}:lease")) !== 0; await new Promise((resolve) => setTimeout(resolve, 20))) {
+        if (Date.now() > deadline) throw new Error("Timed out waiting for the lease to go back");
+      }
+      expect((await new RedisTranscriptStore(reader, "midway").load()).map((message) => message.role)).toStrictEqual(["user", "assistant", "toolResult", "assistant"]);
+    } finally {
+      await client.close();
+      await server.close();
+      await sessions.close();
     }
   }, 60_000);
 });
