@@ -288,10 +288,20 @@ export class RedisSession implements HostedSession {
     const { redis, leaseMs, processId } = this.context;
     const token = `${processId}:${randomUUID()}`;
     if ((await redis.set(this.keys.lease, token, "PX", leaseMs, "NX")) !== "OK") return undefined;
-    // Only the runner listens for commands: a command no process receives has no runner to answer it.
-    await this.context.listen(this.keys.commands, (message) => this.receiveCommand(message));
-    // Frames of the previous runner may still be on their way through the channel: the stream has them all.
-    await this.readStream();
+    let takeovers = 0;
+    try {
+      // Only the runner listens for commands: a command no process receives has no runner to answer it.
+      await this.context.listen(this.keys.commands, (message) => this.receiveCommand(message));
+      // Frames of the previous runner may still be on their way through the channel: the stream has them all.
+      await this.readStream();
+      // Counted before a runner exists: a takeover that Redis fails here (it restarts) leaves only a
+      // lease that expires, and a later one starts again. A runner made first kept renewing the
+      // lease of a run it never started, and the session was wedged for as long as the process lived.
+      if (this.mirror.isRunning) takeovers = await redis.rxagentCountTakeover(this.keys.lease, this.keys.meta, token);
+    } catch (error) {
+      this.context.unlisten(this.keys.commands);
+      throw error;
+    }
     let runner: SessionRunner | undefined;
     const store = new RedisTranscriptStore(redis, this.id, {
       keyPrefix: this.context.keyPrefix,
@@ -321,8 +331,8 @@ export class RedisSession implements HostedSession {
     });
     this.runner = runner;
     if (this.mirror.isRunning) {
+      this.announceUnframedMessages(runner);
       runner.publish({ type: "agent_end", messages: [], reason: "failed", errorMessage: TAKEOVER_TEXT });
-      const takeovers = await redis.rxagentCountTakeover(this.keys.lease, this.keys.meta, token);
       if (takeovers === -1) {
         // Its runner could not save every message: going on would tell the model a story with holes.
         runner.publish({ type: "agent_end", messages: [], reason: "failed", errorMessage: transcriptLostText("messages of this run never reached it") });
@@ -339,6 +349,20 @@ export class RedisSession implements HostedSession {
     runner.markRunStart();
     runner.start();
     return runner;
+  }
+
+  /**
+   * Publishes, within the dead run, the messages its transcript holds past what its frames told:
+   * the runner appends a message and then sends its frame, two writes fenced by the lease, and a
+   * lease that expired between them (or Redis killed between them) keeps the first and refuses the
+   * second (chaos test, seed 28). Told now, frames and transcript agree, and the clients see the
+   * message the next run goes on from.
+   */
+  private announceUnframedMessages(runner: SessionRunner): void {
+    for (const message of runner.agent.state.messages.slice(this.mirror.messages.length)) {
+      runner.publish({ type: "message_start", message });
+      runner.publish({ type: "message_end", message });
+    }
   }
 
   /** Applies every frame of the stream after the mirror's last one. */

@@ -33,9 +33,9 @@ export class RedisServerProcess {
     await this.launch();
   }
 
-  /** Stops the server and keeps its port and data for `up`: Redis is down until then. */
-  async down(): Promise<void> {
-    await this.stopProcess();
+  /** Stops the server (SIGKILL: as a crash, with what `appendfsync` already synced) and keeps its port and data for `up`: Redis is down until then. */
+  async down(signal: "SIGTERM" | "SIGKILL" = "SIGTERM"): Promise<void> {
+    await this.stopProcess(signal);
   }
 
   /** Starts the server again after `down`. */
@@ -68,13 +68,13 @@ export class RedisServerProcess {
     });
   }
 
-  private async stopProcess(): Promise<void> {
+  private async stopProcess(signal: "SIGTERM" | "SIGKILL" = "SIGTERM"): Promise<void> {
     const child = this.child;
     this.child = undefined;
     if (!child || child.exitCode !== null) return;
     await new Promise<void>((resolve) => {
       child.once("exit", () => resolve());
-      child.kill("SIGTERM");
+      child.kill(signal);
     });
   }
 }

@@ -158,7 +158,9 @@ describe.skipIf(!hasRedisServer)("RedisTranscriptStore", () => {
     const store = new RedisTranscriptStore(unreachable, "unreachable", { saveTimeoutMs: 100, onFailure: (error) => failures.push(error.message), onWarning: (text) => warnings.push(text) });
     store.append(user("waits"));
     await waitFor(() => failures.length > 0, "the store to fail");
-    expect(failures).toStrictEqual([`rxagent:{unreachable}:transcript: an append waited more than 100 ms for Redis (${unreachable.status}); the transcript could not be saved.`]);
+    // The connection's status is the one when the bound passed: at load it may have moved on since.
+    expect(failures).toHaveLength(1);
+    expect(failures[0]).toMatch(/^rxagent:\{unreachable\}:transcript: an append waited more than 100 ms for Redis \((connecting|reconnecting)\); the transcript could not be saved\.$/);
     expect(warnings).toStrictEqual(failures);
     expect(() => store.append(user("after"))).toThrow(/could not append a message: an earlier write failed/);
     unreachable.disconnect();
