@@ -43,6 +43,8 @@ export type {
 // The loop and its configuration
 export { agentLoop, agentLoopContinue } from "./streams/agent-loop.js";
 export { MessageQueue } from "./streams/message-queue.js";
+export { hasToolCall, stepCountIs, usageExceeds } from "./streams/stop-conditions.js";
+export type { UsageLimits } from "./streams/stop-conditions.js";
 export { DEFAULT_TOOL_TIMEOUT_MS } from "./operators/tool-calls/tool-timeout.js";
 export type {
   AfterToolCallContext,
@@ -59,6 +61,8 @@ export type {
   PrepareNextTurnResult,
   QueueMode,
   ShouldStopAfterTurnContext,
+  StopCondition,
+  StopConditionContext,
   ToolCallCancellation,
 } from "./types.js";
 

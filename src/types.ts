@@ -39,6 +39,8 @@ export type {
   HookResult,
   QueueMode,
   ShouldStopAfterTurnContext,
+  StopCondition,
+  StopConditionContext,
   ToolCallCancellation,
   ToolCallDecision,
   AgentLoopTurnUpdate,
