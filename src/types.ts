@@ -2,6 +2,7 @@
 export type {
   AgentMessage,
   AssistantMessage,
+  CompactionSummaryMessage,
   CustomAgentMessages,
   FailedModelCall,
   ImageContent,

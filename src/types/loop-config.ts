@@ -139,6 +139,12 @@ export interface PrepareNextTurnResult {
   context?: AgentContext;
   /** The model for the next turn and those after it. */
   model?: Model;
+  /**
+   * Messages to add to the transcript before the next turn's steering, each announced with
+   * `message_start` / `message_end` after that turn's `turn_start`, so an `Agent` and its store
+   * keep them as they keep steering (e.g. `compaction`'s summary).
+   */
+  append?: AgentMessage[];
 }
 
 /** @deprecated use `PrepareNextTurnResult` (the name of what `prepareNextTurn` returns). */
