@@ -189,3 +189,16 @@ describe("prepareNextTurn's append (what compaction stands on)", () => {
     }
   });
 });
+
+describe("compactedMessages (what the model sees)", () => {
+  const summary = (keptMessages: unknown) => ({ role: "compactionSummary", summary: "S", keptMessages, tokensBefore: 1, timestamp: 5 }) as unknown as AgentMessage;
+  const [a, b, c] = [userMessage("a"), userMessage("b"), userMessage("c")];
+
+  it("shows the summary as a user message, the kept messages before it and what follows", () => {
+    expect(compactedMessages([a, b, summary(1), c])).toStrictEqual([{ role: "user", content: "The conversation so far was compacted. Its summary:\n<summary>\nS\n</summary>", timestamp: 5 }, b, c]);
+  });
+
+  it("reads a stored keptMessages that is not a positive integer as 0, without throwing", () => {
+    for (const kept of [-3, "2", null, 1.5]) expect(compactedMessages([a, b, summary(kept), c]).slice(1)).toStrictEqual([c]);
+  });
+});
