@@ -9,6 +9,7 @@
 export type {
   AgentMessage,
   AssistantMessage,
+  CompactionSummaryMessage,
   CustomAgentMessages,
   FailedModelCall,
   ImageContent,
@@ -43,6 +44,11 @@ export type {
 // The loop and its configuration
 export { agentLoop, agentLoopContinue } from "./streams/agent-loop.js";
 export { MessageQueue } from "./streams/message-queue.js";
+export { hasToolCall, stepCountIs, usageExceeds } from "./streams/stop-conditions.js";
+export type { UsageLimits } from "./streams/stop-conditions.js";
+export { compaction } from "./streams/compaction.js";
+export type { Compaction, CompactionOptions, Summarizer } from "./streams/compaction.js";
+export { compactedMessages, isCompactionSummary } from "./streams/compacted-messages.js";
 export { DEFAULT_TOOL_TIMEOUT_MS } from "./operators/tool-calls/tool-timeout.js";
 export type {
   AfterToolCallContext,
@@ -59,6 +65,8 @@ export type {
   PrepareNextTurnResult,
   QueueMode,
   ShouldStopAfterTurnContext,
+  StopCondition,
+  StopConditionContext,
   ToolCallCancellation,
 } from "./types.js";
 

@@ -2,6 +2,7 @@
 export type {
   AgentMessage,
   AssistantMessage,
+  CompactionSummaryMessage,
   CustomAgentMessages,
   FailedModelCall,
   ImageContent,
@@ -39,6 +40,8 @@ export type {
   HookResult,
   QueueMode,
   ShouldStopAfterTurnContext,
+  StopCondition,
+  StopConditionContext,
   ToolCallCancellation,
   ToolCallDecision,
   AgentLoopTurnUpdate,

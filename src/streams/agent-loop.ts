@@ -88,7 +88,7 @@ function observed(config: Pick<AgentLoopConfig, "observeRun">, run: Observable<A
 /**
  * The policy, after each turn's `turn_end` (`endTurn` in run-turn.ts; the order is `nextStep`'s):
  * 1. a failed model call, a failing queue or an abort ends the run     (`endBeforeHook`)
- * 2. `maxTurns` reached ends it                                         (`endBeforeHook`)
+ * 2. `maxTurns` reached, or a `stopWhen` condition that holds, ends it   (`endBeforeHook`)
  * 3. `shouldStopAfterTurn` is asked; "stop" ends it                      (`endTurn`, then `nextStep`)
  * 4. steering, or tool results that do not terminate: another turn     (`nextStep`)
  * 5. else follow-ups: another inner loop                               (`nextStep`)

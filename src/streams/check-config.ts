@@ -9,6 +9,7 @@ export interface CheckedConfig {
   convertToLlm?: unknown;
   convertMessageToLlm?: unknown;
   maxJsonDepth?: unknown;
+  stopWhen?: unknown;
 }
 
 /**
@@ -16,7 +17,8 @@ export interface CheckedConfig {
  * `models[name]` that returned undefined), a `maxConcurrency` or tool `concurrency` that is not a
  * positive integer (0 would wait forever), two tools with one name (the model could not tell
  * them apart), both `convertToLlm` and `convertMessageToLlm` (which one would win is a guess), or
- * a `maxJsonDepth` that is not an integer from 1 to 1000. Why at creation: a bad config found
+ * a `maxJsonDepth` that is not an integer from 1 to 1000, a `stopWhen` that is not a function or an
+ * array of functions. Why at creation: a bad config found
  * inside a subscriber would crash or hang.
  * @example checkConfig({ model, maxConcurrency: 4 }, context.tools, "agentLoop")
  */
@@ -27,6 +29,7 @@ export function checkConfig(config: CheckedConfig, tools: readonly AgentTool[] |
   }
   checkConcurrency("maxConcurrency", config.maxConcurrency);
   checkJsonDepth(config.maxJsonDepth);
+  checkStopWhen(config.stopWhen);
   if (config.convertMessageToLlm !== undefined) {
     if (typeof config.convertMessageToLlm !== "function") {
       throw new InvalidConfigError("convertMessageToLlm", `must be a function, got ${describe(config.convertMessageToLlm)}.`);
@@ -119,6 +122,13 @@ export function tooDeepMessage(messages: readonly unknown[], limit: number): str
 export function checkTranscriptDepth(messages: readonly unknown[] | undefined, maxJsonDepth: number, caller: string): void {
   const problem = messages === undefined ? undefined : tooDeepMessage(messages, maxJsonDepth);
   if (problem !== undefined) throw new InvalidConfigError(`messages${problem.slice(0, problem.indexOf("]") + 1)}`, `${caller}'s messages${problem}.`);
+}
+
+function checkStopWhen(value: unknown): void {
+  if (value === undefined || typeof value === "function") return;
+  if (!Array.isArray(value)) throw new InvalidConfigError("stopWhen", `must be a condition (a function) or an array of them, got ${describe(value)}.`);
+  const index = value.findIndex((condition: unknown) => typeof condition !== "function");
+  if (index !== -1) throw new InvalidConfigError(`stopWhen[${index}]`, `must be a condition (a function, e.g. stepCountIs(5)), got ${describe(value[index])}.`);
 }
 
 function checkJsonDepth(value: unknown): void {

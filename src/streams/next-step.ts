@@ -1,6 +1,6 @@
 import { errorText } from "../errors.js";
 import { isFailedMessage } from "../types/messages.js";
-import type { AgentEndReason, AgentEvent, AgentMessage, AssistantMessage, DrainableQueue, QueuedMessages, QueueMode, ToolResultMessage } from "../types.js";
+import type { AgentEndReason, AgentEvent, AgentMessage, AssistantMessage, DrainableQueue, QueuedMessages, QueueMode, StopCondition, StopConditionContext, ToolResultMessage, Usage } from "../types.js";
 import { runUsage } from "../model/run-usage.js";
 import { newMessages, type RunState } from "./run-state.js";
 import { jsonDepthOf, nestsDeeperThan, tooDeepText } from "../util/json-depth.js";
@@ -16,6 +16,8 @@ export interface EndStep {
   readonly reason: AgentEndReason;
   /** What failed, when no failed assistant message says it. */
   readonly errorMessage?: string;
+  /** With reason `"stop_condition"`: the condition that held. */
+  readonly stopCondition?: string;
 }
 
 /** How a turn starts: the run's first, with the run's opening events, or one a turn decided on. */
@@ -35,8 +37,8 @@ export interface TurnOutcome {
 export type HookAnswer = boolean | { readonly error: unknown };
 
 /**
- * The checks that come before `shouldStopAfterTurn`, in order: a failure, an abort, `maxTurns`.
- * Undefined when none ends the run: then the hook is asked, if there is one.
+ * The checks that come before `shouldStopAfterTurn`, in order: a failure, an abort, `maxTurns`,
+ * the `stopWhen` conditions. Undefined when none ends the run: then the hook is asked, if there is one.
  */
 export function endBeforeHook(run: RunState, outcome: TurnOutcome): EndStep | undefined {
   if (outcome.failure !== undefined) return { type: "end", reason: "failed", errorMessage: outcome.failure };
@@ -44,7 +46,52 @@ export function endBeforeHook(run: RunState, outcome: TurnOutcome): EndStep | un
   if (isFailedMessage(outcome.message)) return outcome.message.stopReason === "aborted" ? ENDS.aborted : ENDS.failed;
   const { maxTurns } = run.config;
   if (maxTurns !== undefined && run.turns >= maxTurns) return ENDS.max_turns;
+  return run.config.stopWhen === undefined ? undefined : stopConditionEnd(run, run.config.stopWhen, outcome);
+}
+
+/**
+ * The end the first `stopWhen` condition that holds asks for, in array order; or a failure
+ * naming the condition that threw (a predicate's bug must not let the run go on unchecked).
+ */
+function stopConditionEnd(run: RunState, stopWhen: StopCondition | readonly StopCondition[], outcome: TurnOutcome): EndStep | undefined {
+  const conditions = typeof stopWhen === "function" ? [stopWhen] : stopWhen;
+  const context = new ConditionContext(run, outcome);
+  for (const [index, condition] of conditions.entries()) {
+    try {
+      if (condition(context) === true) return { type: "end", reason: "stop_condition", stopCondition: conditionName(condition, stopWhen, index) };
+    } catch (error) {
+      return { type: "end", reason: "failed", errorMessage: `The stop condition ${conditionName(condition, stopWhen, index)} failed: ${errorText(error)}` };
+    }
+  }
   return undefined;
+}
+
+function conditionName(condition: StopCondition, stopWhen: StopCondition | readonly StopCondition[], index: number): string {
+  return condition.description ?? (condition.name || (typeof stopWhen === "function" ? "stopWhen" : `stopWhen[${index}]`));
+}
+
+/** What a condition sees; the run's messages and usage are gathered only if a condition reads them. */
+class ConditionContext implements StopConditionContext {
+  readonly turns: number;
+  readonly message: AssistantMessage;
+  readonly toolResults: readonly ToolResultMessage[];
+
+  constructor(
+    private readonly run: RunState,
+    outcome: TurnOutcome,
+  ) {
+    this.turns = run.turns;
+    this.message = outcome.message;
+    this.toolResults = outcome.toolResults;
+  }
+
+  get newMessages(): readonly AgentMessage[] {
+    return newMessages(this.run);
+  }
+
+  get usage(): Usage {
+    return runUsage(newMessages(this.run));
+  }
 }
 
 /**
@@ -97,6 +144,7 @@ const ENDS: Readonly<Record<AgentEndReason, EndStep>> = {
   failed: { type: "end", reason: "failed" },
   aborted: { type: "end", reason: "aborted" },
   max_turns: { type: "end", reason: "max_turns" },
+  stop_condition: { type: "end", reason: "stop_condition" },
   stopped_by_hook: { type: "end", reason: "stopped_by_hook" },
   terminated: { type: "end", reason: "terminated" },
   idle: { type: "end", reason: "idle" },
@@ -110,6 +158,7 @@ export function agentEndEvent(run: RunState, end: EndStep): AgentEvent {
   const messages = newMessages(run);
   const event: Extract<AgentEvent, { type: "agent_end" }> = { type: "agent_end", messages, reason: end.reason };
   if (end.errorMessage !== undefined) event.errorMessage = end.errorMessage;
+  if (end.stopCondition !== undefined) event.stopCondition = end.stopCondition;
   // Once per run, over the messages it added: a loop over them, nothing kept between events.
   event.usage = runUsage(messages);
   const queued: QueuedMessages = {

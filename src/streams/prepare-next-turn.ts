@@ -2,7 +2,7 @@ import { catchError, map, type Observable, of, race, take } from "rxjs";
 import { HookError } from "../errors.js";
 import { describe } from "../model/check-model-message.js";
 import { callHook } from "../operators/call-hook.js";
-import type { PrepareNextTurnResult } from "../types.js";
+import type { AgentMessage, PrepareNextTurnResult } from "../types.js";
 import { newMessages, type RunState } from "./run-state.js";
 import { tooDeepMessage } from "./check-config.js";
 import { jsonDepthOf } from "../util/json-depth.js";
@@ -10,24 +10,27 @@ import { jsonDepthOf } from "../util/json-depth.js";
 /**
  * Asks `prepareNextTurn` before a next turn and applies its answer to the run.
  *
- * Emits once, then completes: `undefined` when the turn may start (the answer applied, or no
- * answer, or the run aborted meanwhile: the turn then ends at once as aborted), or the
- * `HookError` the turn's model call must end with (a throw, or an answer that is not an update).
+ * Emits once, then completes: the messages the answer asks to append (`append`; none when there
+ * is no answer, or the run aborted meanwhile: the turn then ends at once as aborted) when the turn
+ * may start, or the `HookError` the turn's model call must end with (a throw, or an answer that
+ * is not an update).
  */
-export function prepareNextTurn(run: RunState): Observable<HookError | undefined> {
+export function prepareNextTurn(run: RunState): Observable<HookError | readonly AgentMessage[]> {
   const hook = run.config.prepareNextTurn!;
   const lastTurn = run.lastTurn!;
   return race(
     callHook(hook, { message: lastTurn.message, toolResults: lastTurn.toolResults, context: run.context, newMessages: newMessages(run) }).pipe(
       map((update) => {
         const problem = applyTurnUpdate(run, update);
-        return problem === undefined ? undefined : new HookError("prepareNextTurn", problem);
+        return problem === undefined ? (update?.append ?? NOTHING) : new HookError("prepareNextTurn", problem);
       }),
       catchError((error: unknown) => of(new HookError("prepareNextTurn", error))),
     ),
-    run.abort$.pipe(map(() => undefined)),
+    run.abort$.pipe(map(() => NOTHING)),
   ).pipe(take(1));
 }
+
+const NOTHING: readonly AgentMessage[] = [];
 
 /**
  * Applies an update to the run: context fields that are given replace the run's, and a model
@@ -40,13 +43,15 @@ export function prepareNextTurn(run: RunState): Observable<HookError | undefined
 export function applyTurnUpdate(run: RunState, update: PrepareNextTurnResult | undefined): string | undefined {
   if (update === undefined || update === null) return undefined;
   if (typeof update !== "object" || Array.isArray(update)) return `it returned ${describe(update)}, not { context, model }`;
-  const { context, model } = update;
+  const { context, model, append } = update;
   if (context !== undefined && (typeof context !== "object" || context === null || !Array.isArray(context.messages))) {
     return "its context has no messages array";
   }
   if (model !== undefined && (typeof model !== "object" || model === null || typeof model.stream !== "function")) {
     return "its model has no stream function";
   }
+  const appendProblem = append === undefined ? undefined : problemOfAppend(append, jsonDepthOf(run.config));
+  if (appendProblem !== undefined) return appendProblem;
   // A new transcript reaches every client and store: one nested too deep would overflow their stacks.
   const tooDeep = context === undefined || context.messages === run.context.messages ? undefined : tooDeepMessage(context.messages, jsonDepthOf(run.config));
   if (tooDeep !== undefined) return `its context.messages${tooDeep}`;
@@ -68,4 +73,13 @@ export function applyTurnUpdate(run: RunState, update: PrepareNextTurnResult | u
   }
   if (model) run.config = { ...run.config, model };
   return undefined;
+}
+
+/** Why `append` cannot go into the transcript: not an array of messages, or one nested too deep. */
+function problemOfAppend(append: unknown, maxJsonDepth: number): string | undefined {
+  if (!Array.isArray(append)) return `its append is ${describe(append)}, not an array of messages`;
+  const index = append.findIndex((message: unknown) => typeof message !== "object" || message === null || typeof (message as { role?: unknown }).role !== "string");
+  if (index !== -1) return `its append[${index}] is ${describe(append[index])}, not a message with a role`;
+  const tooDeep = tooDeepMessage(append, maxJsonDepth);
+  return tooDeep === undefined ? undefined : `its append${tooDeep}`;
 }

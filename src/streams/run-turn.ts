@@ -1,5 +1,5 @@
 import { map, Observable, type Observer, race, type Subscriber, type Subscription, take, type Unsubscribable } from "rxjs";
-import { type HookError, RxAgentError } from "../errors.js";
+import { HookError, RxAgentError } from "../errors.js";
 import { callHook } from "../operators/call-hook.js";
 import { executeToolCalls } from "../operators/tool-calls/execute-tool-calls.js";
 import { forwardingObserver } from "../operators/forwarding-observer.js";
@@ -36,7 +36,13 @@ export function runTurn(run: RunState, start: TurnStart, decision: Observer<Next
       beginTurn(turn, start);
       return steps;
     }
-    steps.add(prepareNextTurn(run).subscribe(forwardingObserver(subscriber, { next: (failure: HookError | undefined) => beginTurn(turn, start, failure) })));
+    steps.add(
+      prepareNextTurn(run).subscribe(
+        forwardingObserver(subscriber, {
+          next: (prepared: HookError | readonly AgentMessage[]) => (prepared instanceof HookError ? beginTurn(turn, start, prepared) : beginTurn(turn, start, undefined, prepared)),
+        }),
+      ),
+    );
     return steps;
   });
 }
@@ -45,8 +51,9 @@ export function runTurn(run: RunState, start: TurnStart, decision: Observer<Next
  * Injects the turn's pending messages (`turn_start` first, unless it is the first turn), then
  * calls the model. `failure`: what the model call must end with instead (`prepareNextTurn`, or a
  * steering queue that threw: the run then ends as data, with a failed assistant message).
+ * `appended`: what `prepareNextTurn` asked to append, injected before the pending messages.
  */
-function beginTurn(turn: TurnSteps, start: TurnStart, failure?: RxAgentError): void {
+function beginTurn(turn: TurnSteps, start: TurnStart, failure?: RxAgentError, appended: readonly AgentMessage[] = []): void {
   const { run, subscriber, steps } = turn;
   // Before draining: steering drained for a turn that will not run would be lost.
   if (subscriber.closed) return;
@@ -61,6 +68,10 @@ function beginTurn(turn: TurnSteps, start: TurnStart, failure?: RxAgentError): v
     else failure ??= new RxAgentError(steering.errorMessage!);
   }
   if (!first) subscriber.next({ type: "turn_start" });
+  for (const message of appended) {
+    appendMessage(run, message);
+    announceTo(subscriber, message);
+  }
   for (const message of injected) {
     appendMessage(run, message);
     announceTo(subscriber, message);

@@ -13,11 +13,12 @@ export interface QueuedMessages {
  * - `"failed"`: the model call failed, or a hook or a queue of the caller's failed (`agent_end.errorMessage` says how);
  * - `"aborted"`: the signal aborted, or the model stopped with `"aborted"`;
  * - `"max_turns"`: the run reached `maxTurns`;
+ * - `"stop_condition"`: a `stopWhen` condition held (`agent_end.stopCondition` names it);
  * - `"stopped_by_hook"`: `shouldStopAfterTurn` said so;
  * - `"terminated"`: every tool result of the last batch asked to terminate, and nothing was queued;
  * - `"idle"`: the model answered without tool calls, and nothing was queued.
  */
-export type AgentEndReason = "failed" | "aborted" | "max_turns" | "stopped_by_hook" | "terminated" | "idle";
+export type AgentEndReason = "failed" | "aborted" | "max_turns" | "stop_condition" | "stopped_by_hook" | "terminated" | "idle";
 
 /**
  * Everything a run reports, in order. Same shapes as pi-agent-core's `AgentEvent`:
@@ -49,6 +50,8 @@ export type AgentEvent<TDetails = unknown, TOutput = unknown> =
       outputError?: string;
       /** Why the run ended. An addition to pi-agent-core's shape: optional, and ignored by its UIs. */
       reason?: AgentEndReason;
+      /** With reason `"stop_condition"`: the `stopWhen` condition that held, e.g. `"hasToolCall(answer)"`. */
+      stopCondition?: string;
       /** With reason `"failed"` when no failed assistant message tells why: what failed. */
       errorMessage?: string;
       /**

@@ -102,6 +102,30 @@ export interface ShouldStopAfterTurnContext {
   newMessages: AgentMessage[];
 }
 
+/** What a `stopWhen` condition sees after a turn. */
+export interface StopConditionContext {
+  /** Turns this run has finished, the one just ended included. */
+  readonly turns: number;
+  /** The turn's assistant message. */
+  readonly message: AssistantMessage;
+  readonly toolResults: readonly ToolResultMessage[];
+  /** Messages this run has added so far. */
+  readonly newMessages: readonly AgentMessage[];
+  /** The run's tokens and cost so far (`runUsage` over `newMessages`), summed when read. */
+  readonly usage: Usage;
+}
+
+/**
+ * One stop condition of `stopWhen`: `true` ends the run after the turn, with `agent_end.reason`
+ * `"stop_condition"` and `agent_end.stopCondition` naming it (its `description`, else its
+ * function name). `stepCountIs`, `hasToolCall` and `usageExceeds` make the common ones.
+ */
+export interface StopCondition {
+  (context: StopConditionContext): boolean;
+  /** The name `agent_end.stopCondition` reports, e.g. `"stepCountIs(5)"`. */
+  readonly description?: string;
+}
+
 /** What `prepareNextTurn` sees: the turn just ended, as `shouldStopAfterTurn` sees it. */
 export type PrepareNextTurnContext = ShouldStopAfterTurnContext;
 
@@ -115,6 +139,12 @@ export interface PrepareNextTurnResult {
   context?: AgentContext;
   /** The model for the next turn and those after it. */
   model?: Model;
+  /**
+   * Messages to add to the transcript before the next turn's steering, each announced with
+   * `message_start` / `message_end` after that turn's `turn_start`, so an `Agent` and its store
+   * keep them as they keep steering (e.g. `compaction`'s summary).
+   */
+  append?: AgentMessage[];
 }
 
 /** @deprecated use `PrepareNextTurnResult` (the name of what `prepareNextTurn` returns). */
@@ -174,6 +204,17 @@ export interface AgentLoopConfig {
   prepareNextTurn?: (context: PrepareNextTurnContext) => HookResult<PrepareNextTurnResult | undefined>;
   /** Ends the run after this many turns. */
   maxTurns?: number;
+  /**
+   * Ends the run after a turn when a condition holds: one condition, or an array of them (any one
+   * stops the run; the first that holds, in array order, is the one reported).
+   *
+   * Contract: synchronous predicates, asked after every `turn_end` (after the checks for a
+   * failure, an abort and `maxTurns`, before `shouldStopAfterTurn`, which is not asked once one
+   * stops). `agent_end.reason` is `"stop_condition"` and `agent_end.stopCondition` names the
+   * condition. A throw ends the run as `"failed"`, with `errorMessage` naming the condition.
+   * @example stopWhen: [stepCountIs(5), hasToolCall("answer"), usageExceeds({ cost: 0.5 })]
+   */
+  stopWhen?: StopCondition | readonly StopCondition[];
   /**
    * Messages typed while the agent works, injected before the next model call.
    *

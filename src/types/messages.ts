@@ -126,6 +126,29 @@ export type Message = UserMessage | AssistantMessage | ToolResultMessage;
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface CustomAgentMessages {}
 
+/**
+ * What `compaction` puts in the transcript in place of older messages: a custom message (no
+ * model reads it as is; `compactedMessages` turns it into a user message). The transcript keeps
+ * every message, the summary after the messages it covers, so a reopened session (any store)
+ * reads it back and continues from it.
+ *
+ * Not part of `AgentMessage` by default, as no custom message is; to type it, merge it in:
+ * `declare module "rxagent" { interface CustomAgentMessages { compactionSummary: CompactionSummaryMessage } }`.
+ */
+export interface CompactionSummaryMessage {
+  role: "compactionSummary";
+  /** The summarizer's text, standing for every message before the kept ones. */
+  summary: string;
+  /**
+   * How many transcript messages right before this one stay in the model's context after it,
+   * word for word (an earlier summary among them does not).
+   */
+  keptMessages: number;
+  /** The estimate of the next call's input tokens that asked for compaction. */
+  tokensBefore: number;
+  timestamp: number;
+}
+
 /** Any message of the transcript: model messages plus app-defined ones. */
 export type AgentMessage = Message | CustomAgentMessages[keyof CustomAgentMessages];
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MessageQueue } from "../../src/streams/message-queue.js";
+import { hasToolCall, stepCountIs } from "../../src/streams/stop-conditions.js";
 import { endBeforeHook, type HookAnswer, nextStep, type NextStep, type TurnOutcome } from "../../src/streams/next-step.js";
 import type { RunState } from "../../src/streams/run-state.js";
 import type { AgentLoopConfig, DrainableQueue } from "../../src/types.js";
@@ -50,6 +51,11 @@ const cases: Case[] = [
   { name: "a failed model call", outcome: { message: failed }, run: { steering: queueOf(steer) }, expected: { type: "end", reason: "failed" } },
   { name: "a model that stopped with aborted", outcome: { message: abortedMessage }, expected: { type: "end", reason: "aborted" } },
   { name: "maxTurns reached, even with tool results", outcome: { toolResults: [result] }, run: { turns: 2, config: { maxTurns: 2 } }, expected: { type: "end", reason: "max_turns" } },
+  { name: "a stopWhen condition holds, even with tool results", outcome: { toolResults: [result] }, run: { turns: 2, config: { stopWhen: stepCountIs(2) } }, expected: { type: "end", reason: "stop_condition", stopCondition: "stepCountIs(2)" } },
+  { name: "the first condition that holds is the one named", outcome: { message: assistantMessage([toolCall("t1", "answer")]), toolResults: [result] }, run: { turns: 3, config: { stopWhen: [stepCountIs(9), hasToolCall("answer"), stepCountIs(3)] } }, expected: { type: "end", reason: "stop_condition", stopCondition: "hasToolCall(answer)" } },
+  { name: "no condition holds: steering goes on", run: { steering: queueOf(steer), config: { stopWhen: [stepCountIs(9), hasToolCall("answer")] } }, expected: { type: "next_turn", pending: [steer] } },
+  { name: "maxTurns comes before stopWhen", run: { turns: 2, config: { maxTurns: 2, stopWhen: stepCountIs(1) } }, expected: { type: "end", reason: "max_turns" } },
+  { name: "a condition that throws ends the run as failed", run: { config: { stopWhen: [() => { throw new Error("no budget"); }] } }, expected: { type: "end", reason: "failed", errorMessage: "The stop condition stopWhen[0] failed: no budget" } },
   { name: "the hook says stop", outcome: { toolResults: [result] }, hook: true, expected: { type: "end", reason: "stopped_by_hook" } },
   { name: "the hook fails", hook: { error: new Error("no") }, expected: { type: "end", reason: "failed", errorMessage: "shouldStopAfterTurn failed: no" } },
   { name: "the hook says go on, with tool results", outcome: { toolResults: [result] }, hook: false, expected: { type: "next_turn", pending: [] } },
@@ -80,11 +86,12 @@ describe("nextStep", () => {
 });
 
 describe("endBeforeHook (whether shouldStopAfterTurn is asked)", () => {
-  it("ends before the hook only on a failure, an abort or maxTurns", () => {
+  it("ends before the hook only on a failure, an abort, maxTurns or a stopWhen condition", () => {
     const turn: TurnOutcome = { message: answered, toolResults: [result], terminated: false };
     expect(endBeforeHook(runOf(), turn)).toBeUndefined();
     expect(endBeforeHook(runOf({ steering: queueOf(steer) }), { ...turn, terminated: true })).toBeUndefined();
     expect(endBeforeHook(runOf({ turns: 3, config: { maxTurns: 3 } }), turn)).toStrictEqual({ type: "end", reason: "max_turns" });
     expect(endBeforeHook(runOf({ config: { signal: AbortSignal.abort() } }), turn)).toStrictEqual({ type: "end", reason: "aborted" });
+    expect(endBeforeHook(runOf({ config: { stopWhen: stepCountIs(1) } }), turn)).toStrictEqual({ type: "end", reason: "stop_condition", stopCondition: "stepCountIs(1)" });
   });
 });
