@@ -51,6 +51,7 @@ const FINISH_REASONS: Record<AgentEndReason, FinishReason> = {
   max_turns: "other",
   stopped_by_hook: "other",
   terminated: "other",
+  stop_condition: "other",
 };
 
 /**
