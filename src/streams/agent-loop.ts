@@ -11,7 +11,7 @@ import { MessageQueue, noMessages } from "./message-queue.js";
 import type { TurnStart } from "./next-step.js";
 import { NextTurn, type Turn } from "./next-turn.js";
 import { playTurns } from "./play-turns.js";
-import { announce, appendMessage, type RunState } from "./run-state.js";
+import { appendMessage, messageEventsOf, type RunState } from "./run-state.js";
 import { lastTurnStart, pairToolCalls } from "./transcript/repair-transcript.js";
 import type { ReopenedToolCalls } from "./transcript/reopened-tool-calls.js";
 import { resumeToolCalls } from "./resume-tool-calls.js";
@@ -152,7 +152,7 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
     const opening: AgentEvent[] = [{ type: "agent_start" }, { type: "turn_start" }];
     for (const prompt of prompts) {
       appendMessage(run, prompt);
-      opening.push(...announce(prompt));
+      opening.push(...messageEventsOf(prompt));
     }
     // Why expand over turns and not over events: expand projects every value it emits, so
     // expanding over events would cost an inner subscription per text delta. playTurns plays

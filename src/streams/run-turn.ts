@@ -63,7 +63,7 @@ function beginTurn(turn: TurnSteps, start: TurnStart, failure?: RxAgentError): v
   if (!first) subscriber.next({ type: "turn_start" });
   for (const message of injected) {
     appendMessage(run, message);
-    announceTo(subscriber, message);
+    emitMessageEvents(subscriber, message);
   }
   if (subscriber.closed) return;
   turn.eager = EagerToolCalls.forTurn(run);
@@ -210,7 +210,8 @@ function decide({ run, subscriber, decision }: TurnSteps, step: NextStep): void 
   subscriber.complete();
 }
 
-function announceTo(subscriber: Subscriber<AgentEvent>, message: AgentMessage): void {
+/** A message's `message_start` and `message_end`, emitted (not collected as `messageEventsOf` does: no array per message). */
+function emitMessageEvents(subscriber: Subscriber<AgentEvent>, message: AgentMessage): void {
   subscriber.next({ type: "message_start", message });
   subscriber.next({ type: "message_end", message });
 }
