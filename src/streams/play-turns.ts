@@ -22,9 +22,9 @@ export type StartTurn = (run: RunState, start: TurnStart) => Observable<TurnOutp
  * Why the decision is a value on the turn's stream, and this one loop instead of an `expand`
  * over turns whose next turn a per-turn `Observer<NextStep>` (a `SettleOnce`) handed on: the
  * decision no longer leaves beside the stream, and a run holds no expand (its buffer, inner
- * subscriber, projection) and no cell per turn: heap per waiting session 5,051 B before, 3,904 B
- * after (bench W5, medians of 3 and 2 `--only W1,W2,W5` runs on a loaded machine, 2026-12-02;
- * the reference 5,160 B and 5,074 B in the same runs). Why not `concatMap` and
+ * subscriber, projection) and no cell per turn: heap per waiting session 5,051 B before, 3,841 B
+ * after (bench W5, medians of 3 `--only W1,W2,W5` runs each on a loaded machine, 2026-12-02;
+ * the reference 5,160 B and 5,175 B in the same runs). Why not `concatMap` and
  * `subscribeOn(queueScheduler)` (the shape before that): a run waiting for its model held their
  * subscribers, closures, queued actions and arrays, about 2 KB per run (bench W5, heap per
  * waiting session), and every event passed through one more subscriber.
