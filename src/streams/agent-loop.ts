@@ -1,4 +1,4 @@
-import { asyncScheduler, concat, expand, isObservable, Observable, of, pipe, Subscription } from "rxjs";
+import { asyncScheduler, concat, isObservable, Observable, Subscription } from "rxjs";
 import { InvalidStateError } from "../errors.js";
 import { isAssistantMessage, isModelMessage } from "../types/messages.js";
 import type { AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, DrainableQueue, OutputOf, OutputSchema } from "../types.js";
@@ -8,10 +8,8 @@ import { fromAbortSignal } from "./from-abort-signal.js";
 import { LazyAbortController } from "../util/lazy-abort-controller.js";
 import { jsonDepthOf } from "../util/json-depth.js";
 import { MessageQueue, noMessages } from "./message-queue.js";
-import type { TurnStart } from "./next-step.js";
-import { NextTurn, type Turn } from "./next-turn.js";
 import { playTurns } from "./play-turns.js";
-import { announce, appendMessage, type RunState } from "./run-state.js";
+import { appendMessage, messageEventsOf, type RunState } from "./run-state.js";
 import { lastTurnStart, pairToolCalls } from "./transcript/repair-transcript.js";
 import type { ReopenedToolCalls } from "./transcript/reopened-tool-calls.js";
 import { resumeToolCalls } from "./resume-tool-calls.js";
@@ -95,16 +93,14 @@ function observed(config: Pick<AgentLoopConfig, "observeRun">, run: Observable<A
  * 6. else `agent_end`, with the reason of whichever step ended the run  (`decide`, `agentEndEvent`)
  * A next turn asks `prepareNextTurn` before its `turn_start` (`runTurn`, prepare-next-turn.ts).
  *
- * The mechanism: an expand over turns. Each turn hands `NextTurn` its `NextStep`; expand emits the
- * next turn as the one before completes, and `playTurns` plays each turn's events in order:
+ * The mechanism: `playTurns` over turns. Each turn (`runTurn`) emits its events and, last, its
+ * decision as a value: a `next_turn` step (N) that `playTurns` keeps and starts the next turn
+ * from once the turn has completed, or `agent_end`, after which the turns complete:
  *
  * ```text
- * expand emits: T1                    T2                                  (T3 only on next_turn)
- * T1.events:    agent_start … turn_end|
- * T1.next:                           T2|   (T1 decided next_turn, just before completing)
- * T2.events:                          turn_start … turn_end agent_end|
- * T2.next:                                                        |    (T2 decided end)
- * output:       agent_start … turn_end turn_start … turn_end agent_end|
+ * T1:      agent_start … turn_end N|                    (T1 decided next_turn, just before completing)
+ * T2:                               turn_start … turn_end agent_end|   (T2 decided end)
+ * output:  agent_start … turn_end   turn_start … turn_end agent_end|
  * ```
  */
 function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLoopConfig, reopened?: ReopenedToolCalls): Observable<AgentEvent> {
@@ -152,14 +148,11 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
     const opening: AgentEvent[] = [{ type: "agent_start" }, { type: "turn_start" }];
     for (const prompt of prompts) {
       appendMessage(run, prompt);
-      opening.push(...announce(prompt));
+      opening.push(...messageEventsOf(prompt));
     }
-    // Why expand over turns and not over events: expand projects every value it emits, so
-    // expanding over events would cost an inner subscription per text delta. playTurns plays
-    // each turn's events once the turn before completed, trampolined, so a model that answers
-    // synchronously does not nest every turn inside the previous one's call stack.
-    const firstTurn = startTurn(run, { type: "first_turn", opening: reopened ? [] : opening });
-    const allTurns$ = loopOverTurns(of(firstTurn));
+    // playTurns plays each turn once the turn before completed, trampolined, so a model that
+    // answers synchronously does not nest every turn inside the previous one's call stack.
+    const allTurns$ = playTurns(run, { type: "first_turn", opening: reopened ? [] : opening }, runTurn);
     // A reopened run's first turn opens with the reopened calls, before its model call.
     const turns$ = reopened ? concat(opening, resumeToolCalls(run, reopened), allTurns$) : allTurns$;
     // The queues' sources are subscribed beside the turns, not merged into them: the turns
@@ -172,21 +165,6 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
     return teardown;
   });
 }
-
-function startTurn(run: RunState, start: TurnStart): Turn {
-  const next = new NextTurn(run, startTurn);
-  return { events: runTurn(run, start, next), next };
-}
-
-// Not a closure made per run: expand keeps its projection for the whole run, and a closure made
-// inside the run's subscribe function would keep that function's context (the prompts) alive.
-function nextOf(turn: Turn): NextTurn {
-  return turn.next;
-}
-
-// Made once, not per run: the operators keep nothing between subscriptions, and a run waiting for
-// its model would otherwise hold its own copy of expand's closures.
-const loopOverTurns = pipe(expand(nextOf), playTurns());
 
 /** A run's queue, and the Observable the run fills it from when the run made it. */
 type QueueBinding = { queue: DrainableQueue; source?: undefined } | { queue: MessageQueue; source: Observable<AgentMessage> };

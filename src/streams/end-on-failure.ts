@@ -4,7 +4,7 @@ import { errorResult } from "../tools/tool-results.js";
 import { emptyAssistantMessage, isFailedMessage, toolCallsOf } from "../types/messages.js";
 import type { AgentEvent, AssistantMessage, ToolResultMessage } from "../types.js";
 import { agentEndEvent } from "./next-step.js";
-import { announce, appendMessage, type RunState } from "./run-state.js";
+import { appendMessage, messageEventsOf, type RunState } from "./run-state.js";
 
 /**
  * The observer between a run's turns and its subscriber that makes a failure of the loop itself
@@ -85,7 +85,7 @@ export class EndOnFailure extends Subscriber<AgentEvent> {
       if (assistant === undefined) {
         assistant = { ...emptyAssistantMessage(run.config.model, now), errorMessage: text };
         appendMessage(run, assistant);
-        for (const event of announce(assistant)) subscriber.next(event);
+        for (const event of messageEventsOf(assistant)) subscriber.next(event);
       }
       const answered = new Set(this.results.map((result) => result.toolCallId));
       const calls = isFailedMessage(assistant) ? [] : toolCallsOf(assistant);
@@ -94,7 +94,7 @@ export class EndOnFailure extends Subscriber<AgentEvent> {
         const result: ToolResultMessage = { role: "toolResult", toolCallId: call.id, toolName: call.name, content: errorResult(text).content, details: {}, isError: true, timestamp: now };
         appendMessage(run, result);
         this.results.push(result);
-        for (const event of announce(result)) subscriber.next(event);
+        for (const event of messageEventsOf(result)) subscriber.next(event);
       }
       subscriber.next({ type: "turn_end", message: assistant, toolResults: this.results });
     }

@@ -1,86 +1,86 @@
-import { Observable, type Observer, type OperatorFunction, type Subscriber, Subscription } from "rxjs";
+import { Observable, type Observer, type Subscriber, Subscription } from "rxjs";
+import { Trampoline, type TrampolinedLoop } from "../operators/trampoline.js";
 import type { AgentEvent } from "../types.js";
-import type { Turn } from "./next-turn.js";
+import type { NextTurnStep, TurnStart } from "./next-step.js";
+import type { RunState } from "./run-state.js";
+import type { TurnOutput } from "./run-turn.js";
+
+/** Makes a turn's Observable from how it starts (`runTurn`). */
+export type StartTurn = (run: RunState, start: TurnStart) => Observable<TurnOutput>;
 
 /**
- * Plays the turns of a loop's `expand` one after the other: emits each turn's events in order,
- * subscribing to a turn once the one before has completed, and completes when the turns have.
+ * Plays a run's turns (made by `startTurn`, `runTurn` in a run) one after the other, from
+ * `first`: emits each turn's events in order, and
+ * when a turn hands on its decision as its last value (a `next_turn` step, just before it
+ * completes), subscribes to the turn that step starts once that turn has completed. A turn that
+ * ends the run (`agent_end`) hands on nothing, and the turns complete with it.
  *
- * Turns are trampolined: a turn is never subscribed inside the call stack of the one before,
- * even when a model answers synchronously (the constant-stack-depth test in agent-loop.test.ts guards this), and never before
- * `expand` has subscribed to the turn's `next` (a turn that decides at once hands its next turn
- * on to a subscriber that is already there).
+ * Turns are trampolined (`Trampoline`): a turn is never subscribed inside the call stack of the
+ * one before, even when a model answers synchronously (the constant-stack-depth test in
+ * agent-loop.test.ts guards this).
  *
- * Why not `concatMap` and `subscribeOn(queueScheduler)` (its shape before): a run waiting for
- * its model held their subscribers, closures, queued actions and arrays, about 2 KB per run
- * (bench W5, heap per waiting session), and every event passed through one more subscriber.
- * A turn is handed on only once the turn before has decided, just before it completes, so one
- * slot holds the turn waiting to play.
+ * Why the decision is a value on the turn's stream, and this one loop instead of an `expand`
+ * over turns whose next turn a per-turn `Observer<NextStep>` (a `SettleOnce`) handed on: the
+ * decision no longer leaves beside the stream, and a run holds no expand (its buffer, inner
+ * subscriber, projection) and no cell per turn: heap per waiting session 5,051 B before, 3,841 B
+ * after (bench W5, medians of 3 `--only W1,W2,W5` runs each on a loaded machine, 2026-12-02;
+ * the reference 5,160 B and 5,175 B in the same runs). Why not `concatMap` and
+ * `subscribeOn(queueScheduler)` (the shape before that): a run waiting for its model held their
+ * subscribers, closures, queued actions and arrays, about 2 KB per run (bench W5, heap per
+ * waiting session), and every event passed through one more subscriber.
  */
-export function playTurns(): OperatorFunction<Turn, AgentEvent> {
-  return (turns$) =>
-    new Observable<AgentEvent>((subscriber) => {
-      const player = new TurnPlayer(subscriber);
-      // Linked first: a subscriber that leaves as the first turn's opening events are emitted
-      // (synchronously, within this call) must stop that turn before its model call.
-      subscriber.add(player);
-      // Trampolined from the start: the first turn plays only once expand has subscribed to its `next`.
-      player.playing = true;
-      turns$.subscribe(player);
-      player.playing = false;
-      player.play();
-    });
+export function playTurns(run: RunState, first: TurnStart, startTurn: StartTurn): Observable<AgentEvent> {
+  return new Observable<AgentEvent>((subscriber) => {
+    const player = new TurnPlayer(run, startTurn, subscriber, first);
+    // Linked first: a subscriber that leaves as the first turn's opening events are emitted
+    // (synchronously, within this call) must stop that turn before its model call.
+    subscriber.add(player);
+    player.trampoline.run();
+  });
 }
 
-/** The observer of the turns: holds the turn waiting to play and the one playing. */
-class TurnPlayer extends Subscription implements Observer<Turn> {
-  playing = false;
-  private waiting: Turn | undefined;
+/** Holds the turn waiting to play (how it starts) and the one playing. */
+class TurnPlayer extends Subscription implements TrampolinedLoop {
+  readonly trampoline = new Trampoline(this);
   private current: TurnEvents | undefined;
-  private turnsComplete = false;
 
-  constructor(readonly destination: Subscriber<AgentEvent>) {
+  constructor(
+    private readonly run: RunState,
+    private readonly startTurn: StartTurn,
+    readonly destination: Subscriber<AgentEvent>,
+    private waiting: TurnStart | undefined,
+  ) {
     super();
   }
 
-  next(turn: Turn): void {
-    if (this.closed) return;
+  /** Subscribes to the waiting turn while none plays; completes once neither is left. */
+  loop(): void {
+    while (this.waiting !== undefined && this.current === undefined && !this.closed) {
+      const start = this.waiting;
+      this.waiting = undefined;
+      const events = new TurnEvents(this);
+      this.current = events;
+      this.startTurn(this.run, start).subscribe(events);
+    }
+    if (this.waiting === undefined && this.current === undefined && !this.closed) {
+      this.destination.complete();
+      this.unsubscribe();
+    }
+  }
+
+  /** The playing turn decided on another turn: it plays once the playing one has completed. */
+  handOn(step: NextTurnStep): void {
     if (this.waiting !== undefined) {
       this.error(new Error("rxagent internal error: a turn was handed on before the turn waiting to play began"));
       return;
     }
-    this.waiting = turn;
-    this.play();
+    this.waiting = step;
   }
 
   error(error: unknown): void {
     if (this.closed) return;
     this.destination.error(error);
     this.unsubscribe();
-  }
-
-  complete(): void {
-    if (this.closed) return;
-    this.turnsComplete = true;
-    this.play();
-  }
-
-  /** Subscribes to waiting turns while none plays; called again by whoever frees the slot. */
-  play(): void {
-    if (this.playing) return;
-    this.playing = true;
-    while (this.waiting !== undefined && this.current === undefined && !this.closed) {
-      const turn = this.waiting;
-      this.waiting = undefined;
-      const events = new TurnEvents(this);
-      this.current = events;
-      turn.events.subscribe(events);
-    }
-    this.playing = false;
-    if (this.turnsComplete && this.waiting === undefined && this.current === undefined && !this.closed) {
-      this.destination.complete();
-      this.unsubscribe();
-    }
   }
 
   // Why the playing turn is a field torn down here and not one of the player's finalizers: a
@@ -94,21 +94,24 @@ class TurnPlayer extends Subscription implements Observer<Turn> {
   /** The playing turn completed: the next one may play. */
   turnEnded(events: TurnEvents): void {
     if (this.current === events) this.current = undefined;
-    this.play();
+    this.trampoline.run();
   }
 }
 
 /**
- * The subscriber of one turn's events: passes them to the run's subscriber. Why a `Subscription`
- * that is its own observer: rxjs takes it as the subscriber itself (see forwardingObserver).
+ * The subscriber of one turn's output: passes its events to the run's subscriber and its
+ * decision to the player. Why a `Subscription` that is its own observer: rxjs takes it as the
+ * subscriber itself (see forwardingObserver).
  */
-class TurnEvents extends Subscription implements Observer<AgentEvent> {
+class TurnEvents extends Subscription implements Observer<TurnOutput> {
   constructor(private readonly player: TurnPlayer) {
     super();
   }
 
-  next(event: AgentEvent): void {
-    if (!this.closed) this.player.destination.next(event);
+  next(output: TurnOutput): void {
+    if (this.closed) return;
+    if (output.type === "next_turn") this.player.handOn(output);
+    else this.player.destination.next(output);
   }
 
   error(error: unknown): void {

@@ -4,7 +4,7 @@ import { forwardingObserver } from "../operators/forwarding-observer.js";
 import { ToolBatchSummary } from "../operators/tool-calls/tool-batch.js";
 import type { AgentEvent, AgentTool, ToolResultMessage } from "../types.js";
 import type { ReopenedToolCalls } from "./transcript/reopened-tool-calls.js";
-import { announce, appendMessage, type RunState } from "./run-state.js";
+import { appendMessage, messageEventsOf, type RunState } from "./run-state.js";
 
 /**
  * Picks up a batch that a process stopped while calls waited for approval (`Agent.open`), as
@@ -50,7 +50,7 @@ export function resumeToolCalls(run: RunState, reopened: ReopenedToolCalls): Obs
           for (const call of reopened.calls) {
             const result = call.result ?? results[next++]!;
             appendMessage(run, result);
-            for (const event of announce(result)) subscriber.next(event);
+            for (const event of messageEventsOf(result)) subscriber.next(event);
           }
           subscriber.complete();
         },

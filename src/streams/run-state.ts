@@ -110,7 +110,7 @@ export function newMessages(run: RunState): AgentMessage[] {
 }
 
 /** A message's `message_start` and `message_end`. */
-export function announce(message: AgentMessage): AgentEvent[] {
+export function messageEventsOf(message: AgentMessage): AgentEvent[] {
   return [
     { type: "message_start", message },
     { type: "message_end", message },

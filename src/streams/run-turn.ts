@@ -7,27 +7,31 @@ import { ToolBatchSummary } from "../operators/tool-calls/tool-batch.js";
 import { truncatedToolCalls } from "../operators/tool-calls/truncated-tool-calls.js";
 import { isFailedMessage, toolCallsOf } from "../types/messages.js";
 import type { AgentEvent, AgentMessage, AssistantMessage } from "../types.js";
-import { agentEndEvent, drain, endBeforeHook, type HookAnswer, nextStep, type NextStep, type TurnOutcome, type TurnStart } from "./next-step.js";
+import { agentEndEvent, drain, endBeforeHook, type HookAnswer, nextStep, type NextStep, type NextTurnStep, type TurnOutcome, type TurnStart } from "./next-step.js";
 import { appendMessage, newMessages, type RunState } from "./run-state.js";
 import { EagerToolCalls } from "./eager-tool-calls.js";
 import { prepareNextTurn } from "./prepare-next-turn.js";
 import { streamAssistant } from "./stream-assistant.js";
+
+/** What a turn emits: its events, and last, when the run goes on, its decision to go on. */
+export type TurnOutput = AgentEvent | NextTurnStep;
 
 /**
  * One turn: inject pending messages, call the model, run its tool calls, `turn_end`, and decide.
  *
  * The first turn emits the run's opening events first (`agent_start`, its `turn_start`, the
  * prompts), and it takes its pending messages from the steering queue, so steering typed before
- * the first call lands in it. A next turn asks `prepareNextTurn` first, when there is one. A turn ends in one of two ways: with `agent_end`, or by handing
- * `decision` a `next_turn` step (then completing it) just before it completes itself.
+ * the first call lands in it. A next turn asks `prepareNextTurn` first, when there is one. A turn
+ * ends in one of two ways: with `agent_end`, or with its decision to go on, a `next_turn` step, as
+ * its last value (`playTurns` starts the next turn from it).
  *
  * Why one Observable with its steps in sequence rather than `concat` of deferred parts: a turn
  * runs for every tool round trip, and each `concat` and `defer` costs subscriptions per turn and
  * a hop per event; here each step is one subscription, started when the step before completes.
  */
-export function runTurn(run: RunState, start: TurnStart, decision: Observer<NextStep>): Observable<AgentEvent> {
-  return new Observable<AgentEvent>((subscriber) => {
-    const turn = new TurnSteps(run, subscriber, decision);
+export function runTurn(run: RunState, start: TurnStart): Observable<TurnOutput> {
+  return new Observable<TurnOutput>((subscriber) => {
+    const turn = new TurnSteps(run, subscriber);
     const { steps } = turn;
     if (start.type === "first_turn") {
       for (const event of start.opening) subscriber.next(event);
@@ -74,7 +78,7 @@ function beginTurn(turn: TurnSteps, start: TurnStart, failure?: RxAgentError, ap
   }
   for (const message of injected) {
     appendMessage(run, message);
-    announceTo(subscriber, message);
+    emitMessageEvents(subscriber, message);
   }
   if (subscriber.closed) return;
   turn.eager = EagerToolCalls.forTurn(run);
@@ -101,8 +105,7 @@ class TurnSteps implements Observer<AgentEvent> {
 
   constructor(
     readonly run: RunState,
-    readonly subscriber: Subscriber<AgentEvent>,
-    readonly decision: Observer<NextStep>,
+    readonly subscriber: Subscriber<TurnOutput>,
   ) {
     // The subscriber itself holds the steps: a Subscription of their own (and its array of
     // finalizers) per turn was a tenth of what a run waiting for its model holds (bench W5).
@@ -209,19 +212,19 @@ function endTurn(turn: TurnSteps, outcome: TurnOutcome): void {
   );
 }
 
-/** Hands the decision on: another turn, or `agent_end`; the turn completes either way. */
-function decide({ run, subscriber, decision }: TurnSteps, step: NextStep): void {
+/** Hands the decision on as the turn's last value: another turn, or `agent_end`; then completes. */
+function decide({ run, subscriber }: TurnSteps, step: NextStep): void {
   if (step.type === "end") {
     run.ended = true;
     subscriber.next(agentEndEvent(run, step));
   } else {
-    decision.next(step);
+    subscriber.next(step);
   }
-  decision.complete();
   subscriber.complete();
 }
 
-function announceTo(subscriber: Subscriber<AgentEvent>, message: AgentMessage): void {
+/** A message's `message_start` and `message_end`, emitted (not collected as `messageEventsOf` does: no array per message). */
+function emitMessageEvents(subscriber: Subscriber<TurnOutput>, message: AgentMessage): void {
   subscriber.next({ type: "message_start", message });
   subscriber.next({ type: "message_end", message });
 }

@@ -1,6 +1,6 @@
 import { concat, concatMap, from, mergeMap, NEVER, Observable, of, Subject, Subscription, type SchedulerLike } from "rxjs";
 import { errorText } from "../../errors.js";
-import type { AgentContext, AgentEvent, AgentLoopConfig, AssistantMessage, DrainableQueue, ToolCall, ToolCallCancellation, ToolCallDecision, ToolResultMessage } from "../../types.js";
+import type { AgentContext, AgentEvent, AgentLoopConfig, ApprovalDecision, AssistantMessage, DrainableQueue, ToolCall, ToolCallCancellation, ToolResultMessage } from "../../types.js";
 import type { Cancellation } from "../../util/lazy-abort-controller.js";
 import { errorResult } from "../../tools/tool-results.js";
 import { announceSlotWaits, type SlotWaits } from "./announce-slot-waits.js";
@@ -45,9 +45,9 @@ export interface ExecuteToolCallsOptions {
  * end before preparing the next. Every call gets exactly one result, also on abort.
  *
  * With `config.cancellations`, the batch subscribes to it once: a cancelled call that runs hears
- * it through its signal (run-tool-call.ts); one announced but not running yet (waiting for
+ * it through its signal (run-tool-call.ts); one started but not running yet (waiting for
  * `beforeToolCall` or a concurrency slot) gets its `tool_execution_end` at once and never runs;
- * one not announced yet is settled as soon as it is, without running.
+ * one not started yet is settled as soon as it is, without running.
  *
  * With `arrivals` (eager execution, eager-tool-calls.ts), the batch starts before its message has
  * ended: each arrival appends calls to `toolCalls` (and replaces `assistantMessage`), and the
@@ -98,13 +98,13 @@ export function executeToolCalls(
       results[finalized.index] = message;
       slots[finalized.index]!.fill(message);
     };
-    // How many calls have been announced (`tool_execution_start`): only those may be settled by a cancel.
-    let announced = 0;
+    // How many calls have started (`tool_execution_start`): only those may be settled by a cancel.
+    let startedCalls = 0;
     // Every event of the batch but the ordered results passes here; a finalized call becomes
     // its `tool_execution_end`, then fills its slot (so its result follows the end).
     const passOn = (output: AgentEvent | FinalizedToolCall) => {
       if (!(output instanceof FinalizedToolCall)) {
-        if (output.type === "tool_execution_start") announced += 1;
+        if (output.type === "tool_execution_start") startedCalls += 1;
         subscriber.next(output);
         return;
       }
@@ -124,7 +124,7 @@ export function executeToolCalls(
     if (config.cancellations) {
       cancellations = new CallCancellations((toolCallId, message) => {
         const index = toolCalls.findIndex((call) => call.id === toolCallId);
-        if (index < 0 || index >= announced || results[index] !== undefined) return;
+        if (index < 0 || index >= startedCalls || results[index] !== undefined) return;
         passOn(new FinalizedToolCall(index, toolCalls[index]!, errorResult(message), true, true));
       });
     }
@@ -190,7 +190,7 @@ export function executeToolCalls(
     if (config.approvals && approvals) {
       const batchApprovals = approvals;
       // As with cancels: a source that fails only stops bringing answers (waits then end by timeout or abort).
-      const observer = forwardingObserver(subscriber, { next: (decision: ToolCallDecision) => batchApprovals.decide(decision), error: () => undefined });
+      const observer = forwardingObserver(subscriber, { next: (decision: ApprovalDecision) => batchApprovals.decide(decision), error: () => undefined });
       subscription.add(config.approvals.subscribe(observer));
     }
     subscription.add(processed$.subscribe(forwardingObserver(subscriber, { next: passOn, complete: completeOne })));

@@ -6,6 +6,7 @@ import { jsonDepthOf } from "../../util/json-depth.js";
 import type { AgentEvent, AgentTool, AgentToolResult, BeforeToolCallResult, ToolCall } from "../../types.js";
 import { answerOfHook } from "./answer-of-hook.js";
 import { forwardingObserver } from "../forwarding-observer.js";
+import { Trampoline } from "../trampoline.js";
 import { ABORTED_TOOL_TEXT, FinalizedToolCall, PreparedToolCall, type ToolBatch } from "./tool-batch.js";
 
 /**
@@ -57,57 +58,53 @@ export function prepareToolCalls(
   return new Observable<PreparedToolCall>((subscriber) => {
     let nextIndex = 0;
     let waiting: Subscription | undefined;
-    // With `more` (eager execution): calls still to come are appended to `toolCalls`; `idle`
-    // says the loop has prepared every call so far and waits for the next.
-    let idle = false;
+    // A call's preparation (its `beforeToolCall`, or an asynchronous validation) not answered yet.
+    let answerPending = false;
+    // With `more` (eager execution): calls still to come are appended to `toolCalls`.
     let moreDone = more === undefined;
     const route = (outcome: Readiness) => {
       if (outcome instanceof PreparedToolCall) subscriber.next(outcome);
       else passOn(outcome);
     };
-    const prepareFromNext = (): void => {
-      while (nextIndex < toolCalls.length) {
-        const index = nextIndex++;
-        const toolCall = toolCalls[index]!;
-        passOn({ type: "tool_execution_start", toolCallId: toolCall.id, toolName: toolCall.name, args: toolCall.arguments });
-        if (subscriber.closed) return;
-        const outcome = readyToolCall(index, toolCall, batch);
-        if (!(outcome instanceof Observable)) {
-          route(outcome);
-          continue;
+    // An answer that arrives synchronously goes on in this loop rather than on the stack.
+    const preparation = {
+      loop: (): void => {
+        while (!answerPending && nextIndex < toolCalls.length && !subscriber.closed) {
+          const index = nextIndex++;
+          const toolCall = toolCalls[index]!;
+          passOn({ type: "tool_execution_start", toolCallId: toolCall.id, toolName: toolCall.name, args: toolCall.arguments });
+          if (subscriber.closed) return;
+          const outcome = readyToolCall(index, toolCall, batch);
+          if (!(outcome instanceof Observable)) {
+            route(outcome);
+            continue;
+          }
+          answerPending = true;
+          waiting = outcome.subscribe(
+            forwardingObserver(subscriber, {
+              next: route,
+              complete: () => {
+                answerPending = false;
+                trampoline.run();
+              },
+            }),
+          );
         }
-        // A decision that arrives synchronously goes on in this loop rather than on the stack.
-        let subscribed = false;
-        let decidedSynchronously = false;
-        waiting = outcome.subscribe(
-          forwardingObserver(subscriber, {
-            next: route,
-            complete: () => {
-              if (subscribed) prepareFromNext();
-              else decidedSynchronously = true;
-            },
-          }),
-        );
-        subscribed = true;
-        if (!decidedSynchronously) return;
-      }
-      if (moreDone) subscriber.complete();
-      else idle = true;
+        if (moreDone && !answerPending && nextIndex === toolCalls.length) subscriber.complete();
+      },
     };
+    const trampoline = new Trampoline(preparation);
+    // More calls, or the end of them: the loop goes on if it waits for nothing else.
     const moreSubscription = more?.subscribe(
       forwardingObserver(subscriber, {
-        next: () => {
-          if (!idle) return;
-          idle = false;
-          prepareFromNext();
-        },
+        next: () => trampoline.run(),
         complete: () => {
           moreDone = true;
-          if (idle) subscriber.complete();
+          trampoline.run();
         },
       }),
     );
-    prepareFromNext();
+    trampoline.run();
     return () => {
       waiting?.unsubscribe();
       moreSubscription?.unsubscribe();

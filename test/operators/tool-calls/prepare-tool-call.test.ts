@@ -134,6 +134,30 @@ describe("preparing tool calls", () => {
       expect(received).toHaveLength(0);
     });
 
+    it("prepares call after call whose Observable decision answers synchronously at one stack depth", () => {
+      const { tool, received } = addTool();
+      const count = 600;
+      const depths = new Set<number>();
+      const traceLimit = Error.stackTraceLimit;
+      Error.stackTraceLimit = Infinity;
+      let turn;
+      try {
+        turn = runToolTurn(
+          [tool],
+          Array.from({ length: count }, (_, index) => call("add", { a: index, b: 0 })),
+          {
+            beforeToolCall: ({ args }) => {
+              if ((args as { a: number }).a % 100 === 0) depths.add(new Error().stack!.split("\n").length);
+              return of(undefined);
+            },
+          },
+        );
+      } finally {
+        Error.stackTraceLimit = traceLimit;
+      }
+      expect([turn.results.length, received.length, depths.size]).toStrictEqual([count, count, 1]);
+    });
+
     it("waits for a Promise (real async) or an Observable decision", async () => {
       const { tool } = addTool();
       const promised = await runToolTurnAsync([tool], [call("add", { a: 1, b: 1 }), call("add", { a: 2, b: 2 })], {

@@ -45,6 +45,25 @@ describe("running tool calls", () => {
     });
   });
 
+  it("a Promise whose result throws as it is read is the tool's failure, not an unhandled rejection", async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const throwing = {
+        get content(): never {
+          throw new Error("content unreadable");
+        },
+      } as unknown as AgentToolResult;
+      const turn = await runToolTurnAsync([toolReturning("reads_badly", () => Promise.resolve(throwing))], [call("reads_badly", {})]);
+      // A macrotask: Node reports unhandled rejections after the microtasks have run.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect([turn.texts, turn.results[0]!.isError, unhandled]).toStrictEqual([["content unreadable"], true, []]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+  });
+
   it("a Promise-returning tool (real async) gets its result in call order", async () => {
     // The first call settles only after the second has, by a gate rather than by two timers whose
     // gap a loaded machine can close (20 ms against 1 ms failed at load 10): the second call opens
