@@ -74,7 +74,7 @@ function beginTurn(turn: TurnSteps, start: TurnStart, failure?: RxAgentError, ap
   if (!first) subscriber.next({ type: "turn_start" });
   for (const message of appended) {
     appendMessage(run, message);
-    announceTo(subscriber, message);
+    emitMessageEvents(subscriber, message);
   }
   for (const message of injected) {
     appendMessage(run, message);
