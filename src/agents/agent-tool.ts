@@ -1,4 +1,4 @@
-import { Type } from "@sinclair/typebox";
+import type { TObject, TString } from "@sinclair/typebox";
 import { asyncScheduler, Observable } from "rxjs";
 import { agentLoop } from "../streams/agent-loop.js";
 import { defineTool } from "../tools/define-tool.js";
@@ -8,10 +8,22 @@ import type { SubAgentDetails, SubAgentResult, SubAgentUpdate } from "../types/s
 import type { AgentEvent, AgentLoopConfig, AgentMessage, AgentTool, AgentToolResult, OutputOf, OutputSchema, ToolExecutionContext } from "../types.js";
 import { jsonText } from "../util/json-text.js";
 
-/** The arguments an agent tool takes when it declares none: the task, in words. */
-export const subAgentTask = Type.Object({
-  task: Type.String({ description: "What to do, in full: the sub-agent sees nothing else of this conversation." }),
-});
+/** TypeBox 0.34's `Kind` (created with `Symbol.for`). */
+const typeBoxKind = Symbol.for("TypeBox.Kind");
+
+/**
+ * The arguments an agent tool takes when it declares none: the task, in words. What
+ * `Type.Object({ task: Type.String({ description }) })` builds, written out: importing TypeBox's
+ * builder here would load its 250 modules into every `import("rxagent")`.
+ */
+export const subAgentTask = {
+  [typeBoxKind]: "Object",
+  type: "object",
+  required: ["task"],
+  properties: {
+    task: { [typeBoxKind]: "String", description: "What to do, in full: the sub-agent sees nothing else of this conversation.", type: "string" },
+  },
+} as unknown as TObject<{ task: TString }>;
 
 /** How deep agent tools may nest by default: an agent's sub-agent is depth 1, its own sub-agent depth 2. */
 export const DEFAULT_MAX_AGENT_DEPTH = 4;
