@@ -14,5 +14,8 @@ export default defineConfig({
     setupFiles: ["test/helpers/load-validators.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // expect.poll waits for a condition; its default of 1 s is a timing margin that a page under a
+    // load of 8 can miss. A passing poll returns as soon as it holds, so a longer limit costs nothing.
+    expect: { poll: { timeout: 15_000 } },
   },
 });

@@ -1,5 +1,5 @@
 import type { MonoTypeOperatorFunction } from "rxjs";
-import { concatMap, defer, EMPTY, throwError } from "rxjs";
+import { Observable } from "rxjs";
 import type { ModelErrorEvent, ModelEvent } from "../types/model.js";
 
 /**
@@ -30,21 +30,40 @@ export class FailedBeforeContent extends Error {
  * ```
  */
 export function failBeforeContent(handOver: (event: ModelErrorEvent) => boolean): MonoTypeOperatorFunction<ModelEvent> {
+  // Hand-built, not `concatMap` over arrays: every event of every call passes here, and the inner
+  // subscription per event cost 0.21 µs an event (bench/with-retry-openai.ts, 1,004 events from
+  // memory), three times the loop's own cost per event (W1, 55–67 ns).
   return (source) =>
-    defer(() => {
+    new Observable<ModelEvent>((subscriber) => {
       let held: ModelEvent[] | undefined = [];
-      return source.pipe(
-        concatMap((event) => {
-          if (held === undefined) return [event];
+      return source.subscribe({
+        next: (event) => {
+          if (held === undefined) {
+            subscriber.next(event);
+            return;
+          }
           if (event.type === "start") {
             held.push(event);
-            return EMPTY;
+            return;
           }
-          if (event.type === "error" && handOver(event)) return throwError(() => new FailedBeforeContent(held ?? [], event));
-          const released: ModelEvent[] = [...held, event];
+          let handedOver: boolean;
+          try {
+            handedOver = event.type === "error" && handOver(event);
+          } catch (error) {
+            subscriber.error(error);
+            return;
+          }
+          if (handedOver) {
+            subscriber.error(new FailedBeforeContent(held, event as ModelErrorEvent));
+            return;
+          }
+          const released = held;
           held = undefined;
-          return released;
-        }),
-      );
+          for (const heldEvent of released) subscriber.next(heldEvent);
+          subscriber.next(event);
+        },
+        error: (error: unknown) => subscriber.error(error),
+        complete: () => subscriber.complete(),
+      });
     });
 }

@@ -2,7 +2,7 @@ import type { Context, Span } from "@opentelemetry/api";
 
 /**
  * The `execute_tool` spans of one `withTelemetry`: the open ones by tool call id, which the run's
- * events open and close (`traceRun`) and the traced tools run inside (`tracedTools`); and for
+ * events open and close (`traceRun`) and tool calls run inside (`tracedToolCall`); and for
  * each of these and of the `chat` spans, its run's context.
  *
  * Why the run's context: a tool's promise resolving (or the model stream completing) is what

@@ -2,12 +2,11 @@ import type { Tracer } from "@opentelemetry/api";
 import { trace } from "@opentelemetry/api";
 import { pipe } from "rxjs";
 import type { AgentLoopConfig } from "../types/loop-config.js";
-import type { AgentTool } from "../types/tools.js";
 import type { SpanSettings } from "./attributes.js";
 import { RunSpans } from "./run-spans.js";
 import { traceRun } from "./trace-run.js";
 import { tracedModel } from "./traced-model.js";
-import { tracedTools } from "./traced-tools.js";
+import { tracedToolCall } from "./traced-tool-call.js";
 
 export interface TelemetryOptions {
   /** Default: `trace.getTracer("rxagent")` of the global tracer provider. */
@@ -39,13 +38,14 @@ export interface TelemetryOptions {
  * ```
  *
  * Contract: the chat span is the active context while the model call is subscribed, the tool
- * span while `execute` runs (for tools in `options.tools`, i.e. `Agent` options; tools given to
- * `agentLoop` in its context get their spans but run in the run's context). Active contexts
+ * span while `execute` runs, for every model and tool of the run: the config's, those of the
+ * loop's context, and those `prepareNextTurn` or `Agent.configure` swap in (through the loop's
+ * `observeModel` and `observeToolCall`, which keep any already set, inside). Active contexts
  * cross promises and timers only with a context manager registered (e.g. `AsyncHooksContextManager`
  * or the Node SDK's default). Any `observeRun` already set still sees every event.
  * @example const agent = new Agent(withTelemetry({ model, tools }, { tracer }))
  */
-export function withTelemetry<Options extends AgentLoopConfig & { tools?: AgentTool[] }>(options: Options, telemetry: TelemetryOptions = {}): Options {
+export function withTelemetry<Options extends AgentLoopConfig>(options: Options, telemetry: TelemetryOptions = {}): Options {
   const tracer = telemetry.tracer ?? trace.getTracer("rxagent");
   const settings: SpanSettings = {
     recordContent: telemetry.recordContent ?? false,
@@ -54,10 +54,11 @@ export function withTelemetry<Options extends AgentLoopConfig & { tools?: AgentT
   };
   const runSpans = new RunSpans();
   const tracedRun = traceRun(tracer, settings, runSpans, telemetry.agentName);
+  const { observeModel, observeToolCall } = options;
   return {
     ...options,
-    model: tracedModel(options.model, tracer, settings, runSpans),
-    ...(options.tools !== undefined ? { tools: tracedTools(options.tools, runSpans) } : {}),
+    observeModel: (model) => tracedModel(observeModel ? observeModel(model) : model, tracer, settings, runSpans),
+    observeToolCall: (toolCall, execute) => tracedToolCall(runSpans, toolCall, observeToolCall ? () => observeToolCall(toolCall, execute) : execute),
     // The run span outermost, so it is the active context when the inner operator subscribes.
     observeRun: options.observeRun ? pipe(options.observeRun, tracedRun) : tracedRun,
   };

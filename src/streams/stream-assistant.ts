@@ -55,7 +55,8 @@ class ModelCall implements ModelCallHooks, Subscribable<ModelEvent>, Unsubscriba
   constructor(private readonly run: RunState) {}
 
   stream(llmContext: LlmContext): Observable<ModelEvent> {
-    return this.run.config.model.stream(llmContext, new ModelCallOptions(this.controller));
+    const { model, observeModel } = this.run.config;
+    return (observeModel ? observeModel(model) : model).stream(llmContext, new ModelCallOptions(this.controller));
   }
 
   /** The model's events without context hooks: the model is called only when subscribed, as `defer` would. */

@@ -3,7 +3,7 @@ import type { AgentEvent } from "./events.js";
 import type { AgentMessage, AssistantMessage, ImageContent, Message, TextContent, ToolCall, ToolResultMessage, Usage } from "./messages.js";
 import type { Model } from "./model.js";
 import type { OutputSchema } from "./output.js";
-import type { AgentTool, AgentToolResult, ToolExecutionMode } from "./tools.js";
+import type { AgentTool, AgentToolResult, ToolExecuteResult, ToolExecutionMode } from "./tools.js";
 
 /**
  * What a hook may return. A plain value is used synchronously (so a scripted run stays
@@ -365,4 +365,24 @@ export interface AgentLoopConfig {
    * @example observeRun: tap((event) => log(event.type))
    */
   observeRun?: MonoTypeOperatorFunction<AgentEvent>;
+  /**
+   * The model each call of the run uses, passed through this first: the seam for
+   * instrumentation that sees every model, the config's and one that `prepareNextTurn` or
+   * `Agent.configure` swapped in (`withTelemetry` gives each call its `chat` span here).
+   *
+   * Contract: return a model that streams as the given one does; called once per model call.
+   * @example observeModel: (model) => ({ ...model, stream: (context, options) => model.stream(context, options).pipe(tap(log)) })
+   */
+  observeModel?: (model: Model) => Model;
+  /**
+   * Each tool call's `execute`, run through this: the seam for instrumentation that sees every
+   * tool, whether it came in `Agent` options, the loop's context or a `prepareNextTurn` answer
+   * (`withTelemetry` runs the call with its `execute_tool` span as the active context).
+   *
+   * Contract: call `execute` once, at once, and return what it returns (or an Observable of the
+   * same values, e.g. one that subscribes to it in a context of one's own); a throw is the
+   * tool's failure.
+   * @example observeToolCall: (toolCall, execute) => { log(toolCall.name); return execute(); }
+   */
+  observeToolCall?: (toolCall: ToolCall, execute: () => ToolExecuteResult) => ToolExecuteResult;
 }

@@ -1,4 +1,5 @@
-import { lastValueFrom, toArray, VirtualTimeScheduler } from "rxjs";
+import { asyncScheduler, lastValueFrom, type SchedulerLike, type Subscription, toArray, VirtualTimeScheduler } from "rxjs";
+import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { openaiChat, openaiResponses } from "../../src/openai/index.js";
 import type { ModelEvent } from "../../src/types/model.js";
@@ -92,6 +93,19 @@ describe("openaiChat HTTP failures", () => {
     });
   });
 
+  it("retries once over, not twice: a client of one's own with SDK retries still sends maxRetries + 1 requests", async () => {
+    const replay = await serve([serverError, serverError, serverError, serverError, serverError, serverError]);
+    const { scheduler, drive } = manualScheduler();
+    const stop = drive();
+    // The SDK's own retries (5 here) would multiply ours; the provider turns them off per request.
+    const client = new OpenAI({ baseURL: replay.baseURL, apiKey: "k", maxRetries: 5 });
+    const model = openaiChat({ model: "test-model", client, scheduler, random: () => 0 });
+    const events = await lastValueFrom(model.stream(helloContext, { signal: new AbortController().signal }).pipe(toArray()));
+    stop();
+    expect(replay.requests).toHaveLength(3);
+    expect(finalMessage(events)).toMatchObject({ errorMessage: "500 The server had an error (gave up after 3 attempts)" });
+  });
+
   it("does not retry a 401", async () => {
     const replay = await serve([
       { kind: "http-error", status: 401, body: { error: { message: "Incorrect API key provided: sk-test", type: "invalid_request_error", code: "invalid_api_key" } } },
@@ -183,12 +197,23 @@ describe("openaiChat HTTP failures", () => {
 
   it("abort during a retry wait ends at once with aborted", async () => {
     const replay = await serve([rateLimited({ "retry-after": "30" }), textFixture]);
-    const model = openaiChat({ model: "test-model", baseURL: replay.baseURL, apiKey: "k" });
+    // The real clock, watched: the abort comes once the 30 s wait is scheduled, not after a guess.
+    let waitScheduled = (_delay: number): void => {};
+    const waiting = new Promise<number>((resolve) => (waitScheduled = resolve));
+    const schedule = asyncScheduler.schedule.bind(asyncScheduler) as (work: unknown, delay?: number, state?: unknown) => Subscription;
+    const scheduler: SchedulerLike = {
+      now: () => asyncScheduler.now(),
+      schedule: ((work: unknown, delay?: number, state?: unknown) => {
+        if (delay !== undefined && delay > 0) waitScheduled(delay);
+        return schedule(work, delay, state);
+      }) as SchedulerLike["schedule"],
+    };
+    const model = openaiChat({ model: "test-model", baseURL: replay.baseURL, apiKey: "k", scheduler });
     const controller = new AbortController();
     const result = lastValueFrom(model.stream(helloContext, { signal: controller.signal }).pipe(toArray()));
-    while (replay.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(await waiting).toBe(30_000);
     controller.abort();
+    // "At once": the 30 s wait is far longer than the test's timeout.
     const events = await result;
     expect(finalMessage(events)).toMatchObject({ stopReason: "aborted", errorMessage: "Request was aborted" });
     expect(replay.requests).toHaveLength(1);

@@ -9,7 +9,7 @@ import { Agent } from "../../src/agent/agent.js";
 import { withFallback } from "../../src/model/with-fallback.js";
 import { withTelemetry } from "../../src/otel/index.js";
 import { agentLoop } from "../../src/streams/agent-loop.js";
-import { scriptedModel } from "../../src/testing/scripted-model.js";
+import { scriptedModel, type ScriptedTurn } from "../../src/testing/scripted-model.js";
 import type { AgentTool } from "../../src/types.js";
 
 const exporter = new InMemorySpanExporter();
@@ -200,6 +200,57 @@ describe("withTelemetry", () => {
     expect(first.events[1]?.attributes).toStrictEqual({ "rxagent.approved": true });
     const [run] = named(spans, "invoke_agent");
     expect(eventsOf(run!)).toStrictEqual(["rxagent.queued_message"]);
+  });
+
+  it("tools of the loop's context run in their span, and so do tools and models swapped in later", async () => {
+    const seen: Record<string, string | undefined> = {};
+    const activeInModel: Record<string, string | undefined> = {};
+    const reading = (id: string, reply: Exclude<ScriptedTurn, (...args: never[]) => unknown>): ScriptedTurn => () => {
+      activeInModel[id] = trace.getActiveSpan()?.spanContext().spanId;
+      return reply;
+    };
+    const first = scriptedModel([reading("first", { content: [{ type: "toolCall", id: "call_context", name: "weather", arguments: { city: "Oslo" } }] })], { id: "first-model" });
+    const second = scriptedModel(
+      [reading("second", { content: [{ type: "toolCall", id: "call_swapped", name: "time", arguments: { city: "Oslo" } }] }), reading("third", "Done")],
+      { id: "second-model", provider: "other" },
+    );
+    const config = withTelemetry(
+      {
+        model: first,
+        // The second turn on: another model, and the tools replaced.
+        prepareNextTurn: ({ context: runContext }) => ({ model: second, context: { ...runContext, tools: [lookupTool("time", seen)] } }),
+      },
+      { tracer },
+    );
+    await lastValueFrom(agentLoop([{ role: "user", content: "Weather in Oslo?", timestamp: 0 }], { messages: [], tools: [lookupTool("weather", seen)] }, config));
+    const spans = exporter.getFinishedSpans();
+    const [run] = named(spans, "invoke_agent");
+    const [weather] = named(spans, "execute_tool weather");
+    const [time] = named(spans, "execute_tool time");
+    // The swapped-in model's calls are traced under its own name, each active while it streams.
+    const chats = spans.filter((span) => span.name.startsWith("chat "));
+    expect(chats.map((span) => [span.name, span.attributes["gen_ai.provider.name"], parentOf(span)])).toStrictEqual([
+      ["chat first-model", "scripted", idOf(run!)],
+      ["chat second-model", "other", idOf(run!)],
+      ["chat second-model", "other", idOf(run!)],
+    ]);
+    expect(activeInModel).toStrictEqual({ first: idOf(chats[0]!), second: idOf(chats[1]!), third: idOf(chats[2]!) });
+    expect(seen).toStrictEqual({ call_context: idOf(weather!), call_swapped: idOf(time!) });
+    expect(parentOf(named(spans, "http GET weather")[0]!)).toBe(idOf(weather!));
+    expect(parentOf(named(spans, "http GET time")[0]!)).toBe(idOf(time!));
+  });
+
+  it("an Agent's model and tools changed by configure are traced too", async () => {
+    const seen: Record<string, string | undefined> = {};
+    const agent = new Agent(withTelemetry({ model: scriptedModel(["unused"], { id: "old" }) }, { tracer }));
+    agent.configure({
+      model: scriptedModel([{ content: [{ type: "toolCall", id: "call_1", name: "weather", arguments: { city: "Rome" } }] }, "Done"], { id: "new" }),
+      tools: [lookupTool("weather", seen)],
+    });
+    await agent.run("Weather in Rome?");
+    const spans = exporter.getFinishedSpans();
+    expect(named(spans, "chat new").length).toBe(2);
+    expect(seen).toStrictEqual({ call_1: idOf(named(spans, "execute_tool weather")[0]!) });
   });
 
   it("a fallback shows on the chat span as the model that answered", async () => {

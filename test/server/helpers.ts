@@ -9,8 +9,11 @@ import type { AgentEvent } from "../../src/types.js";
 /** A frame that carries an event: a whole one, or a `message_update` as a delta. */
 export type EventCarrier = Extract<ServerFrame, { type: "event" | "update" }>;
 
-/** Polls `predicate` until it holds; fails with `what` after `timeoutMs`. */
-export async function waitFor<T>(predicate: () => T | undefined | false, what = "condition", timeoutMs = 5000): Promise<T> {
+/**
+ * Polls `predicate` until it holds; fails with `what` after `timeoutMs`. The default is a limit,
+ * not a margin: 20 s, under the test timeout (30 s), holds at a load average of 8 and more.
+ */
+export async function waitFor<T>(predicate: () => T | undefined | false, what = "condition", timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = predicate();

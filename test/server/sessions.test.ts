@@ -79,13 +79,13 @@ describe("sessions", () => {
     expect(full).toMatchObject({ type: "error", code: "session_limit" });
     expect((full as { message: string }).message).toMatch(/holds 2 of at most 2 sessions: 2 with clients attached, 0 running without clients/);
 
-    await waitFor(() => silent.closeCode, "the silent socket to be closed", 3000);
+    await waitFor(() => silent.closeCode, "the silent socket to be closed");
     expect([silent.closeCode, silent.closeReason]).toEqual([4000, "No attach in time"]);
-    await waitFor(() => idleOne.closeCode && idleTwo.closeCode, "the idle sockets to be closed", 3000);
+    await waitFor(() => idleOne.closeCode && idleTwo.closeCode, "the idle sockets to be closed");
     expect([idleOne.closeCode, idleOne.closeReason]).toEqual([4000, "Idle"]);
 
     // The refused newcomer never attached, so it was closed too; it comes back and gets in.
-    await waitFor(() => newcomer.closeCode, "the refused newcomer to be closed", 3000);
+    await waitFor(() => newcomer.closeCode, "the refused newcomer to be closed");
     const back = await open(url);
     expect(await back.request({ type: "attach", session: "three" })).toMatchObject({ type: "ack", session: "three" });
     expect(server?.sessionIds()).toContain("three");

@@ -230,14 +230,21 @@ describe.skipIf(!existsSync(CHROMIUM))("browser UI (headless Chromium)", () => {
     const guarded = await serveWebUi({ port: 0, heartbeatIntervalMs: 0, auth: (token) => token === "s3cret", createAgent: () => demoAgent() });
     try {
       const page = await browser.newPage();
+      const sockets: string[] = [];
+      page.on("websocket", (socket) => sockets.push(socket.url()));
+      // The page's timers on a clock the test moves: any reconnect timer fires when told to.
+      await page.clock.install();
       await page.goto(guarded.url);
       await page.locator('#connection[data-status="refused"]').waitFor();
       await expect.poll(() => page.locator("#error").textContent()).toMatch(/refused this page: it needs a token.*#token=/);
       await page.fill("#input", "Hello?");
       await page.press("#input", "Enter");
       await expect.poll(() => page.inputValue("#input")).toBe("Hello?");
-      // Refused for good: no reconnect attempts.
-      await new Promise((resolve) => setTimeout(resolve, 600));
+      // Refused for good: a minute of the page's time later, still the one socket. The page
+      // reports a socket it opens before it answers the evaluate that follows.
+      await page.clock.runFor(60_000);
+      await page.evaluate(() => undefined);
+      expect(sockets).toHaveLength(1);
       expect(await page.locator("#connection").getAttribute("data-status")).toBe("refused");
 
       await page.goto(`${guarded.url}#token=s3cret`);

@@ -51,7 +51,8 @@ function executeTool(prepared: PreparedToolCall, batch: ToolBatch): Observable<A
     let output: unknown;
     execution.starting = true;
     try {
-      output = tool.execute(toolCall.id, args as never, execution);
+      const observe = batch.config.observeToolCall;
+      output = observe ? observe(toolCall, () => tool.execute(toolCall.id, args as never, execution)) : tool.execute(toolCall.id, args as never, execution);
     } catch (error) {
       execution.failWithError(error);
     }
