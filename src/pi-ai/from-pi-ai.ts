@@ -1,5 +1,6 @@
 import {
   type Api,
+  type AssistantMessageEvent,
   type AssistantMessageEventStream,
   type Model as PiAiModel,
   type SimpleStreamOptions,
@@ -27,8 +28,14 @@ export interface PiAiModelOptions extends Omit<SimpleStreamOptions, "signal"> {
   /**
    * The function that opens pi-ai's stream. Default: pi-ai's `streamSimple`, which picks the
    * provider by the model's `api`; pass `stream` (or a provider's own) for provider options.
+   * It may return a Promise of the stream (pi-agent-core's `streamFn` does, to look up a key
+   * first); a rejection fails the call as data, as a throw does.
    */
-  stream?: (model: PiAiModel<Api>, context: Parameters<typeof streamSimple>[1], options: SimpleStreamOptions) => AssistantMessageEventStream;
+  stream?: (
+    model: PiAiModel<Api>,
+    context: Parameters<typeof streamSimple>[1],
+    options: SimpleStreamOptions,
+  ) => AssistantMessageEventStream | PromiseLike<AssistantMessageEventStream>;
 }
 
 /**
@@ -78,7 +85,7 @@ export function fromPiAi<TApi extends Api>(model: PiAiModel<TApi>, options: PiAi
           emit(withoutKey(event, streamOptions.apiKey));
           subscriber.complete();
         };
-        const pump = async (events: AssistantMessageEventStream): Promise<void> => {
+        const pump = async (events: AsyncIterable<AssistantMessageEvent>): Promise<void> => {
           const snapshots = new PiAiSnapshots();
           let last: AssistantMessage | undefined;
           for await (const piAiEvent of events) {
@@ -96,7 +103,10 @@ export function fromPiAi<TApi extends Api>(model: PiAiModel<TApi>, options: PiAi
           finish(failure(last ?? emptyAssistantMessage(target, Date.now()), "pi-ai's stream ended without a done or error event", controller.signal));
         };
         try {
-          pump(stream(target, toPiAiContext(context), { ...streamOptions, signal: controller.signal })).catch((error: unknown) => {
+          const opened = stream(target, toPiAiContext(context), { ...streamOptions, signal: controller.signal });
+          // A stream handed over at once is pumped at once: no extra microtask on the common path.
+          const pumped = isPromiseLike(opened) ? Promise.resolve(opened).then(pump) : pump(opened);
+          pumped.catch((error: unknown) => {
             if (!subscriber.closed) finish(failure(emptyAssistantMessage(target, Date.now()), errorText(error), controller.signal));
           });
         } catch (error) {
@@ -109,6 +119,10 @@ export function fromPiAi<TApi extends Api>(model: PiAiModel<TApi>, options: PiAi
         };
       }),
   };
+}
+
+function isPromiseLike(value: AssistantMessageEventStream | PromiseLike<AssistantMessageEventStream>): value is PromiseLike<AssistantMessageEventStream> {
+  return typeof (value as PromiseLike<unknown>).then === "function";
 }
 
 function failure(partial: AssistantMessage, errorMessage: string, signal: AbortSignal): ModelEvent {

@@ -25,8 +25,9 @@ const allowed: Record<string, string[]> = {
   agents: [...leaves, "streams", "tools"],
   agent: [...leaves, "streams", "streams/transcript", "operators", "operators/tool-calls", "tools", "model"],
   index: core,
-  // Integrations stand on the core and never on each other, with two exceptions named here: the
-  // Redis sessions run on the server's session hub, and the CLI is the application over them all.
+  // Integrations stand on the core and never on each other, with three exceptions named here: the
+  // Redis sessions run on the server's session hub, the pi-agent-core drop-in on pi-ai's adapter,
+  // and the CLI is the application over them all.
   openai: core,
   "pi-ai": core,
   mcp: core,
@@ -36,6 +37,8 @@ const allowed: Record<string, string[]> = {
   server: core,
   otel: core,
   redis: [...core, "server"],
+  // The drop-in for pi-agent-core runs its streamFn through the pi-ai integration's fromPiAi.
+  "pi-agent-core": [...core, "pi-ai"],
   "json-schema": core,
   typebox: core,
   "ai-sdk": core,

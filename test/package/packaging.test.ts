@@ -36,7 +36,7 @@ const browserEntryPoints = ["rxagent", "rxagent/client"];
  * (pi-ai brings @anthropic-ai/sdk, whose `.d.mts` files import undici-types by relative paths that a
  * consumer's layout does not have): type-checked apart, with `skipLibCheck`, so the rest stays strict.
  */
-const entriesNeedingSkipLibCheck = ["rxagent/pi-ai"];
+const entriesNeedingSkipLibCheck = ["rxagent/pi-ai", "rxagent/pi-agent-core"];
 /** Entry points that must load with no optional peer installed. */
 // `rxagent/server` loads `ws` only when serveAgents starts, so its store imports without it;
 // `rxagent/ai-sdk` imports only types from `ai` (the front end needs `ai`, the server does not).
