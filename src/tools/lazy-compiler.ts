@@ -1,4 +1,4 @@
-import { AsyncSubject, catchError, defer, map, type Observable, of } from "rxjs";
+import { catchError, defer, from, map, type Observable, of } from "rxjs";
 import { type ArgumentValidation, type CompiledSchema, unusableSchemaText } from "./schema-validator.js";
 
 /** A compiled schema's answer for one call: always at once. */
@@ -35,36 +35,42 @@ export interface LazyCompilerNames {
  */
 export function lazyCompiler(names: LazyCompilerNames, load: () => Promise<SchemaCompiler>): LazyCompiler {
   let loadedCompiler: SchemaCompiler | undefined;
-  let loading: AsyncSubject<SchemaCompiler> | undefined;
+  /** The load under way (or done); unset again after a failed load, so the next call tries again. */
+  let loading: Promise<SchemaCompiler> | undefined;
 
   const use = (compiler: SchemaCompiler): void => {
     loadedCompiler ??= compiler;
   };
 
-  const loadCompiler = (): Observable<SchemaCompiler> => {
+  const startLoading = (): Promise<SchemaCompiler> => {
     if (loading) return loading;
-    const attempt = new AsyncSubject<SchemaCompiler>();
-    loading = attempt;
-    // The one Promise here is the module load, wrapped once; an AsyncSubject keeps its outcome for every waiter.
-    defer(load).subscribe({
-      next: (compiler) => {
+    const attempt = load().then(
+      (compiler) => {
         use(compiler);
-        attempt.next(loadedCompiler!);
-        attempt.complete();
+        return loadedCompiler!;
       },
-      error: (error: unknown) => {
+      (error: unknown) => {
         loading = undefined;
-        attempt.error(error);
+        throw error;
       },
-    });
+    );
+    // Handled here so a load nobody waits for is not an unhandled rejection; waiters get it through `from`.
+    attempt.catch(() => undefined);
+    loading = attempt;
     return attempt;
   };
+
+  // The one Promise here is the module load. Why each waiter subscribes to it itself (and not to
+  // one shared subject): a Promise's callback runs in the async context of the code that waited,
+  // so a call validated while the compiler loads goes on in its run's context (OpenTelemetry's
+  // active span), not in the context of whichever tool started the load.
+  const loadCompiler = (): Observable<SchemaCompiler> => defer(() => from(startLoading()));
 
   const compiled = (schema: object): CompiledSchema => {
     if (loadedCompiler) return { validate: loadedCompiler(schema), modelSchema: schema };
     let validator: SynchronousValidator | undefined;
     const validatorOf = (compiler: SchemaCompiler): SynchronousValidator => (validator ??= compiledOrRefusing(compiler, schema));
-    loadCompiler();
+    startLoading();
     return {
       modelSchema: schema,
       validate: (toolName, argumentsValue) => {

@@ -42,6 +42,27 @@ port1.close();
     });
   });
 
+  it("goes on in the async context of the run that waited for it, not of whoever started the load (OpenTelemetry's active span)", () => {
+    const result = runScript(`
+import { AsyncLocalStorage } from "node:async_hooks";
+import { Type } from "@sinclair/typebox";
+import { lastValueFrom } from "rxjs";
+const { agentLoop, defineTool, textResult } = await import(${sourceUrl("index.ts")});
+const { scriptedModel } = await import(${sourceUrl("testing/scripted-model.ts")});
+const storage = new AsyncLocalStorage();
+const echo = defineTool({ name: "echo", description: "", parameters: Type.Object({}), execute: () => textResult("ran") });
+const seen = [];
+const reply = (context) => {
+  seen.push(storage.getStore());
+  return context.messages.at(-1).role === "toolResult" ? "done" : { content: [{ type: "toolCall", name: "echo", arguments: {} }] };
+};
+const model = scriptedModel([reply, reply]);
+await storage.run("run-1", () => lastValueFrom(agentLoop([{ role: "user", content: "go", timestamp: 0 }], { messages: [], tools: [echo] }, { model })));
+console.log(JSON.stringify(seen));
+`);
+    expect(result).toStrictEqual({ status: 0, stderr: "", stdout: '["run-1","run-1"]\n' });
+  });
+
   it("answers every call with an error naming the compiler when it cannot be loaded; the run goes on", () => {
     const result = runScript(
       `
