@@ -17,7 +17,7 @@ describe("docs/testing.md", () => {
     const prompt = { role: "user" as const, content: "what is 12*7", timestamp: 0 };
     const run = agentLoop([prompt], { systemPrompt, messages: [], tools }, { model, scheduler });
     const ends = run.pipe(filter((event) => event.type === "turn_end"), map((event) => (event.message as AssistantMessage).content.at(-1)));
-    expectObservable(ends).toBe("235ms a 61ms (b|)", {
+    expectObservable(ends).toBe("181ms a 36ms (b|)", {
       a: { type: "toolCall", id: "demo_1_1", name: "calculator", arguments: { expression: "12*7" } },
       b: { type: "text", text: "12*7 = 84." },
     });
