@@ -17,6 +17,9 @@ import { scriptedModel } from "../../src/testing/scripted-model.js";
 import { defineTool } from "../../src/tools/define-tool.js";
 import { textResult } from "../../src/tools/tool-results.js";
 import type { AgentEvent, AgentMessage, AgentToolResult } from "../../src/types.js";
+// The scripted runs finish synchronously in virtual time, which TypeBox validation allows once its
+// compiler is loaded: loaded up front, as `rxagent/testing` does for its users.
+import "../../src/tools/load-typebox-compiler.js";
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error("run with --expose-gc");
