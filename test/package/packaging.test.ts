@@ -36,7 +36,9 @@ const browserEntryPoints = ["rxagent", "rxagent/client"];
  * (pi-ai brings @anthropic-ai/sdk, whose `.d.mts` files import undici-types by relative paths that a
  * consumer's layout does not have): type-checked apart, with `skipLibCheck`, so the rest stays strict.
  */
-const entriesNeedingSkipLibCheck = ["rxagent/pi-ai", "rxagent/pi-agent-core"];
+const entriesNeedingSkipLibCheck = ["rxagent/pi-ai", "rxagent/pi-agent-core", "rxagent/ai-sdk"];
+/** An example that imports such an entry point, or `ai` itself (its `@ai-sdk/provider` wants `@types/json-schema`), is checked with them. */
+const needsSkipLibCheck = (source: string): boolean => [...entriesNeedingSkipLibCheck, "ai"].some((entry) => source.includes(`from "${entry}"`));
 /** Entry points that must load with no optional peer installed. */
 // `rxagent/server` loads `ws` only when serveAgents starts, so its store imports without it;
 // `rxagent/ai-sdk` imports only types from `ai` (the front end needs `ai`, the server does not).
@@ -235,8 +237,11 @@ export const client = () => connectAgent("ws://127.0.0.1:1");
       path.join(folder, "peer-consumer.ts"),
       entriesNeedingSkipLibCheck.map((entry, index) => `import * as entry${index} from "${entry}";\nexport const used${index} = entry${index};`).join("\n"),
     );
+    const strictExamples: string[] = [];
+    const peerExamples: string[] = [];
     for (const example of readdirSync(path.join(repositoryRoot, "examples")).filter((file) => file.endsWith(".ts"))) {
       copyFileSync(path.join(repositoryRoot, "examples", example), path.join(folder, "examples", example));
+      (needsSkipLibCheck(readFileSync(path.join(repositoryRoot, "examples", example), "utf8")) ? peerExamples : strictExamples).push(`examples/${example}`);
     }
     const compilerOptions = {
       strict: true,
@@ -250,8 +255,8 @@ export const client = () => connectAgent("ws://127.0.0.1:1");
       verbatimModuleSyntax: true,
       noUncheckedIndexedAccess: true,
     };
-    writeFileSync(path.join(folder, "tsconfig.json"), JSON.stringify({ compilerOptions, include: ["consumer.ts", "examples"] }));
-    writeFileSync(path.join(folder, "tsconfig.peer.json"), JSON.stringify({ compilerOptions: { ...compilerOptions, skipLibCheck: true }, include: ["peer-consumer.ts"] }));
+    writeFileSync(path.join(folder, "tsconfig.json"), JSON.stringify({ compilerOptions, include: ["consumer.ts", ...strictExamples] }));
+    writeFileSync(path.join(folder, "tsconfig.peer.json"), JSON.stringify({ compilerOptions: { ...compilerOptions, skipLibCheck: true }, include: ["peer-consumer.ts", ...peerExamples] }));
     const tsc = path.join(repositoryRoot, "node_modules", "typescript", "bin", "tsc");
     const { code, stdout } = await run(process.execPath, [tsc, "-p", folder], { cwd: folder });
     expect({ code, stdout }).toStrictEqual({ code: 0, stdout: "" });
