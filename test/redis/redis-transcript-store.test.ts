@@ -6,6 +6,7 @@ import { INTERRUPTED_TOOL_TEXT } from "../../src/streams/transcript/repair-trans
 import { scriptedModel } from "../../src/testing/scripted-model.js";
 import type { AgentMessage, AssistantMessage } from "../../src/types.js";
 import { withSessionScripts } from "../../src/redis/redis-scripts.js";
+import { expectReopenedFromSummary } from "../helpers/compaction-session.js";
 import { waitFor } from "../server/helpers.js";
 import { hasRedisServer, RedisServerProcess } from "./redis-server.js";
 
@@ -213,5 +214,10 @@ describe.skipIf(!hasRedisServer)("RedisTranscriptStore", () => {
     const stored = await store.load();
     expect(stored.map((message) => message.role)).toStrictEqual(["user", "assistant", "toolResult", "assistant"]);
     expect(stored[2]).toMatchObject({ role: "toolResult", toolCallId: "call-1", isError: true, content: [{ type: "text", text: INTERRUPTED_TOOL_TEXT }] });
+  });
+
+  it("keeps compaction's summaries in the list, and a session reopened from Redis continues from the last", async () => {
+    const store = new RedisTranscriptStore(redis, "compacted");
+    await expectReopenedFromSummary(store, () => store.flush(), () => new RedisTranscriptStore(redis, "compacted"));
   });
 });
