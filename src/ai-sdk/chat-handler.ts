@@ -2,8 +2,7 @@ import { type Observable, tap } from "rxjs";
 import type { Agent, AgentEvent } from "../index.js";
 import { runChatCommand } from "./chat-commands.js";
 import { isChatId, parseChatRequest, readBody, type Refusal } from "./chat-request.js";
-import { toServerSentEvents, toUIMessageStream, UI_MESSAGE_STREAM_HEADERS } from "./to-ui-message-stream.js";
-import type { UIMessageChunkOptions } from "./ui-message-chunks.js";
+import { toServerSentEvents, toUIMessageStream, UI_MESSAGE_STREAM_HEADERS, type UIMessageStreamOptions } from "./to-ui-message-stream.js";
 
 export interface ChatHandlerOptions {
   /**
@@ -32,8 +31,8 @@ export interface ChatHandlerOptions {
    * as a lost connection to the server.
    */
   abortOnDisconnect?: boolean;
-  /** How events become chunks (tool outputs, message metadata). */
-  chunks?: Omit<UIMessageChunkOptions, "messageId">;
+  /** How events become chunks (tool outputs, message metadata), and how far a client may fall behind (`maxQueuedChunks`). */
+  chunks?: Omit<UIMessageStreamOptions, "messageId">;
   /** Called when a chat is closed (evicted, or by `close()`), to persist or dispose its agent. */
   onChatClose?: (chatId: string, agent: Agent) => void;
 }

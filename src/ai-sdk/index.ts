@@ -6,7 +6,8 @@
 // Chunks
 export { toUIMessageChunks } from "./ui-message-chunks.js";
 export type { RxagentDataParts, UIMessageChunkOptions } from "./ui-message-chunks.js";
-export { toServerSentEvents, toUIMessageStream, UI_MESSAGE_STREAM_HEADERS } from "./to-ui-message-stream.js";
+export { SLOW_READER_TEXT, toServerSentEvents, toUIMessageStream, UI_MESSAGE_STREAM_HEADERS } from "./to-ui-message-stream.js";
+export type { UIMessageStreamOptions } from "./to-ui-message-stream.js";
 
 // Chat handler
 export { createChatHandler } from "./chat-handler.js";

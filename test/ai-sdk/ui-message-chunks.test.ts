@@ -3,7 +3,7 @@ import { readUIMessageStream, type UIMessage, type UIMessageChunk } from "ai";
 import { asyncScheduler, filter, firstValueFrom, lastValueFrom, toArray } from "rxjs";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent/agent.js";
-import { toUIMessageChunks, toUIMessageStream } from "../../src/ai-sdk/index.js";
+import { SLOW_READER_TEXT, toUIMessageChunks, toUIMessageStream } from "../../src/ai-sdk/index.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";
 import { defineTool } from "../../src/tools/define-tool.js";
 
@@ -118,5 +118,28 @@ describe("toUIMessageChunks", () => {
     const chunks = await lastValueFrom(chunks$);
     expect(chunks.slice(0, 4)).toStrictEqual([{ type: "start", messageId: "m1" }, { type: "start-step" }, { type: "text-start", id: "1-0" }, { type: "text-delta", id: "1-0", delta: "one " }]);
     expect(chunks.slice(-3)).toStrictEqual([{ type: "text-end", id: "1-0" }, { type: "finish-step" }, { type: "abort" }]);
+  });
+});
+
+describe("toUIMessageStream with a reader that does not keep up", () => {
+  it("ends the stream with an error chunk once maxQueuedChunks wait, and stops reading the run", async () => {
+    const deltas = Array.from({ length: 500 }, (_unused, index) => `word${index} `);
+    const agent = new Agent({ model: scriptedModel([{ content: [{ type: "text", text: deltas.join("") }] }], { chunkSize: 6 }) });
+    const stream = toUIMessageStream(agent.prompt("talk"), { messageId: "slow", maxQueuedChunks: 50 });
+    // Nothing is read while the whole run streams: the scripted model emits it at once.
+    await agent.waitForIdle();
+    const chunks: UIMessageChunk[] = [];
+    const reader = stream.getReader();
+    for (let read = await reader.read(); !read.done; read = await reader.read()) chunks.push(read.value as UIMessageChunk);
+    expect(chunks.length).toBe(50);
+    expect(chunks.at(-1)).toStrictEqual({ type: "error", errorText: SLOW_READER_TEXT });
+    expect(chunks.filter((chunk) => chunk.type === "text-delta").length).toBeGreaterThan(40);
+  });
+
+  it("passes a run of the same size whole to a reader within the allowance", async () => {
+    const deltas = Array.from({ length: 500 }, (_unused, index) => `word${index} `);
+    const agent = new Agent({ model: scriptedModel([{ content: [{ type: "text", text: deltas.join("") }] }], { chunkSize: 6 }) });
+    const messages = await readMessages(toUIMessageStream(agent.prompt("talk"), { messageId: "fast" }));
+    expect(messages.at(-1)?.parts.find((part) => part.type === "text")).toMatchObject({ text: deltas.join("") });
   });
 });
