@@ -4,7 +4,7 @@ import { DefaultChatTransport, type UIMessageChunk } from "ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { Agent, defineTool } from "../../src/index.js";
 import { scriptedModel } from "../../src/testing/index.js";
-import { chatBody, chunksOf, finalMessage, postJson, startChatServer } from "./chat-server.js";
+import { chatBody, chunksOf, deleteFile, finalMessage, postJson, startChatServer } from "./chat-server.js";
 
 const LONG_REPLY = "word ".repeat(2000);
 
@@ -19,14 +19,6 @@ async function serve(...args: Parameters<typeof startChatServer>) {
   close = started.close;
   return started;
 }
-
-const deleteFile = defineTool({
-  name: "delete_file",
-  description: "Deletes a file",
-  parameters: Type.Object({ path: Type.String() }),
-  needsApproval: true,
-  execute: async (_id, { path }) => ({ content: [{ type: "text", text: `deleted ${path}` }], details: {} }),
-});
 
 describe("createChatHandler on Node's HTTP server", () => {
   it("answers useChat's POST with the UI message stream, and a second POST continues the same chat", async () => {

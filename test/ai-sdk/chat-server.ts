@@ -1,7 +1,18 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { Type } from "@sinclair/typebox";
 import { readUIMessageStream, type UIMessage, type UIMessageChunk } from "ai";
 import { type ChatHandler, createChatHandler, type ChatHandlerOptions, handleNodeRequest } from "../../src/ai-sdk/index.js";
+import { defineTool } from "../../src/tools/define-tool.js";
+
+/** A tool that waits for approval: what the approval tests answer. */
+export const deleteFile = defineTool({
+  name: "delete_file",
+  description: "Deletes a file",
+  parameters: Type.Object({ path: Type.String() }),
+  needsApproval: true,
+  execute: async (_id, { path }) => ({ content: [{ type: "text", text: `deleted ${path}` }], details: {} }),
+});
 
 /** The chat handler on a real Node HTTP server (127.0.0.1, a free port); other paths get the server's own 404. */
 export async function startChatServer(options: ChatHandlerOptions): Promise<{ url: string; handler: ChatHandler; server: Server; close(): Promise<void> }> {

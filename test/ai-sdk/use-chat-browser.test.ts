@@ -2,6 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { existsSync } from "node:fs";
 import { Type } from "@sinclair/typebox";
+import { deleteFile } from "./chat-server.js";
 import { chromium, type Browser } from "playwright-core";
 import { asyncScheduler, filter, firstValueFrom } from "rxjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -19,14 +20,6 @@ const add = defineTool({
   description: "Adds two numbers",
   parameters: Type.Object({ a: Type.Number(), b: Type.Number() }),
   execute: async (_id, { a, b }) => ({ content: [{ type: "text", text: String(a + b) }], details: { sum: a + b } }),
-});
-
-const deleteFile = defineTool({
-  name: "delete_file",
-  description: "Deletes a file",
-  parameters: Type.Object({ path: Type.String() }),
-  needsApproval: true,
-  execute: async (_id, { path }) => ({ content: [{ type: "text", text: `deleted ${path}` }], details: {} }),
 });
 
 const lastUserText = (context: LlmContext) => JSON.stringify(context.messages.filter((message) => message.role === "user").at(-1));
