@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import SlowestFirstSequencer from "./test/helpers/slowest-first.js";
 
 export default defineConfig({
   test: {
@@ -12,6 +13,8 @@ export default defineConfig({
     // Bundles the CLI once for the tests that start it (test/cli/cli-process.ts).
     globalSetup: ["test/helpers/build-cli.ts"],
     setupFiles: ["test/helpers/load-validators.ts"],
+    // A clean clone has no cache of durations: the long files start first (test/helpers/slowest-first.ts).
+    sequence: { sequencer: SlowestFirstSequencer },
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // expect.poll waits for a condition; its default of 1 s is a timing margin that a page under a

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import * as DropIn from "../../src/pi-agent-core/index.js";
 
 // The drop-in's surface against @mariozechner/pi-agent-core 0.73.1's own declarations. The
-// assignments are checked by `tsc --noEmit` (run by `npm test`); a signature that drifts fails
+// assignments are checked by the type check in `npm test` (test/house/type-check.test.ts); a signature that drifts fails
 // the type check, not a runtime assertion.
 
 /** True when each type is assignable to the other. */

@@ -1,7 +1,7 @@
 import { describe, expectTypeOf, it } from "vitest";
 import type { AgentEvent, AgentToolResult } from "../../src/index.js";
 
-// Checked by `tsc --noEmit` (part of `npm test`): tool events carry typed results.
+// Checked by the type check in `npm test` (test/house/type-check.test.ts): tool events carry typed results.
 describe("AgentEvent", () => {
   it("types tool results as AgentToolResult, with details typed by the optional parameter", () => {
     type Update = Extract<AgentEvent, { type: "tool_execution_update" }>;
