@@ -1,4 +1,4 @@
-import { Subject, switchMap, take } from "rxjs";
+import { Subject, switchMap, take, VirtualTimeScheduler } from "rxjs";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { Agent } from "../../src/agent/agent.js";
@@ -68,7 +68,14 @@ describe("sessions", () => {
   });
 
   it("closes sockets that never attach and idle ones (4000), so their sessions can be evicted for new users", async () => {
-    const { url } = await start({ maxSessions: 2, attachTimeoutMs: 150, idleTimeoutMs: 300 });
+    // The server's clock is a virtual one the test moves: on real 150/300 ms timers a loaded
+    // machine (load ~30) closed sockets before their attach was read.
+    const clock = new VirtualTimeScheduler();
+    const advanceTo = (time: number) => {
+      clock.maxFrames = time;
+      clock.flush();
+    };
+    const { url } = await start({ maxSessions: 2, attachTimeoutMs: 150, idleTimeoutMs: 300, scheduler: clock });
     const silent = await open(url);
     const idleOne = await open(url);
     const idleTwo = await open(url);
@@ -79,13 +86,21 @@ describe("sessions", () => {
     expect(full).toMatchObject({ type: "error", code: "session_limit" });
     expect((full as { message: string }).message).toMatch(/holds 2 of at most 2 sessions: 2 with clients attached, 0 running without clients/);
 
+    advanceTo(149);
+    // A reply on each connection comes after any close the server had sent before it.
+    expect(await idleOne.request({ type: "attach", session: "one" })).toMatchObject({ type: "ack" });
+    expect([silent.closeCode, newcomer.closeCode]).toEqual([undefined, undefined]);
+    advanceTo(150 + 149);
     await waitFor(() => silent.closeCode, "the silent socket to be closed");
     expect([silent.closeCode, silent.closeReason]).toEqual([4000, "No attach in time"]);
+    expect(idleTwo.closeCode).toBeUndefined();
+    advanceTo(10_000);
     await waitFor(() => idleOne.closeCode && idleTwo.closeCode, "the idle sockets to be closed");
     expect([idleOne.closeCode, idleOne.closeReason]).toEqual([4000, "Idle"]);
 
     // The refused newcomer never attached, so it was closed too; it comes back and gets in.
     await waitFor(() => newcomer.closeCode, "the refused newcomer to be closed");
+    expect([newcomer.closeCode, newcomer.closeReason]).toEqual([4000, "No attach in time"]);
     const back = await open(url);
     expect(await back.request({ type: "attach", session: "three" })).toMatchObject({ type: "ack", session: "three" });
     expect(server?.sessionIds()).toContain("three");
