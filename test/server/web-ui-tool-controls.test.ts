@@ -120,7 +120,7 @@ describe.skipIf(!existsSync(CHROMIUM))("browser UI tool controls (headless Chrom
     await page.press("#input", "Enter");
     const search = page.locator('.tool-card[data-tool="slow_search"]');
     const read = page.locator('.tool-card[data-tool="quick_read"]');
-    await expect.poll(() => read.getAttribute("data-state"), { timeout: 10_000 }).toBe("done");
+    await expect.poll(() => read.getAttribute("data-state")).toBe("done");
     expect(await search.getAttribute("data-state")).toBe("running");
     // Only an unfinished call offers to cancel.
     expect(await read.locator("button.cancel-tool").count()).toBe(0);
