@@ -1,7 +1,8 @@
 /**
  * `node --expose-gc --import tsx bench/ab.ts [--base REF] [--rounds N] [--only W2v,W2p,W5]`: the
  * working tree's `src/` (head) against `src/` at a git ref (base, default HEAD), and both against
- * the reference, in one process, rounds interleaved (the order alternating).
+ * the reference, in one process, rounds interleaved (the order alternating). `--base-source DIR`
+ * and `--head-source DIR` take a source tree instead (a variant written elsewhere, say).
  *
  * Why one process and not two `npm run bench` runs: on a machine others load, the load moves
  * between runs more than a change moves the figures; within a round the three implementations
@@ -37,9 +38,12 @@ function argument(name: string, fallback: string): string {
 const baseRef = argument("--base", "HEAD");
 const rounds = Number(argument("--rounds", "7"));
 const only = argument("--only", "W2v,W2p,W5").split(",");
+const baseSource = argument("--base-source", "");
+const headSource = argument("--head-source", join(root, "src"));
 
 /** The base's `src/` as of `baseRef`, built beside the head's. */
 function buildBase(): string {
+  if (baseSource !== "") return buildRxagent(baseSource, join(abDirectory, "base", "src"));
   const source = join(abDirectory, "base-source");
   rmSync(source, { recursive: true, force: true });
   mkdirSync(source, { recursive: true });
@@ -53,14 +57,15 @@ function named(implementation: Implementation, name: string): Implementation {
 }
 
 const base = named(await loadRxagentFrom(buildBase()), "base");
-const head = named(await loadRxagentFrom(buildRxagent(join(root, "src"), join(abDirectory, "head", "src"))), "head");
+const head = named(await loadRxagentFrom(buildRxagent(headSource, join(abDirectory, "head", "src"))), "head");
 const implementations = [base, head, reference];
 const load = () => loadavg().map((value) => value.toFixed(1)).join(" ");
 const format = (values: number[], digits = 3) => {
   const summary = summarize(values);
   return `${summary.median.toFixed(digits)} [${summary.min.toFixed(digits)}–${summary.max.toFixed(digits)}]`;
 };
-console.log(`base ${baseRef} (${execFileSync("git", ["rev-parse", "--short", baseRef], { cwd: root }).toString().trim()}) vs the working tree; ${rounds} rounds; load ${load()}`);
+const baseName = baseSource === "" ? `${baseRef} (${execFileSync("git", ["rev-parse", "--short", baseRef], { cwd: root }).toString().trim()})` : baseSource;
+console.log(`base ${baseName} vs ${headSource}; ${rounds} rounds; load ${load()}`);
 
 for (const id of only) {
   if (id === "W2v" || id === "W2p") {
