@@ -1,5 +1,5 @@
 /**
- * `node --expose-gc --import tsx bench/ab.ts [--base REF] [--rounds N] [--only W2v,W2p,W5]`: the
+ * `node --expose-gc --import tsx bench/ab.ts [--base REF] [--rounds N] [--only W1,W2v,W2p,W5]`: the
  * working tree's `src/` (head) against `src/` at a git ref (base, default HEAD), and both against
  * the reference, in one process, rounds interleaved (the order alternating). `--base-source DIR`
  * and `--head-source DIR` take a source tree instead (a variant written elsewhere, say).
@@ -68,17 +68,20 @@ const baseName = baseSource === "" ? `${baseRef} (${execFileSync("git", ["rev-pa
 console.log(`base ${baseName} vs ${headSource}; ${rounds} rounds; load ${load()}`);
 
 for (const id of only) {
-  if (id === "W2v" || id === "W2p") {
-    const replies = buildConversation(200, { deltas: 0, toolCalls: 8 });
-    const scenario: Scenario = { replies, tool: id === "W2v" ? instantTool : resolvedTool };
+  if (id === "W1" || id === "W2v" || id === "W2p") {
+    // W1: one reply of 10k deltas (the bench's K=10k); W2: 200 turns of 8 calls.
+    const replies = id === "W1" ? buildConversation(1, { deltas: 10_000, toolCalls: 0 }) : buildConversation(200, { deltas: 0, toolCalls: 8 });
+    const units = id === "W1" ? 10_000 : 1600;
+    const unit = id === "W1" ? "per delta" : "per tool call";
+    const scenario: Scenario = { replies, tool: id === "W2p" ? resolvedTool : instantTool };
     // Warm-up as the bench's: 10 runs each.
     await gcCountedBlocks(`${id} warm-up`, implementations, 1, 10, scenario);
     const samples = await gcCountedBlocks(id, implementations, rounds, 10, scenario);
-    const perCall = (name: string) => samples.get(name as ImplementationName)!.map((run) => (run.ms * 1000) / 1600);
+    const perCall = (name: string) => samples.get(name as ImplementationName)!.map((run) => (run.ms * 1000) / units);
     const cpu = (name: string) => samples.get(name as ImplementationName)!.map((run) => run.cpuMs);
     const ratio = (of: number[], to: number[]) => of.map((value, index) => value / to[index]!);
     const [b, h, r] = [perCall("base"), perCall("head"), perCall("reference")];
-    console.log(`${id} per tool call µs: base ${format(b, 2)}, head ${format(h, 2)}, reference ${format(r, 2)}`);
+    console.log(`${id} ${unit} µs: base ${format(b, 2)}, head ${format(h, 2)}, reference ${format(r, 2)}`);
     console.log(`${id} vs reference (wall): base ${format(ratio(b, r))}x, head ${format(ratio(h, r))}x; head/base ${format(ratio(h, b))}x`);
     console.log(`${id} vs reference (CPU): base ${format(ratio(cpu("base"), cpu("reference")))}x, head ${format(ratio(cpu("head"), cpu("reference")))}x; head/base ${format(ratio(cpu("head"), cpu("base")))}x`);
   } else if (id === "W5") {
@@ -100,7 +103,7 @@ for (const id of only) {
     console.log(`W5 wall vs reference: base ${format(ratio("base", "reference"))}x, head ${format(ratio("head", "reference"))}x; head/base ${format(ratio("head", "base"))}x`);
     console.log(`W5 heap per waiting session B: base ${format(heap.get("base")!, 0)}, head ${format(heap.get("head")!, 0)}, reference ${format(heap.get("reference")!, 0)}`);
   } else {
-    throw new Error(`Unknown case ${id}; known: W2v, W2p, W5`);
+    throw new Error(`Unknown case ${id}; known: W1, W2v, W2p, W5`);
   }
 }
 console.log(`load at the end: ${load()}`);
