@@ -9,19 +9,19 @@ const buildDirectory = join(benchDirectory, ".build", "src");
 
 /**
  * Transpiles `src/` to plain JavaScript in `bench/.build/src` (as `tsc` would, file by file) and
- * returns the path of its `index.js`.
+ * returns the path of its `index.js` (`from` and `to`: another source tree and build, for bench/ab.ts).
  *
  * Why: tsx compiles with esbuild's `keepNames`, which wraps every named closure in a `__name`
  * call (an `Object.defineProperty` per closure created). rxagent creates closures per event and
  * per tool call, so running it from source would charge it a cost the published build does not
  * have, while the reference runs from its published JavaScript.
  */
-export function buildRxagent(): string {
-  const files = readdirSync(sourceDirectory, { recursive: true, encoding: "utf8" }).filter(
+export function buildRxagent(from = sourceDirectory, to = buildDirectory): string {
+  const files = readdirSync(from, { recursive: true, encoding: "utf8" }).filter(
     (file) => file.endsWith(".ts") && !file.endsWith(".d.ts"),
   );
   for (const file of files) {
-    const source = readFileSync(join(sourceDirectory, file), "utf8");
+    const source = readFileSync(join(from, file), "utf8");
     const output = ts.transpileModule(source, {
       fileName: file,
       compilerOptions: {
@@ -31,11 +31,11 @@ export function buildRxagent(): string {
         sourceMap: false,
       },
     });
-    const target = join(buildDirectory, file.replace(/\.ts$/, ".js"));
+    const target = join(to, file.replace(/\.ts$/, ".js"));
     mkdirSync(dirname(target), { recursive: true });
     writeFileSync(target, output.outputText);
   }
-  return builtRxagent();
+  return join(to, "index.js");
 }
 
 /** The built `index.js` (`buildRxagent` must have run). */

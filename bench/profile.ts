@@ -47,7 +47,7 @@ function post<T>(session: Session, method: string, parameters?: object): Promise
 }
 
 /** Self time by group and the top functions, as lines. */
-export function summarize(profile: Profile, top = 15): string[] {
+export function summarize(profile: Profile, top = Number(process.env.PROFILE_TOP ?? 15)): string[] {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const self = new Map<string, number>();
   let total = 0;
@@ -85,7 +85,7 @@ function groupOf(key: string): string {
 }
 
 async function main(names: string[]): Promise<void> {
-  const rxagent = await loadRxagent("build");
+  const rxagent = process.env.PROFILE_ENTRY ? await (await import("./implementations/rxagent.js")).loadRxagentFrom(process.env.PROFILE_ENTRY) : await loadRxagent("build");
   const session = new Session();
   session.connect();
   await post(session, "Profiler.enable");

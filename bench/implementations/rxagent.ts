@@ -20,6 +20,11 @@ export async function loadRxagent(from: "build" | "built" | "source"): Promise<I
   return createRxagent(library);
 }
 
+/** rxagent from a build made elsewhere (bench/ab.ts compares two). */
+export async function loadRxagentFrom(entry: string): Promise<Implementation> {
+  return createRxagent((await import(pathToFileURL(entry).href)) as Rxagent);
+}
+
 /**
  * rxagent through its public `agentLoop` (and `Agent` for idle agents). The model replays the
  * precomputed replies: with no delay it emits them synchronously from the array (no per-call

@@ -115,7 +115,7 @@ export async function manySessions(options: BenchOptions): Promise<WorkloadResul
  * each other, over `sessions`. The model waits long enough for the reading to happen first.
  * What the harness itself holds per session (a sink and its counts) is made before the first reading.
  */
-async function waitingBytes(implementation: Implementation, replies: Scenario["replies"], sessions: number): Promise<number> {
+export async function waitingBytes(implementation: Implementation, replies: Scenario["replies"], sessions: number): Promise<number> {
   const scenarios = Array.from({ length: sessions }, (): Scenario => ({ replies, tool: instantTool, modelDelayMs: 200 }));
   const sinks = Array.from({ length: sessions }, () => countingSink());
   collectGarbage();

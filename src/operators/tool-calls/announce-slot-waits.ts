@@ -7,20 +7,20 @@ import { ABORTED_TOOL_TEXT, FinalizedToolCall, type PreparedToolCall } from "./t
 /** What running one call emits (`runToolCall`). */
 type CallOutput = AgentEvent | FinalizedToolCall;
 
-/** What `announceSlotWaits` tells of, and asks. */
+/** What `announceSlotWaits` asks. */
 export interface SlotWaits {
   readonly scheduler: SchedulerLike;
   /** The run's abort: torn down or aborted, no tool code may run any more. */
   readonly cancellation: Cancellation;
-  readonly passOn: (event: AgentEvent | FinalizedToolCall) => void;
   /** Whether the call has its result already (cancelled while it waited). */
   readonly isSettled: (index: number) => boolean;
 }
 
 /**
  * Wraps a fan-out of prepared calls (`mergeMap(project, limit)`, `mergeMapCapped`) so that a
- * call that has to wait for a concurrency slot says so: `tool_slot_wait_start` as it arrives and
- * is not started at once, `tool_slot_wait_end` as it gets its slot, just before it runs. A call
+ * call that has to wait for a concurrency slot says so on the fan-out's stream:
+ * `tool_slot_wait_start` as it arrives and is not started at once, `tool_slot_wait_end` as it
+ * gets its slot, just before it runs. A call
  * settled while it waits (a cancel) gets no `tool_slot_wait_end`: its `tool_execution_end`
  * ends the wait.
  *
@@ -35,7 +35,7 @@ export interface SlotWaits {
 export function announceSlotWaits(
   fanOut: (project: (prepared: PreparedToolCall) => Observable<CallOutput>) => OperatorFunction<PreparedToolCall, CallOutput>,
   project: (prepared: PreparedToolCall) => Observable<CallOutput>,
-  { scheduler, cancellation, passOn, isSettled }: SlotWaits,
+  { scheduler, cancellation, isSettled }: SlotWaits,
 ): OperatorFunction<PreparedToolCall, CallOutput> {
   return (source) =>
     new Observable<CallOutput>((subscriber) => {
@@ -44,7 +44,7 @@ export function announceSlotWaits(
       const start = (prepared: PreparedToolCall): Observable<CallOutput> => {
         if (arriving === prepared) arriving = undefined;
         else if (waiting.delete(prepared) && !isSettled(prepared.index)) {
-          passOn({ type: "tool_slot_wait_end", toolCallId: prepared.toolCall.id, toolName: prepared.toolCall.name });
+          subscriber.next({ type: "tool_slot_wait_end", toolCallId: prepared.toolCall.id, toolName: prepared.toolCall.name });
           // A listener may leave or abort as it hears that, and the fan-out subscribes to what this
           // returns all the same: a run torn down or aborted (its cancellation, set also before its
           // subscriptions are linked) must not start a tool; an aborted call gets its result.
@@ -61,7 +61,7 @@ export function announceSlotWaits(
             if (arriving !== prepared) return;
             arriving = undefined;
             waiting.add(prepared);
-            passOn({ type: "tool_slot_wait_start", toolCallId: prepared.toolCall.id, toolName: prepared.toolCall.name, since: scheduler.now() });
+            subscriber.next({ type: "tool_slot_wait_start", toolCallId: prepared.toolCall.id, toolName: prepared.toolCall.name, since: scheduler.now() });
           },
           error: (error: unknown) => arrivals.error(error),
           complete: () => arrivals.complete(),

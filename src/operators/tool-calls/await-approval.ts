@@ -1,9 +1,10 @@
-import { concatMap, EMPTY, map, Observable, of, race, take, timer } from "rxjs";
+import { concat, concatMap, defer, map, Observable, of, race, take, timer } from "rxjs";
 import { errorText } from "../../errors.js";
 import { errorResult } from "../../tools/tool-results.js";
-import type { AgentEvent, ApprovalDecision } from "../../types.js";
+import type { ApprovalDecision } from "../../types.js";
 import { answerOfHook } from "./answer-of-hook.js";
-import { FinalizedToolCall, PreparedToolCall, type ToolBatch } from "./tool-batch.js";
+import type { PreparationOutput } from "./prepare-tool-call.js";
+import { FinalizedToolCall, type PreparedToolCall, type ToolBatch } from "./tool-batch.js";
 
 /** The error text of a denied call. */
 export function deniedToolText(reason: string | undefined): string {
@@ -68,21 +69,16 @@ const denied = (reason: string, interrupted = false): Outcome => ({ approved: fa
  * Lets a prepared call through once it is approved, for a tool with `needsApproval`.
  *
  * Emits the call itself (then completes) when no approval is needed, or once it is approved; a
- * call that waits is announced to `passOn` with `tool_approval_start`, and its wait ends with
- * `tool_approval_end`. Denied (an answer, `approvalTimeoutMs`, a `needsApproval` that fails), aborted,
- * steered or cancelled meanwhile: `passOn` gets its `FinalizedToolCall` with the error result,
- * and nothing is emitted. Waiting holds no concurrency slot: the gate comes before the fan-out.
+ * call that waits emits `tool_approval_start` first, and `tool_approval_end` when its wait ends.
+ * Denied (an answer, `approvalTimeoutMs`, a `needsApproval` that fails), aborted, steered or
+ * cancelled meanwhile: it emits the call's `FinalizedToolCall` with the error result instead.
+ * Waiting holds no concurrency slot: the gate comes before the fan-out.
  */
-export function awaitApproval(
-  prepared: PreparedToolCall,
-  batch: ToolBatch,
-  approvals: CallApprovals,
-  passOn: (output: AgentEvent | FinalizedToolCall) => void,
-): Observable<PreparedToolCall> {
+export function awaitApproval(prepared: PreparedToolCall, batch: ToolBatch, approvals: CallApprovals): Observable<PreparationOutput> {
   const { tool, toolCall, args } = prepared;
   const needsApproval = tool.needsApproval;
   if (!needsApproval) return of(prepared);
-  if (needsApproval === true) return waitForDecision(prepared, batch, approvals, passOn);
+  if (needsApproval === true) return waitForDecision(prepared, batch, approvals);
   const asked = answerOfHook<boolean, Outcome | "ask">(
     () => needsApproval(args, { toolCallId: toolCall.id, signal: batch.cancellation.signal }),
     {
@@ -93,39 +89,19 @@ export function awaitApproval(
     batch.interruption,
     batch.cancellations?.message$(toolCall.id),
   );
-  const next = (outcome: Outcome | "ask"): Observable<PreparedToolCall> => {
-    if (outcome === "ask") return waitForDecision(prepared, batch, approvals, passOn);
-    if (outcome.approved) return of(prepared);
-    passOn(new FinalizedToolCall(prepared.index, toolCall, errorResult(outcome.reason), true, outcome.interrupted));
-    return EMPTY;
+  const next = (outcome: Outcome | "ask"): Observable<PreparationOutput> => {
+    if (outcome === "ask") return waitForDecision(prepared, batch, approvals);
+    return of(outcome.approved ? prepared : refused(prepared, outcome));
   };
   return asked instanceof Observable ? asked.pipe(take(1), concatMap(next)) : next(asked);
 }
 
-function waitForDecision(
-  prepared: PreparedToolCall,
-  batch: ToolBatch,
-  approvals: CallApprovals,
-  passOn: (output: AgentEvent | FinalizedToolCall) => void,
-): Observable<PreparedToolCall> {
+function waitForDecision(prepared: PreparedToolCall, batch: ToolBatch, approvals: CallApprovals): Observable<PreparationOutput> {
   const { toolCall } = prepared;
-  return new Observable<PreparedToolCall>((subscriber) => {
-    const settle = (outcome: Outcome) => {
-      if (outcome.approved) {
-        passOn({ type: "tool_approval_end", toolCallId: toolCall.id, toolName: toolCall.name, approved: true });
-        subscriber.next(prepared);
-      } else {
-        passOn({ type: "tool_approval_end", toolCallId: toolCall.id, toolName: toolCall.name, approved: false, reason: outcome.reason });
-        passOn(new FinalizedToolCall(prepared.index, toolCall, errorResult(outcome.reason), true, outcome.interrupted));
-      }
-      subscriber.complete();
-    };
-    passOn({ type: "tool_approval_start", toolCallId: toolCall.id, toolName: toolCall.name, args: toolCall.arguments, since: batch.scheduler.now() });
-    if (subscriber.closed) return undefined;
-    if (!approvals.answerable) {
-      settle(denied(deniedToolText("it needs approval, and nothing can answer (the loop has no `approvals` source)")));
-      return undefined;
-    }
+  // `since`: when the wait starts, that is, when this is subscribed to.
+  const start$ = defer((): PreparationOutput[] => [{ type: "tool_approval_start", toolCallId: toolCall.id, toolName: toolCall.name, args: toolCall.arguments, since: batch.scheduler.now() }]);
+  const decided$ = defer((): Observable<Outcome> => {
+    if (!approvals.answerable) return of(denied(deniedToolText("it needs approval, and nothing can answer (the loop has no `approvals` source)")));
     const timeoutMs = batch.config.approvalTimeoutMs;
     const ends: Observable<Outcome>[] = [
       approvals.decision$(toolCall.id).pipe(map((decision) => (decision.approved ? APPROVED : denied(deniedToolText(decision.reason))))),
@@ -135,6 +111,19 @@ function waitForDecision(
     if (timeoutMs !== undefined && timeoutMs > 0) {
       ends.push(timer(timeoutMs, batch.scheduler).pipe(map(() => denied(deniedToolText(`no answer within ${timeoutMs} ms`)))));
     }
-    return race(ends).pipe(take(1)).subscribe({ next: settle });
+    return race(ends).pipe(take(1));
   });
+  const ended$ = decided$.pipe(
+    concatMap((outcome): PreparationOutput[] =>
+      outcome.approved
+        ? [{ type: "tool_approval_end", toolCallId: toolCall.id, toolName: toolCall.name, approved: true }, prepared]
+        : [{ type: "tool_approval_end", toolCallId: toolCall.id, toolName: toolCall.name, approved: false, reason: outcome.reason }, refused(prepared, outcome)],
+    ),
+  );
+  return concat(start$, ended$);
+}
+
+/** A call its approval turned down: finalized with the reason as its error result. */
+function refused(prepared: PreparedToolCall, outcome: Extract<Outcome, { approved: false }>): FinalizedToolCall {
+  return new FinalizedToolCall(prepared.index, prepared.toolCall, errorResult(outcome.reason), true, outcome.interrupted);
 }

@@ -36,53 +36,43 @@ export function prepareToolCall(
 }
 
 /**
- * Announces and readies a batch's calls one after the other, in source order, and emits each
- * call that may run (a `PreparedToolCall`).
+ * Announces and readies a batch's calls one after the other, in source order: emits each call's
+ * `tool_execution_start`, then the call itself, prepared to run (a `PreparedToolCall`) or
+ * finalized during preparation (a `FinalizedToolCall`: an error result, a block, a skip).
  *
- * `passOn` gets everything else, synchronously and in order: each call's
- * `tool_execution_start`, and each call finalized during preparation (an error result, a
- * block, a skip). The next call starts when the one before is ready. Why not
- * `concatMap(prepareToolCall)`: nearly every preparation is synchronous, and this one
- * subscription serves the whole batch; only a `beforeToolCall` that answers with a Promise or an
- * Observable is subscribed to, and waited for.
+ * The next call starts when the one before is ready. Why not `concatMap(prepareToolCall)`:
+ * nearly every preparation is synchronous, and this one subscription serves the whole batch;
+ * only a `beforeToolCall` that answers with a Promise or an Observable is subscribed to, and
+ * waited for.
  *
  * With `more` (eager execution), `toolCalls` grows while the batch runs: `more` emits after calls
  * were appended, and completes once no more will come; only then does the Observable complete.
  */
-export function prepareToolCalls(
-  toolCalls: ToolCall[],
-  batch: ToolBatch,
-  passOn: (output: AgentEvent | FinalizedToolCall) => void,
-  more?: Observable<void>,
-): Observable<PreparedToolCall> {
-  return new Observable<PreparedToolCall>((subscriber) => {
+export function prepareToolCalls(toolCalls: ToolCall[], batch: ToolBatch, more?: Observable<void>): Observable<PreparationOutput> {
+  return new Observable<PreparationOutput>((subscriber) => {
     let nextIndex = 0;
     let waiting: Subscription | undefined;
     // A call's preparation (its `beforeToolCall`, or an asynchronous validation) not answered yet.
     let answerPending = false;
     // With `more` (eager execution): calls still to come are appended to `toolCalls`.
     let moreDone = more === undefined;
-    const route = (outcome: Readiness) => {
-      if (outcome instanceof PreparedToolCall) subscriber.next(outcome);
-      else passOn(outcome);
-    };
     // An answer that arrives synchronously goes on in this loop rather than on the stack.
     const preparation = {
       loop: (): void => {
         while (!answerPending && nextIndex < toolCalls.length && !subscriber.closed) {
           const index = nextIndex++;
           const toolCall = toolCalls[index]!;
-          passOn({ type: "tool_execution_start", toolCallId: toolCall.id, toolName: toolCall.name, args: toolCall.arguments });
+          subscriber.next({ type: "tool_execution_start", toolCallId: toolCall.id, toolName: toolCall.name, args: toolCall.arguments });
           if (subscriber.closed) return;
           const outcome = readyToolCall(index, toolCall, batch);
           if (!(outcome instanceof Observable)) {
-            route(outcome);
+            subscriber.next(outcome);
             continue;
           }
           answerPending = true;
           waiting = outcome.subscribe(
             forwardingObserver(subscriber, {
-              next: route,
+              next: (ready: Readiness) => subscriber.next(ready),
               complete: () => {
                 answerPending = false;
                 trampoline.run();
@@ -111,6 +101,9 @@ export function prepareToolCalls(
     };
   });
 }
+
+/** What preparing calls emits: events, calls ready to run, calls finalized before running. */
+export type PreparationOutput = AgentEvent | PreparedToolCall | FinalizedToolCall;
 
 type Readiness = PreparedToolCall | FinalizedToolCall;
 

@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { mergeMap, type Observable, type Subscription } from "rxjs";
+import { filter, mergeMap, type Observable, type Subscription } from "rxjs";
 import { describe, expect, it } from "vitest";
 import { mergeMapCapped } from "../../../src/operators/merge-map-capped.js";
 import { announceSlotWaits } from "../../../src/operators/tool-calls/announce-slot-waits.js";
@@ -18,13 +18,15 @@ const calls = { a: new PreparedToolCall(0, toolCall("a", "t"), tool, {}), b: new
 const finished = (prepared: PreparedToolCall) => new FinalizedToolCall(prepared.index, prepared.toolCall, textResult(prepared.toolCall.id), false);
 const results = { x: finished(calls.a), y: finished(calls.b), z: finished(calls.c) };
 
-/** What `passOn` heard, as "frame type id". */
+/** The events on the fan-out's stream, as "frame type id" in `heard`; `calls` lets only the finalized calls through, for the marbles. */
 function listen(now: () => number) {
   const heard: string[] = [];
-  const passOn = (event: CallOutput) => {
-    if (!(event instanceof FinalizedToolCall) && "toolCallId" in event) heard.push(`${now()} ${event.type} ${event.toolCallId}`);
-  };
-  return { heard, passOn };
+  const calls = filter((output: CallOutput): output is FinalizedToolCall => {
+    if (output instanceof FinalizedToolCall) return true;
+    if ("toolCallId" in output) heard.push(`${now()} ${output.type} ${output.toolCallId}`);
+    return false;
+  });
+  return { heard, calls };
 }
 
 const limitOf = (limit: number) => (project: (prepared: PreparedToolCall) => Observable<CallOutput>) => mergeMap(project, limit);
@@ -35,11 +37,11 @@ describe("announceSlotWaits", () => {
     marbles((m) => {
       const source = m.cold("(ab|)", calls);
       const runs: Record<string, Observable<CallOutput>> = { a: m.cold("3ms x|", results), b: m.cold("2ms y|", results) };
-      const { heard, passOn } = listen(() => m.scheduler.now());
-      const waits = { scheduler: m.scheduler, cancellation: new LazyAbortController(), passOn, isSettled: () => false };
+      const { heard, calls: finalizedOnly } = listen(() => m.scheduler.now());
+      const waits = { scheduler: m.scheduler, cancellation: new LazyAbortController(), isSettled: () => false };
       //  a  ^---!           limit 1: runs at once
       //  b  ----^--!        waits from frame 0, gets a's slot at frame 4
-      m.expect(source.pipe(announceSlotWaits(limitOf(1), (prepared) => runs[prepared.toolCall.id]!, waits))).toBeObservable("3ms x 2ms y|", results);
+      m.expect(source.pipe(announceSlotWaits(limitOf(1), (prepared) => runs[prepared.toolCall.id]!, waits), finalizedOnly)).toBeObservable("3ms x 2ms y|", results);
       m.expect(source).toHaveSubscriptions("(^!)");
       m.expect(runs.a!).toHaveSubscriptions("^ 3ms !");
       m.expect(runs.b!).toHaveSubscriptions("4ms ^ 2ms !");
@@ -53,9 +55,9 @@ describe("announceSlotWaits", () => {
     marbles((m) => {
       const source = m.cold("(ab|)", calls);
       const runs: Record<string, Observable<CallOutput>> = { a: m.cold("3ms x|", results), b: m.cold("2ms y|", results) };
-      const { heard, passOn } = listen(() => m.scheduler.now());
-      const waits = { scheduler: m.scheduler, cancellation: new LazyAbortController(), passOn, isSettled: () => false };
-      m.expect(source.pipe(announceSlotWaits(limitOf(2), (prepared) => runs[prepared.toolCall.id]!, waits))).toBeObservable("2ms y x|", results);
+      const { heard, calls: finalizedOnly } = listen(() => m.scheduler.now());
+      const waits = { scheduler: m.scheduler, cancellation: new LazyAbortController(), isSettled: () => false };
+      m.expect(source.pipe(announceSlotWaits(limitOf(2), (prepared) => runs[prepared.toolCall.id]!, waits), finalizedOnly)).toBeObservable("2ms y x|", results);
       m.flush();
       expect(heard).toStrictEqual([]);
     }),
@@ -66,11 +68,11 @@ describe("announceSlotWaits", () => {
     marbles((m) => {
       const source = m.cold("(abc|)", calls);
       const runs: Record<string, Observable<CallOutput>> = { a: m.cold("3ms x|", results), b: m.cold("2ms y|", results), c: m.cold("1ms z|", results) };
-      const { heard, passOn } = listen(() => m.scheduler.now());
-      const waits = { scheduler: m.scheduler, cancellation: new LazyAbortController(), passOn, isSettled: () => false };
+      const { heard, calls: finalizedOnly } = listen(() => m.scheduler.now());
+      const waits = { scheduler: m.scheduler, cancellation: new LazyAbortController(), isSettled: () => false };
       const capOf = (prepared: PreparedToolCall) => (prepared.toolCall.id === "c" ? undefined : { key: "t", cap: 1 });
       const fanOut = (project: (prepared: PreparedToolCall) => Observable<CallOutput>) => mergeMapCapped(project, 10, capOf);
-      m.expect(source.pipe(announceSlotWaits(fanOut, (prepared) => runs[prepared.toolCall.id]!, waits))).toBeObservable("1ms z 1ms x 2ms y|", results);
+      m.expect(source.pipe(announceSlotWaits(fanOut, (prepared) => runs[prepared.toolCall.id]!, waits), finalizedOnly)).toBeObservable("1ms z 1ms x 2ms y|", results);
       m.expect(runs.c!).toHaveSubscriptions("^ 1ms !");
       m.flush();
       expect(heard).toStrictEqual(["0 tool_slot_wait_start b", "4 tool_slot_wait_end b"]);
@@ -82,9 +84,9 @@ describe("announceSlotWaits", () => {
     marbles((m) => {
       const source = m.cold("(ab|)", calls);
       const runs: Record<string, Observable<CallOutput>> = { a: m.cold("3ms x|", results), b: m.cold("(y|)", results) };
-      const { heard, passOn } = listen(() => m.scheduler.now());
-      const waits = { scheduler: m.scheduler, cancellation: new LazyAbortController(), passOn, isSettled: (index: number) => index === 1 };
-      m.expect(source.pipe(announceSlotWaits(limitOf(1), (prepared) => runs[prepared.toolCall.id]!, waits))).toBeObservable("3ms x (y|)", results);
+      const { heard, calls: finalizedOnly } = listen(() => m.scheduler.now());
+      const waits = { scheduler: m.scheduler, cancellation: new LazyAbortController(), isSettled: (index: number) => index === 1 };
+      m.expect(source.pipe(announceSlotWaits(limitOf(1), (prepared) => runs[prepared.toolCall.id]!, waits), finalizedOnly)).toBeObservable("3ms x (y|)", results);
       m.flush();
       expect(heard).toStrictEqual(["0 tool_slot_wait_start b"]);
     }),
@@ -95,12 +97,12 @@ describe("announceSlotWaits", () => {
     marbles((m) => {
       const source = m.cold("(ab|)", calls);
       const runs: Record<string, Observable<CallOutput>> = { a: m.cold("3ms x|", results), b: m.cold("2ms y|", results) };
-      const { heard, passOn } = listen(() => m.scheduler.now());
+      const { heard, calls: finalizedOnly } = listen(() => m.scheduler.now());
       const cancellation = new LazyAbortController();
       m.scheduler.schedule(() => cancellation.abort(new Error("stop")), 2);
-      const waits = { scheduler: m.scheduler, cancellation, passOn, isSettled: () => false };
+      const waits = { scheduler: m.scheduler, cancellation, isSettled: () => false };
       const aborted = { f: new FinalizedToolCall(1, calls.b.toolCall, errorResult(ABORTED_TOOL_TEXT), true, true) };
-      m.expect(source.pipe(announceSlotWaits(limitOf(1), (prepared) => runs[prepared.toolCall.id]!, waits))).toBeObservable("3ms x (f|)", { ...results, ...aborted });
+      m.expect(source.pipe(announceSlotWaits(limitOf(1), (prepared) => runs[prepared.toolCall.id]!, waits), finalizedOnly)).toBeObservable("3ms x (f|)", { ...results, ...aborted });
       m.expect(runs.b!).toHaveSubscriptions([]);
       m.flush();
       expect(heard).toStrictEqual(["0 tool_slot_wait_start b", "4 tool_slot_wait_end b"]);
@@ -114,14 +116,16 @@ describe("announceSlotWaits", () => {
       const runs: Record<string, Observable<CallOutput>> = { a: m.cold("3ms x|", results), b: m.cold("2ms y|", results) };
       const heard: string[] = [];
       let subscription: Subscription | undefined;
-      const passOn = (event: CallOutput) => {
-        if (event instanceof FinalizedToolCall) return;
-        heard.push(event.type);
-        if (event.type === "tool_slot_wait_end") subscription!.unsubscribe();
-      };
-      const waits = { scheduler: m.scheduler, cancellation: new LazyAbortController(), passOn, isSettled: () => false };
+      const waits = { scheduler: m.scheduler, cancellation: new LazyAbortController(), isSettled: () => false };
       const seen: CallOutput[] = [];
-      subscription = source.pipe(announceSlotWaits(limitOf(1), (prepared) => runs[prepared.toolCall.id]!, waits)).subscribe((output) => seen.push(output));
+      subscription = source.pipe(announceSlotWaits(limitOf(1), (prepared) => runs[prepared.toolCall.id]!, waits)).subscribe((output) => {
+        if (output instanceof FinalizedToolCall) {
+          seen.push(output);
+          return;
+        }
+        heard.push(output.type);
+        if (output.type === "tool_slot_wait_end") subscription!.unsubscribe();
+      });
       m.expect(runs.b!).toHaveSubscriptions([]);
       m.flush();
       expect(heard).toStrictEqual(["tool_slot_wait_start", "tool_slot_wait_end"]);
@@ -134,9 +138,9 @@ describe("announceSlotWaits", () => {
     marbles((m) => {
       const source = m.cold("a 1ms #", calls);
       const runs: Record<string, Observable<CallOutput>> = { a: m.cold("9ms x|", results) };
-      const { passOn } = listen(() => m.scheduler.now());
-      const waits = { scheduler: m.scheduler, cancellation: new LazyAbortController(), passOn, isSettled: () => false };
-      m.expect(source.pipe(announceSlotWaits(limitOf(1), (prepared) => runs[prepared.toolCall.id]!, waits))).toBeObservable("2ms #", results);
+      const { calls: finalizedOnly } = listen(() => m.scheduler.now());
+      const waits = { scheduler: m.scheduler, cancellation: new LazyAbortController(), isSettled: () => false };
+      m.expect(source.pipe(announceSlotWaits(limitOf(1), (prepared) => runs[prepared.toolCall.id]!, waits), finalizedOnly)).toBeObservable("2ms #", results);
       m.expect(runs.a!).toHaveSubscriptions("^ 1ms !");
     }),
   );

@@ -1,9 +1,15 @@
 import { Type } from "@sinclair/typebox";
-import { delay, of } from "rxjs";
+import { asyncScheduler, delay, EMPTY, of } from "rxjs";
 import { describe, expect, it } from "vitest";
+import { prepareToolCalls } from "../../../src/operators/tool-calls/prepare-tool-call.js";
+import { BatchInterruption, FinalizedToolCall, PreparedToolCall, type ToolBatch } from "../../../src/operators/tool-calls/tool-batch.js";
+import { ToolDeadlines } from "../../../src/operators/tool-calls/tool-deadlines.js";
 import { defineTool } from "../../../src/tools/define-tool.js";
 import { textResult } from "../../../src/tools/tool-results.js";
+import { emptyUsage } from "../../../src/types/messages.js";
 import type { AgentEvent } from "../../../src/types.js";
+import { LazyAbortController } from "../../../src/util/lazy-abort-controller.js";
+import { toolCall } from "../../testing/fixtures.js";
 import { call, runToolTurn, runToolTurnAsync } from "./run-tools.js";
 
 function addTool() {
@@ -169,5 +175,35 @@ describe("preparing tool calls", () => {
       });
       expect(observed.texts).toStrictEqual(["observed"]);
     });
+  });
+});
+
+describe("prepareToolCalls", () => {
+  it("emits each call's tool_execution_start, then the call prepared or finalized, in source order, on its own stream", () => {
+    const { tool } = addTool();
+    const toolCalls = [toolCall("c1", "add", { a: 1, b: 2 }), toolCall("c2", "nope", {}), toolCall("c3", "add", { a: 3, b: 4 })];
+    const batch: ToolBatch = {
+      assistantMessage: { role: "assistant", content: toolCalls, api: "t", provider: "t", model: "t", usage: emptyUsage(), stopReason: "toolUse", timestamp: 0 },
+      context: { systemPrompt: "", messages: [], tools: [tool] },
+      config: { model: { id: "t", provider: "t", api: "t", stream: () => EMPTY } },
+      scheduler: asyncScheduler,
+      cancellation: new LazyAbortController(),
+      interruption: new BatchInterruption(),
+      deadlines: new ToolDeadlines(asyncScheduler),
+    };
+    const seen: string[] = [];
+    prepareToolCalls(toolCalls, batch).subscribe((output) => {
+      if (output instanceof PreparedToolCall) seen.push(`prepared ${output.toolCall.id} ${JSON.stringify(output.args)}`);
+      else if (output instanceof FinalizedToolCall) seen.push(`finalized ${output.toolCall.id} ${output.isError}`);
+      else seen.push(`${output.type} ${"toolCallId" in output ? output.toolCallId : ""}`);
+    });
+    expect(seen).toStrictEqual([
+      "tool_execution_start c1",
+      'prepared c1 {"a":1,"b":2,"round":false}',
+      "tool_execution_start c2",
+      "finalized c2 true",
+      "tool_execution_start c3",
+      'prepared c3 {"a":3,"b":4,"round":false}',
+    ]);
   });
 });
