@@ -108,8 +108,9 @@ export function redisSessions(options: RedisSessionsOptions): RedisSessions {
   // Frames published while the channel was down are read from the streams, once Redis has
   // confirmed the channels again. ioredis subscribes again by itself but tells no one when Redis
   // has done it; a stream read before that missed every frame published between the read and the
-  // subscription, and a watching process then waited for a run's end that never came (a resume
-  // there replayed up to it: issue 28). Subscribing again here (a no-op on Redis) gives the reply to wait for.
+  // subscription, and a watching process showed a run's end only once its orphan check read the
+  // stream, up to `leaseMs / 2` after the lease was free (issue 28). Subscribing again here (a
+  // no-op on Redis) gives the reply to wait for.
   let subscriberReady = false;
   subscriber.on("ready", () => {
     if (!subscriberReady) return void (subscriberReady = true);
