@@ -119,8 +119,8 @@ function clockTool(scheduler: SchedulerLike, defaultZone: string | undefined): A
   // Resolved and built now, not in the first call: a process's first Intl call loads ICU's
   // time-zone data synchronously (30 ms on a quiet machine, 0.5 s at load 20). Inside a run that
   // stall held a `serve --redis` process past its 1.5 s lease under load, and another process took
-  // the run over (serve-redis.test.ts, 2026-12-02: the lease was lost between tool_execution_start
-  // and tool_execution_end of the clock's first call, in both failures seen).
+  // the run over (serve-redis.test.ts, 2026-12-02: in both failures seen, the lease was lost at
+  // the clock's first call).
   const zone = defaultZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
   let own: ClockFormat | undefined;
   try {
