@@ -54,10 +54,14 @@ export async function runServe(options: ServeOptions): Promise<() => Promise<voi
   if (problem) throw new Error(problem);
   if (options.storeDirectory !== undefined) mkdirSync(options.storeDirectory, { recursive: true });
   const instrument: Instrument = options.instrument ?? ((agentOptions) => agentOptions);
+  // Made once, shared by every session's agent as `options.tools` is: what they set up (the
+  // clock's Intl formats, a synchronous stall at load) is paid at start, not inside a session's
+  // first run, where a `--redis` process may hold a short lease.
+  const tools = options.tools ?? demoTools({ root: options.root, stepDelay: options.toolStepDelay });
   const agentOptions = () =>
     instrument({
       model: options.choice.model,
-      tools: options.tools ?? demoTools({ root: options.root, stepDelay: options.toolStepDelay }),
+      tools,
       systemPrompt: `You are a helpful assistant in a browser, run by rxagent. Tools: calculator, clock, list_files and read_file (inside ${options.root}). Call independent tools in the same reply. Be concise.`,
     });
   /** A session's agent; with `--store`, on its transcript file (ids are [A-Za-z0-9_.:-]{1,128}, PROTOCOL.md: with ".jsonl" after it, a file name of the folder). */

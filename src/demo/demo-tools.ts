@@ -116,6 +116,18 @@ function calculatorTool(scheduler: SchedulerLike, stepDelay: number): AgentTool 
 }
 
 function clockTool(scheduler: SchedulerLike, defaultZone: string | undefined): AgentTool {
+  // Resolved and built now, not in the first call: a process's first Intl call loads ICU's
+  // time-zone data synchronously (30 ms on a quiet machine, 0.5 s at load 20). Inside a run that
+  // stall held a `serve --redis` process past its 1.5 s lease under load, and another process took
+  // the run over (serve-redis.test.ts, 2026-12-02: in both failures seen, the lease was lost at
+  // the clock's first call).
+  const zone = defaultZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
+  let own: ClockFormat | undefined;
+  try {
+    own = clockFormat(zone);
+  } catch {
+    // An unknown default zone: each call's error result says so, as it did before.
+  }
   return defineTool({
     name: "clock",
     label: "Clock",
@@ -123,14 +135,22 @@ function clockTool(scheduler: SchedulerLike, defaultZone: string | undefined): A
     parameters: Type.Object({ timeZone: Type.Optional(Type.String({ description: 'IANA name, e.g. "Europe/Paris"' })) }),
     execute: (_toolCallId, { timeZone }): AgentToolResult<ClockDetails> => {
       const epochMs = scheduler.now();
-      const zone = timeZone ?? defaultZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
+      const chosen = timeZone ?? zone;
       // An unknown zone makes Intl throw a RangeError, which becomes an error result.
-      const time = new Intl.DateTimeFormat("en-GB", { timeZone: zone, timeStyle: "medium" }).format(epochMs);
-      const date = new Intl.DateTimeFormat("en-GB", { timeZone: zone, dateStyle: "full" }).format(epochMs);
-      const details = { iso: new Date(epochMs).toISOString(), epochMs, timeZone: zone, time, date };
-      return { content: [{ type: "text", text: `It is ${time} on ${date} (${zone}).` }], details };
+      const { time, date } = (chosen === zone && own ? own : clockFormat(chosen))(epochMs);
+      const details = { iso: new Date(epochMs).toISOString(), epochMs, timeZone: chosen, time, date };
+      return { content: [{ type: "text", text: `It is ${time} on ${date} (${chosen}).` }], details };
     },
   });
+}
+
+type ClockFormat = (epochMs: number) => { time: string; date: string };
+
+/** The clock's time and date formats for one zone; throws a RangeError for a zone Intl does not know. */
+function clockFormat(zone: string): ClockFormat {
+  const time = new Intl.DateTimeFormat("en-GB", { timeZone: zone, timeStyle: "medium" });
+  const date = new Intl.DateTimeFormat("en-GB", { timeZone: zone, dateStyle: "full" });
+  return (epochMs) => ({ time: time.format(epochMs), date: date.format(epochMs) });
 }
 
 function listFilesTool(sandbox: Sandbox): AgentTool {

@@ -168,7 +168,7 @@ export class RedisSession implements HostedSession {
     this.reloading = true;
     const previous = this.mirror;
     this.held = [];
-    this.load().then(
+    const reloaded = this.load().then(
       () => {
         this.reloading = false;
         previous.handOver(this.mirror);
@@ -179,6 +179,15 @@ export class RedisSession implements HostedSession {
         this.context.warn(`session ${this.id}: could not read it again after losing its lease: ${errorText(error)}`);
       },
     );
+    // Commands and takeovers wait for it. A takeover made meanwhile ran on the mirror being
+    // replaced, which holds the frames Redis refused: it numbered its frames after them, and the
+    // hole it left in the stream stopped every mirror before it (issue 28, the chaos test's resume
+    // that never reached the last stored frame).
+    const queued = (this.queue ?? Promise.resolve()).then(() => reloaded);
+    this.queue = queued;
+    void queued.then(() => {
+      if (this.queue === queued) this.queue = undefined;
+    });
   }
 
   /** A frame or a reset published by the runner (possibly this process's own, already applied). */

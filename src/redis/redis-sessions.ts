@@ -105,11 +105,23 @@ export function redisSessions(options: RedisSessionsOptions): RedisSessions {
   });
   redis.on("ready", () => (connected = true));
   subscriber.on("error", () => undefined);
-  // Frames published while the channel was down are read from the streams.
+  // Frames published while the channel was down are read from the streams, once Redis has
+  // confirmed the channels again. ioredis subscribes again by itself but tells no one when Redis
+  // has done it; a stream read before that missed every frame published between the read and the
+  // subscription, and a watching process showed a run's end only once its orphan check read the
+  // stream, up to `leaseMs / 2` after the lease was free (issue 28). Subscribing again here (a
+  // no-op on Redis) gives the reply to wait for.
   let subscriberReady = false;
   subscriber.on("ready", () => {
-    if (subscriberReady) for (const session of sessions) session.resync();
-    subscriberReady = true;
+    if (!subscriberReady) return void (subscriberReady = true);
+    const channels = [...handlers.keys()];
+    const confirmed = channels.length === 0 ? Promise.resolve() : subscriber.subscribe(...channels);
+    confirmed.then(
+      () => {
+        for (const session of sessions) session.resync();
+      },
+      (error: unknown) => warn(`Redis: could not subscribe again after reconnecting: ${errorText(error)}`),
+    );
   });
   subscriber.on("message", (channel: string, message: string) => {
     if (channel === replyChannel) return answer(message);

@@ -147,7 +147,10 @@ describe.skipIf(!hasRedisServer)("chaos: three processes SIGKILLed, Redis SIGKIL
           const [newest] = await reader.xrevrange(`rxagent:{${session}}:events`, "+", "-", "COUNT", 1);
           return newest?.[1][1] === "agent_end" ? Number.parseInt(newest[0], 10) : undefined;
         }, `the run to end on Redis, ${report()}`);
-        await waitFor(() => watchers.every((watcher) => lastSeqOf(watcher) === lastStored), `every watcher to show the run's end, ${report()}`, END_MS);
+        await waitFor(() => watchers.every((watcher) => lastSeqOf(watcher) === lastStored), "every watcher to show the run's end", END_MS).catch((error: unknown) => {
+          // Told as things are at the timeout: the processes' warnings during the wait, where each watcher stopped.
+          throw new Error(`${(error as Error).message} (stored ${lastStored}, watchers at ${watchers.map(lastSeqOf).join(", ")}), ${report()}`);
+        });
         const [, endFields] = (await reader.xrevrange(`rxagent:{${session}}:events`, "+", "-", "COUNT", 1))[0]!;
         const last = (JSON.parse(endFields[3] as string) as { event: AgentEvent }).event;
         const endedIdle = last.type === "agent_end" && last.reason === "idle";

@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { Redis } from "ioredis";
 import { asyncScheduler } from "rxjs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { Agent } from "../../src/agent/agent.js";
 import { withSessionScripts } from "../../src/redis/redis-scripts.js";
 import { redisSessions, RedisTranscriptStore, TAKEOVER_TEXT } from "../../src/redis/index.js";
@@ -10,10 +10,24 @@ import { scriptedModel, type ScriptedTurn } from "../../src/testing/scripted-mod
 import { defineTool } from "../../src/tools/define-tool.js";
 import { textResult } from "../../src/tools/tool-results.js";
 import type { AgentMessage } from "../../src/types.js";
-import { RawClient, waitFor } from "../server/helpers.js";
+import { assertContiguous, type EventCarrier, RawClient, waitFor } from "../server/helpers.js";
 import { hasRedisServer, RedisServerProcess } from "./redis-server.js";
 
 const calc = defineTool({ name: "calc", description: "Computes", parameters: Type.Object({}), execute: () => textResult("42") });
+
+/** Polls an async `check` until it gives a value (a state in Redis), for at most `timeoutMs`. */
+async function pollUntil<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** A reply long enough (300 words, 5 ms apart) to still stream when the test takes the lease away. */
+const LONG_REPLY = Array.from({ length: 300 }, (_, index) => `word${index}`).join(" ");
 
 /** Whatever process asks: a prompt gets the call, the call's result the answer. */
 const reply: ScriptedTurn = (context) => (context.messages.at(-1)?.role === "toolResult" ? "It is 42." : { content: [{ type: "toolCall", id: "c1", name: "calc", arguments: {} }] });
@@ -115,6 +129,92 @@ describe.skipIf(!hasRedisServer)("takeovers under faults", () => {
       expect((await new RedisTranscriptStore(reader, "midway").load()).map((message) => message.role)).toStrictEqual(["user", "assistant", "toolResult", "assistant"]);
     } finally {
       await client.close();
+      await server.close();
+      await sessions.close();
+    }
+  }, 60_000);
+
+  // Suspected in the chaos test (seed 101, the in-process variant, where event-loop stalls lost
+  // leases; its resumes never reached the last stored frame). A runner that learns its lease
+  // expired reads the session again; its watcher, ticking meanwhile, took the run over on the
+  // mirror being replaced, which held frames Redis had refused, and numbered after them.
+  it("a lease that expired with no other taker: a takeover waits until the process has read the session again, so the stream has no hole and a resume replays to its end", async () => {
+    const leaseMs = 1234;
+    // The session's watcher (it takes orphaned runs over) is ticked by the test, not by its timer.
+    const ticks: (() => void)[] = [];
+    const realSetInterval = globalThis.setInterval;
+    const intervals = vi.spyOn(globalThis, "setInterval").mockImplementation(((handler: () => void, ms?: number) => {
+      if (ms !== Math.floor(leaseMs / 2)) return realSetInterval(handler, ms);
+      ticks.push(handler);
+      return realSetInterval(() => undefined, ms);
+    }) as unknown as typeof setInterval);
+    const connection = withSessionScripts(new Redis(redisServer.url));
+    type Call = (...args: unknown[]) => Promise<unknown>;
+    const set = connection.set.bind(connection) as unknown as Call;
+    let leaseTakes = 0;
+    connection.set = ((...args: unknown[]) => {
+      if (args.includes("NX")) leaseTakes++;
+      return set(...args);
+    }) as unknown as typeof connection.set;
+    // Armed, the next read of the session (a MULTI) waits for `openGate`, and tells `onRead`.
+    let onRead: (() => void) | undefined;
+    let openGate: () => void = () => undefined;
+    const multi = connection.multi.bind(connection) as () => ReturnType<typeof connection.multi>;
+    connection.multi = (() => {
+      const transaction = multi();
+      const told = onRead;
+      if (told) {
+        onRead = undefined;
+        const gate = new Promise<void>((resolve) => (openGate = resolve));
+        const exec = transaction.exec.bind(transaction);
+        transaction.exec = (() => gate.then(() => exec())) as typeof transaction.exec;
+        // After the call that reads: as a timer's tick would come.
+        queueMicrotask(told);
+      }
+      return transaction;
+    }) as typeof connection.multi;
+    const sessions = redisSessions({ redis: connection, leaseMs, onWarning: () => undefined, createAgent: (_id, store) => Agent.open({ store, model: scriptedModel([LONG_REPLY, "Done."], { scheduler: asyncScheduler, delay: 5 }) }) });
+    const server = await serveAgents({ port: 0, ...sessions.serveOptions });
+    const clients = [await RawClient.open(server.url)];
+    const events = "rxagent:{hole}:events";
+    try {
+      const client = clients[0]!;
+      await client.request({ type: "attach", session: "hole" });
+      intervals.mockRestore();
+      expect(ticks.length).toBe(1);
+      const tick = ticks[0]!;
+      expect(await client.request({ type: "prompt", input: "go" })).toMatchObject({ type: "ack" });
+      await waitFor(() => client.hasEvent("message_update"), "the reply to stream", 20_000);
+      const reading = new Promise<void>((resolve) => (onRead = resolve));
+      // The lease expires with no other process to take it, as after a stall of this one.
+      await reader.del("rxagent:{hole}:lease");
+      await reading;
+      const takesBefore = leaseTakes;
+      tick();
+      // A takeover started now (before the fix) is let run until its end of the dead run is stored.
+      const tookOverEarly = await pollUntil(async () => (leaseTakes === takesBefore ? false : (await reader.xrange(events, "-", "+")).some(([, fields]) => (fields[3] ?? "").includes(TAKEOVER_TEXT)) || undefined), "a takeover begun meanwhile to publish");
+      openGate();
+      await waitFor(() => client.frames.filter((frame) => frame.type === "snapshot").length === 2, "the client to start again from a snapshot", 20_000);
+      if (!tookOverEarly) tick();
+      const lastStored = await pollUntil(async () => {
+        const [newest] = await reader.xrevrange(events, "+", "-", "COUNT", 1);
+        return newest?.[1][1] === "agent_end" && (await reader.exists("rxagent:{hole}:lease")) === 0 ? Number.parseInt(newest[0], 10) : undefined;
+      }, "the run to end on Redis");
+      const stored = (await reader.xrange(events, "-", "+")).map(([id]) => Number.parseInt(id, 10));
+      expect(stored).toStrictEqual(Array.from({ length: lastStored }, (_, index) => index + 1));
+      await waitFor(() => client.events().at(-1)?.seq === lastStored, "the client to show the last stored frame", 20_000);
+      const snapshot = client.frames.findLast((frame) => frame.type === "snapshot") as { seq: number; epoch: string };
+      const after = client.frames.slice(client.frames.lastIndexOf(snapshot as never)).filter((frame): frame is EventCarrier => frame.type === "event" || frame.type === "update");
+      assertContiguous(after, snapshot.seq);
+      const resumed = await RawClient.open(server.url);
+      clients.push(resumed);
+      expect(await resumed.request({ type: "attach", session: "hole", lastSeq: snapshot.seq, epoch: snapshot.epoch })).toMatchObject({ type: "ack", resume: "replay" });
+      await waitFor(() => resumed.events().at(-1)?.seq === lastStored, "the replay to reach the last stored frame", 20_000);
+      assertContiguous(resumed.events(), snapshot.seq);
+    } finally {
+      intervals.mockRestore();
+      openGate();
+      await Promise.all(clients.map((client) => client.close()));
       await server.close();
       await sessions.close();
     }
