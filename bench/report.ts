@@ -22,13 +22,21 @@ export interface BenchReport {
   errors: { workload: string; message: string }[];
 }
 
-const columns: ImplementationName[] = ["rxagent", "reference", "floor"];
+const columns: ImplementationName[] = ["rxagent", "reference", "referenceEventStream", "floor"];
+
+/**
+ * The table's header: "reference" is pi-agent-core's `runAgentLoop` (its fastest path),
+ * "reference agentLoop" its EventStream path (W1, W2 and W5 only).
+ */
+export const header =
+  "| Workload | Case | Metric | rxagent | reference (runAgentLoop) | reference agentLoop (EventStream) | floor | rxagent / reference | same, CPU time | rxagent / reference agentLoop | rxagent / floor |";
+export const headerRule = "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|";
 
 /** The results as a Markdown table: median [min–max] per implementation, and the paired ratio. */
 export function formatTable(report: BenchReport): string {
   const lines = [
-    "| Workload | Case | Metric | rxagent | reference | floor | rxagent / reference | same, CPU time | rxagent / floor |",
-    "|---|---|---|---:|---:|---:|---:|---:|---:|",
+    header,
+    headerRule,
   ];
   for (const workload of report.workloads) {
     for (const row of workload.rows) lines.push(formatRow(row));
@@ -48,7 +56,7 @@ function formatRow(row: ResultRow): string {
     if (!summary) return "";
     return summary.n === 1 ? `${format(summary.median)}x` : `${format(summary.median)}x [${format(summary.min)}–${format(summary.max)}]`;
   };
-  return `| ${row.workload} | ${row.case} | ${row.metric}${unit} | ${cells.join(" | ")} | ${ratio(row.ratio)} | ${ratio(row.cpuRatio)} | ${ratio(row.floorRatio)} |`;
+  return `| ${row.workload} | ${row.case} | ${row.metric}${unit} | ${cells.join(" | ")} | ${ratio(row.ratio)} | ${ratio(row.cpuRatio)} | ${ratio(row.eventStreamRatio)} | ${ratio(row.floorRatio)} |`;
 }
 
 function formatSummary(summary: Summary): string {

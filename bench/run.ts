@@ -1,6 +1,7 @@
 /**
- * `npm run bench`: every workload on rxagent, on @mariozechner/pi-agent-core (the reference) and
- * on a plain-loop floor, side by side. Prints Markdown tables and writes bench/results/latest.json.
+ * `npm run bench`: every workload on rxagent, on @mariozechner/pi-agent-core (the reference:
+ * `runAgentLoop`, and for W1, W2 and W5 also `agentLoop`'s EventStream) and on a plain-loop
+ * floor, side by side. Prints Markdown tables and writes bench/results/latest.json.
  *
  * Flags: `--quick` (tiny sizes, 1 rep: a smoke run; writes bench/results/quick.json),
  * `--gc-each-rep` (a full GC before each timed rep; writes bench/results/gc-each-rep.json),
@@ -14,7 +15,7 @@ import { availableParallelism, cpus, platform, release } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { floor } from "./implementations/floor.js";
-import { reference } from "./implementations/reference.js";
+import { reference, referenceEventStream } from "./implementations/reference.js";
 import { loadRxagent } from "./implementations/rxagent.js";
 import { type BenchReport, formatMachine, formatTable, formatTargets, type Machine } from "./report.js";
 import { chatty } from "./workloads/chatty.js";
@@ -50,6 +51,7 @@ export async function main(argv: readonly string[]): Promise<BenchReport> {
   const options: BenchOptions = {
     quick,
     implementations: [rxagent, reference, floor],
+    referenceEventStream,
     log,
     heapSnapshots: argv.includes("--heap-snapshots"),
     cold: !quick && !argv.includes("--no-cold") && !repIsolation.collectGarbage,
