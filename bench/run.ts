@@ -16,7 +16,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { floor } from "./implementations/floor.js";
 import { reference, referenceEventStream } from "./implementations/reference.js";
-import { loadRxagent } from "./implementations/rxagent.js";
+import { loadRxagent } from "./build-rxagent.js";
 import { type BenchReport, formatMachine, formatTable, formatTargets, type Machine } from "./report.js";
 import { chatty } from "./workloads/chatty.js";
 import { eagerTools } from "./workloads/eager-tools.js";
