@@ -12,7 +12,7 @@ import { loadRxagent } from "./build-rxagent.js";
 import { type ColdCase, coldRows } from "./cold.js";
 import { floor } from "./implementations/floor.js";
 import { reference, referenceEventStream } from "./implementations/reference.js";
-import { type BenchReport, formatTable } from "./report.js";
+import { type BenchReport, formatMachine, formatTable, machine } from "./report.js";
 import type { BenchOptions, ResultRow } from "./workloads/harness.js";
 
 const cases: { coldCase: ColdCase; row: Pick<ResultRow, "workload" | "case" | "unit">; scale: number }[] = [
@@ -36,7 +36,7 @@ for (const { coldCase, row, scale } of cases) {
   rows.push(first, pooled);
 }
 const report: BenchReport & { loadAverage: { before: string; after: string } } = {
-  machine: { cpu: "", cores: 0, node: process.version, platform: process.platform, date: new Date().toISOString() },
+  machine: machine(),
   quick: false,
   rxagentFrom: "build",
   gcEachRep: false,
@@ -48,5 +48,5 @@ const report: BenchReport & { loadAverage: { before: string; after: string } } =
 const out = join(dirname(fileURLToPath(import.meta.url)), "results", "cold.json");
 mkdirSync(dirname(out), { recursive: true });
 writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
-console.log(`${report.machine.date}, Node ${process.version}, load average (1, 5, 15 min) ${report.loadAverage.before} before, ${report.loadAverage.after} after, ${report.durationSeconds.toFixed(0)} s\n`);
+console.log(`${formatMachine(report.machine)}, ${new Date().toISOString().slice(11, 16)} UTC, load average (1, 5, 15 min) ${report.loadAverage.before} before, ${report.loadAverage.after} after, ${report.durationSeconds.toFixed(0)} s\n`);
 console.log(formatTable(report));

@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { availableParallelism, cpus, platform, release } from "node:os";
 import type { ImplementationName } from "./implementations/implementation.js";
 import type { Summary } from "./stats.js";
 import type { ResultRow, TargetCheck, WorkloadResult } from "./workloads/harness.js";
@@ -82,4 +84,21 @@ export function formatTargets(targets: TargetCheck[]): string {
 
 export function formatMachine(machine: Machine): string {
   return `${machine.cpu}, ${machine.cores} cores (nproc), Node ${machine.node}, ${machine.platform}, ${machine.date}`;
+}
+
+/** The machine the bench runs on. */
+export function machine(): Machine {
+  let cpu = cpus()[0]?.model ?? "unknown CPU";
+  try {
+    cpu = /model name\s*:\s*(.+)/.exec(readFileSync("/proc/cpuinfo", "utf8"))?.[1] ?? cpu;
+  } catch {
+    // Not Linux: os.cpus() is good enough.
+  }
+  return {
+    cpu,
+    cores: availableParallelism(),
+    node: process.version,
+    platform: `${platform()} ${release()}`,
+    date: new Date().toISOString().slice(0, 10),
+  };
 }

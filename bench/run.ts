@@ -10,14 +10,13 @@
  * `--only W1,W3` (a subset of workloads; writes latest-W1-W3.json), `--from-source` (rxagent from its TypeScript through
  * tsx instead of transpiled JavaScript; see build-rxagent.ts for why that is not the default).
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { availableParallelism, cpus, platform, release } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { floor } from "./implementations/floor.js";
 import { reference, referenceEventStream } from "./implementations/reference.js";
 import { loadRxagent } from "./build-rxagent.js";
-import { type BenchReport, formatMachine, formatTable, formatTargets, type Machine } from "./report.js";
+import { type BenchReport, formatMachine, formatTable, formatTargets, machine } from "./report.js";
 import { chatty } from "./workloads/chatty.js";
 import { eagerTools } from "./workloads/eager-tools.js";
 import { type BenchOptions, collectGarbage, repIsolation, type WorkloadResult } from "./workloads/harness.js";
@@ -72,22 +71,6 @@ export async function main(argv: readonly string[]): Promise<BenchReport> {
   }
   report.durationSeconds = (performance.now() - started) / 1000;
   return report;
-}
-
-function machine(): Machine {
-  let cpu = cpus()[0]?.model ?? "unknown CPU";
-  try {
-    cpu = /model name\s*:\s*(.+)/.exec(readFileSync("/proc/cpuinfo", "utf8"))?.[1] ?? cpu;
-  } catch {
-    // Not Linux: os.cpus() is good enough.
-  }
-  return {
-    cpu,
-    cores: availableParallelism(),
-    node: process.version,
-    platform: `${platform()} ${release()}`,
-    date: new Date().toISOString().slice(0, 10),
-  };
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
