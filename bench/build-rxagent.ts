@@ -2,6 +2,8 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
+import type { Implementation } from "./implementations/implementation.js";
+import { createRxagent, rxagentAt } from "./implementations/rxagent.js";
 
 const benchDirectory = dirname(fileURLToPath(import.meta.url));
 const sourceDirectory = join(benchDirectory, "..", "src");
@@ -46,4 +48,12 @@ export function builtRxagent(): string {
 /** Where a built file lives, for messages. */
 export function describeBuild(): string {
   return relative(process.cwd(), buildDirectory);
+}
+
+/**
+ * rxagent as JavaScript transpiled from `src/` (`"build"`, what the bench measures; see
+ * `buildRxagent`) or run from the TypeScript sources through tsx (`"source"`).
+ */
+export async function loadRxagent(from: "build" | "source"): Promise<Implementation> {
+  return from === "build" ? rxagentAt(buildRxagent()) : createRxagent(await import("../src/index.js"));
 }

@@ -8,11 +8,11 @@
  */
 import { readFileSync } from "node:fs";
 import type { ImplementationName } from "./implementations/implementation.js";
-import { format, formatMachine, type BenchReport } from "./report.js";
+import { type BenchReport, format, formatMachine, header, headerRule } from "./report.js";
 import { summarize, type Summary } from "./stats.js";
 import type { ResultRow } from "./workloads/harness.js";
 
-const columns: ImplementationName[] = ["rxagent", "reference", "floor"];
+const columns: ImplementationName[] = ["rxagent", "reference", "referenceEventStream", "floor"];
 
 function rowKey(row: ResultRow): string {
   return `${row.workload}\u0000${row.case}\u0000${row.metric}`;
@@ -47,14 +47,15 @@ export function medianOfRuns(reports: readonly BenchReport[]): string {
     `Median of ${reports.length} runs (each cell: the median of the runs' medians [lowest–highest run]):`,
     ...reports.map((report, index) => `- run ${index + 1}: ${formatMachine(report.machine)}, ${Math.round(report.durationSeconds)} s`),
     "",
-    "| Workload | Case | Metric | rxagent | reference | floor | rxagent / reference | same, CPU time | rxagent / floor |",
-    "|---|---|---|---:|---:|---:|---:|---:|---:|",
+    header,
+    headerRule,
   ];
   for (const runs of rows.values()) {
     const first = runs[0]!;
     const unit = first.unit === "" ? "" : ` (${first.unit})`;
     const cells = columns.map((name) => acrossRuns(runs.map((row) => row.values[name])));
-    const ratios = [ratioAcrossRuns(runs.map((row) => row.ratio)), ratioAcrossRuns(runs.map((row) => row.cpuRatio)), ratioAcrossRuns(runs.map((row) => row.floorRatio))];
+    const ratioColumns: ((row: ResultRow) => Summary | undefined)[] = [(row) => row.ratio, (row) => row.cpuRatio, (row) => row.eventStreamRatio, (row) => row.floorRatio];
+    const ratios = ratioColumns.map((ratioOf) => ratioAcrossRuns(runs.map(ratioOf)));
     const seenIn = runs.length === reports.length ? "" : ` (in ${runs.length} of ${reports.length} runs)`;
     lines.push(`| ${first.workload} | ${first.case}${seenIn} | ${first.metric}${unit} | ${cells.join(" | ")} | ${ratios.join(" | ")} |`);
   }

@@ -11,7 +11,7 @@ import { Session } from "node:inspector";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Implementation, Scenario } from "./implementations/implementation.js";
-import { loadRxagent } from "./implementations/rxagent.js";
+import { loadRxagent } from "./build-rxagent.js";
 import { countingSink } from "./workloads/harness.js";
 import { buildConversation } from "./workloads/replies.js";
 import { instantTool, resolvedTool, signalReadingTool } from "./workloads/tools.js";

@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { availableParallelism, cpus, platform, release } from "node:os";
 import type { ImplementationName } from "./implementations/implementation.js";
 import type { Summary } from "./stats.js";
 import type { ResultRow, TargetCheck, WorkloadResult } from "./workloads/harness.js";
@@ -22,13 +24,21 @@ export interface BenchReport {
   errors: { workload: string; message: string }[];
 }
 
-const columns: ImplementationName[] = ["rxagent", "reference", "floor"];
+const columns: ImplementationName[] = ["rxagent", "reference", "referenceEventStream", "floor"];
+
+/**
+ * The table's header: "reference" is pi-agent-core's `runAgentLoop` (its fastest path),
+ * "reference agentLoop" its EventStream path (W1, W2 and W5 only).
+ */
+export const header =
+  "| Workload | Case | Metric | rxagent | reference (runAgentLoop) | reference agentLoop (EventStream) | floor | rxagent / reference | same, CPU time | rxagent / reference agentLoop | rxagent / floor |";
+export const headerRule = "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|";
 
 /** The results as a Markdown table: median [min–max] per implementation, and the paired ratio. */
 export function formatTable(report: BenchReport): string {
   const lines = [
-    "| Workload | Case | Metric | rxagent | reference | floor | rxagent / reference | same, CPU time | rxagent / floor |",
-    "|---|---|---|---:|---:|---:|---:|---:|---:|",
+    header,
+    headerRule,
   ];
   for (const workload of report.workloads) {
     for (const row of workload.rows) lines.push(formatRow(row));
@@ -48,7 +58,7 @@ function formatRow(row: ResultRow): string {
     if (!summary) return "";
     return summary.n === 1 ? `${format(summary.median)}x` : `${format(summary.median)}x [${format(summary.min)}–${format(summary.max)}]`;
   };
-  return `| ${row.workload} | ${row.case} | ${row.metric}${unit} | ${cells.join(" | ")} | ${ratio(row.ratio)} | ${ratio(row.cpuRatio)} | ${ratio(row.floorRatio)} |`;
+  return `| ${row.workload} | ${row.case} | ${row.metric}${unit} | ${cells.join(" | ")} | ${ratio(row.ratio)} | ${ratio(row.cpuRatio)} | ${ratio(row.eventStreamRatio)} | ${ratio(row.floorRatio)} |`;
 }
 
 function formatSummary(summary: Summary): string {
@@ -74,4 +84,21 @@ export function formatTargets(targets: TargetCheck[]): string {
 
 export function formatMachine(machine: Machine): string {
   return `${machine.cpu}, ${machine.cores} cores (nproc), Node ${machine.node}, ${machine.platform}, ${machine.date}`;
+}
+
+/** The machine the bench runs on. */
+export function machine(): Machine {
+  let cpu = cpus()[0]?.model ?? "unknown CPU";
+  try {
+    cpu = /model name\s*:\s*(.+)/.exec(readFileSync("/proc/cpuinfo", "utf8"))?.[1] ?? cpu;
+  } catch {
+    // Not Linux: os.cpus() is good enough.
+  }
+  return {
+    cpu,
+    cores: availableParallelism(),
+    node: process.version,
+    platform: `${platform()} ${release()}`,
+    date: new Date().toISOString().slice(0, 10),
+  };
 }

@@ -1,6 +1,7 @@
 /**
- * `npm run bench`: every workload on rxagent, on @mariozechner/pi-agent-core (the reference) and
- * on a plain-loop floor, side by side. Prints Markdown tables and writes bench/results/latest.json.
+ * `npm run bench`: every workload on rxagent, on @mariozechner/pi-agent-core (the reference:
+ * `runAgentLoop`, and for W1, W2 and W5 also `agentLoop`'s EventStream) and on a plain-loop
+ * floor, side by side. Prints Markdown tables and writes bench/results/latest.json.
  *
  * Flags: `--quick` (tiny sizes, 1 rep: a smoke run; writes bench/results/quick.json),
  * `--gc-each-rep` (a full GC before each timed rep; writes bench/results/gc-each-rep.json),
@@ -9,14 +10,13 @@
  * `--only W1,W3` (a subset of workloads; writes latest-W1-W3.json), `--from-source` (rxagent from its TypeScript through
  * tsx instead of transpiled JavaScript; see build-rxagent.ts for why that is not the default).
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { availableParallelism, cpus, platform, release } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { floor } from "./implementations/floor.js";
-import { reference } from "./implementations/reference.js";
-import { loadRxagent } from "./implementations/rxagent.js";
-import { type BenchReport, formatMachine, formatTable, formatTargets, type Machine } from "./report.js";
+import { reference, referenceEventStream } from "./implementations/reference.js";
+import { loadRxagent } from "./build-rxagent.js";
+import { type BenchReport, formatMachine, formatTable, formatTargets, machine } from "./report.js";
 import { chatty } from "./workloads/chatty.js";
 import { eagerTools } from "./workloads/eager-tools.js";
 import { type BenchOptions, collectGarbage, repIsolation, type WorkloadResult } from "./workloads/harness.js";
@@ -50,6 +50,7 @@ export async function main(argv: readonly string[]): Promise<BenchReport> {
   const options: BenchOptions = {
     quick,
     implementations: [rxagent, reference, floor],
+    referenceEventStream,
     log,
     heapSnapshots: argv.includes("--heap-snapshots"),
     cold: !quick && !argv.includes("--no-cold") && !repIsolation.collectGarbage,
@@ -70,22 +71,6 @@ export async function main(argv: readonly string[]): Promise<BenchReport> {
   }
   report.durationSeconds = (performance.now() - started) / 1000;
   return report;
-}
-
-function machine(): Machine {
-  let cpu = cpus()[0]?.model ?? "unknown CPU";
-  try {
-    cpu = /model name\s*:\s*(.+)/.exec(readFileSync("/proc/cpuinfo", "utf8"))?.[1] ?? cpu;
-  } catch {
-    // Not Linux: os.cpus() is good enough.
-  }
-  return {
-    cpu,
-    cores: availableParallelism(),
-    node: process.version,
-    platform: `${platform()} ${release()}`,
-    date: new Date().toISOString().slice(0, 10),
-  };
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

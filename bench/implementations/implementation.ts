@@ -53,7 +53,8 @@ export interface BenchEvent {
 
 export type EventSink = (event: BenchEvent) => void;
 
-export type ImplementationName = "rxagent" | "reference" | "floor";
+/** `reference`: pi-agent-core's `runAgentLoop` (its fastest path); `referenceEventStream`: its `agentLoop`. */
+export type ImplementationName = "rxagent" | "reference" | "referenceEventStream" | "floor";
 
 export interface Implementation {
   readonly name: ImplementationName;
@@ -76,7 +77,7 @@ export interface Implementation {
 
 /** Whether a conversion's implementation with this name can run `conversion`. */
 export function supportsConversion(name: ImplementationName, conversion: MessageConversion | undefined): boolean {
-  return conversion?.mode !== "per-message" || name !== "reference";
+  return conversion?.mode !== "per-message" || (name !== "reference" && name !== "referenceEventStream");
 }
 
 /** `conversion` over a whole transcript: the model messages, each converted. */

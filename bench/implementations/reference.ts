@@ -1,4 +1,4 @@
-import { Agent, runAgentLoop } from "@mariozechner/pi-agent-core";
+import { Agent, agentLoop, runAgentLoop } from "@mariozechner/pi-agent-core";
 import type { AgentMessage, AgentTool, AgentLoopConfig, StreamFn } from "@mariozechner/pi-agent-core";
 import { createAssistantMessageEventStream } from "@mariozechner/pi-ai";
 import type { AssistantMessageEvent, Message, Model } from "@mariozechner/pi-ai";
@@ -42,6 +42,21 @@ export const reference: Implementation = {
     const unsubscribe = agent.subscribe(onEvent);
     for (let prompt = 0; prompt < prompts; prompt++) await agent.prompt(benchPrompt(`Go ${prompt}.`));
     unsubscribe();
+  },
+};
+
+/**
+ * The reference's other public path, `agentLoop`: the same loop pushing every event into an
+ * `EventStream` that the caller reads with `for await` (an await per event), as its README shows.
+ * Measured beside `runAgentLoop` so a reader sees rxagent against both. Agents are the same `Agent`.
+ */
+export const referenceEventStream: Implementation = {
+  ...reference,
+  name: "referenceEventStream",
+  async run(scenario, onEvent) {
+    if (scenario.conversion?.mode === "per-message") throw new Error("reference: no per-message conversion");
+    const events = agentLoop([benchPrompt()], context(scenario.tool), configFor(scenario), undefined, replayStream(scenario));
+    for await (const event of events) onEvent(event);
   },
 };
 

@@ -2,22 +2,15 @@ import { pathToFileURL } from "node:url";
 import { Type } from "@sinclair/typebox";
 import { lastValueFrom, Observable } from "rxjs";
 import type { AgentLoopConfig, AgentTool, Model, ModelEvent } from "../../src/index.js";
-import { buildRxagent, builtRxagent } from "../build-rxagent.js";
 import { BENCH_TOOL_NAME } from "../workloads/replies.js";
 import { playPieces } from "../workloads/streamed.js";
 import { benchPrompt, convertWhole, type EventSink, type Implementation, type Scenario, type ToolBody } from "./implementation.js";
 
-type Rxagent = typeof import("../../src/index.js");
+export type Rxagent = typeof import("../../src/index.js");
 
-/**
- * rxagent as JavaScript transpiled from `src/` (`"build"`, what the bench measures; see
- * `buildRxagent`; `"built"`: that build as the last `"build"` left it, for child processes) or
- * run from the TypeScript sources through tsx (`"source"`).
- */
-export async function loadRxagent(from: "build" | "built" | "source"): Promise<Implementation> {
-  const entry = from === "build" ? buildRxagent() : from === "built" ? builtRxagent() : undefined;
-  const library = (entry ? await import(pathToFileURL(entry).href) : await import("../../src/index.js")) as Rxagent;
-  return createRxagent(library);
+/** rxagent from a built `index.js` (`loadRxagent`; cold-child.ts: the build the bench made). */
+export async function rxagentAt(entry: string): Promise<Implementation> {
+  return createRxagent((await import(pathToFileURL(entry).href)) as Rxagent);
 }
 
 /** rxagent from a build made elsewhere (bench/ab.ts compares two). */
@@ -30,7 +23,7 @@ export async function loadRxagentFrom(entry: string): Promise<Implementation> {
  * precomputed replies: with no delay it emits them synchronously from the array (no per-call
  * work besides the loop's own), with `modelDelayMs` it waits on a real timer first.
  */
-function createRxagent({ Agent, agentLoop, defineTool }: Rxagent): Implementation {
+export function createRxagent({ Agent, agentLoop, defineTool }: Rxagent): Implementation {
   const parameters = Type.Object({ n: Type.Number() });
   const benchTool = (body: ToolBody): AgentTool =>
     // The context is passed on as it is: its signal is made only when a body reads it.

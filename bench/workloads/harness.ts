@@ -14,6 +14,23 @@ export interface BenchOptions {
   cold?: boolean;
   /** Where rxagent was loaded from (cold.ts's child processes load the same). */
   rxagentFrom?: "build" | "source";
+  /**
+   * The reference's `agentLoop` (EventStream) path, run beside its `runAgentLoop` path by the
+   * workloads whose targets name both (W1, W2, W5; see `withBothReferencePaths`).
+   */
+  referenceEventStream?: Implementation;
+}
+
+/**
+ * `options.implementations` with the reference's EventStream path after its `runAgentLoop` path:
+ * for the rows that report rxagent against both of the reference's public paths.
+ */
+export function withBothReferencePaths(options: BenchOptions): readonly Implementation[] {
+  const { implementations, referenceEventStream } = options;
+  if (!referenceEventStream) return implementations;
+  const after = implementations.findIndex((implementation) => implementation.name === "reference") + 1;
+  if (after === 0) return implementations;
+  return [...implementations.slice(0, after), referenceEventStream, ...implementations.slice(after)];
 }
 
 /** One line of the table: a metric per implementation, and rxagent / reference. */
@@ -27,6 +44,8 @@ export interface ResultRow {
   ratio?: Summary;
   /** rxagent / reference process CPU time, from the same pairs (steadier on a loaded machine). */
   cpuRatio?: Summary;
+  /** rxagent / the reference's EventStream path (`agentLoop`) wall time, from paired reps, where it ran. */
+  eventStreamRatio?: Summary;
   /**
    * rxagent / floor: the distance to a plain loop doing the same. From paired reps for timed rows,
    * else the ratio of the medians. Absent where it means nothing (counts, limits).
@@ -228,19 +247,21 @@ export async function interleaved<T extends { counts: EventCounts }>(
 }
 
 /**
- * rxagent / reference wall-time and CPU-time ratios of paired reps, when both ran, and rxagent /
- * floor wall time.
+ * rxagent / reference wall-time and CPU-time ratios of paired reps, when both ran, rxagent / the
+ * reference's EventStream path, when it ran, and rxagent / floor wall time.
  */
-export function pairRatios(samples: Map<ImplementationName, Pick<TimedRun, "ms" | "cpuMs">[]>): Pick<ResultRow, "ratio" | "cpuRatio" | "floorRatio"> {
+export function pairRatios(samples: Map<ImplementationName, Pick<TimedRun, "ms" | "cpuMs">[]>): Pick<ResultRow, "ratio" | "cpuRatio" | "eventStreamRatio" | "floorRatio"> {
   const rx = samples.get("rxagent");
   const ref = samples.get("reference");
+  const eventStream = samples.get("referenceEventStream");
   const floor = samples.get("floor");
   if (!rx) return {};
-  const ratios: Pick<ResultRow, "ratio" | "cpuRatio" | "floorRatio"> = {};
+  const ratios: Pick<ResultRow, "ratio" | "cpuRatio" | "eventStreamRatio" | "floorRatio"> = {};
   if (ref) {
     ratios.ratio = pairedRatios(rx.map((run) => run.ms), ref.map((run) => run.ms));
     ratios.cpuRatio = pairedRatios(rx.map((run) => run.cpuMs), ref.map((run) => run.cpuMs));
   }
+  if (eventStream) ratios.eventStreamRatio = pairedRatios(rx.map((run) => run.ms), eventStream.map((run) => run.ms));
   if (floor) ratios.floorRatio = pairedRatios(rx.map((run) => run.ms), floor.map((run) => run.ms));
   return ratios;
 }

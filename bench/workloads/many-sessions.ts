@@ -13,6 +13,7 @@ import {
   type ResultRow,
   type TargetCheck,
   timed,
+  withBothReferencePaths,
   type WorkloadResult,
 } from "./harness.js";
 import { buildConversation } from "./replies.js";
@@ -31,7 +32,10 @@ export async function manySessions(options: BenchOptions): Promise<WorkloadResul
   const scenario = (): Scenario => ({ replies, tool: instantTool, modelDelayMs: 1 });
   options.log(`W5 many sessions: ${agents} concurrent runs`);
   const [warmup, reps] = options.quick ? [0, 1] : [2, 7];
-  const { samples, counts } = await interleaved("W5", options.implementations, warmup, reps, async (implementation) => {
+  // Both reference paths for the timed runs and the waiting sessions (an EventStream per session);
+  // idle agents are the same pi-agent-core `Agent` either way, so measured once.
+  const implementations = withBothReferencePaths(options);
+  const { samples, counts } = await interleaved("W5", implementations, warmup, reps, async (implementation) => {
     const sinks = Array.from({ length: agents }, () => countingSink());
     const run = await timed(() => Promise.all(sinks.map(({ sink }) => implementation.run(scenario(), sink))), {});
     const total: EventCounts = {};
@@ -58,7 +62,7 @@ export async function manySessions(options: BenchOptions): Promise<WorkloadResul
 
   options.log(`W5 many sessions: heap in flight per waiting session (${agents} sessions)`);
   const inFlight: ResultRow["values"] = {};
-  for (const implementation of options.implementations) {
+  for (const implementation of implementations) {
     const perSession: number[] = [];
     for (let rep = 0; rep < (options.quick ? 1 : 3); rep++) perSession.push(await waitingBytes(implementation, replies, agents));
     inFlight[implementation.name] = summarize(perSession);

@@ -1,6 +1,18 @@
-import { coldRow } from "../cold.js";
+import { type ColdCase, coldRows } from "../cold.js";
+import type { ToolBody } from "../implementations/implementation.js";
 import { scaleSummary, summarize } from "../stats.js";
-import { type BenchOptions, gcCountedBlocks, gcShareRow, interleaved, pairRatios, type ResultRow, type TargetCheck, timeRun, type WorkloadResult } from "./harness.js";
+import {
+  type BenchOptions,
+  gcCountedBlocks,
+  gcShareRow,
+  interleaved,
+  pairRatios,
+  type ResultRow,
+  type TargetCheck,
+  timeRun,
+  withBothReferencePaths,
+  type WorkloadResult,
+} from "./harness.js";
 import { buildConversation } from "./replies.js";
 import { instantTool, resolvedTool, signalReadingTool } from "./tools.js";
 
@@ -17,19 +29,20 @@ export async function toolHeavy(options: BenchOptions): Promise<WorkloadResult> 
   const rows: ResultRow[] = [];
   const targets: TargetCheck[] = [];
   const eventCounts: WorkloadResult["eventCounts"] = {};
-  const cases = [
-    { label: "tools return a value", tool: instantTool, limit: 0.4 },
-    { label: "tools return a Promise", tool: resolvedTool, limit: 0.5 },
+  const cases: { label: string; tool: ToolBody; limit: number; coldCase: ColdCase }[] = [
+    { label: "tools return a value", tool: instantTool, limit: 0.4, coldCase: "W2 200x8 value" },
+    { label: "tools return a Promise", tool: resolvedTool, limit: 0.5, coldCase: "W2 200x8 Promise" },
   ];
-  for (const { label, tool, limit } of cases) {
+  const implementations = withBothReferencePaths(options);
+  for (const { label, tool, limit, coldCase } of cases) {
     options.log(`W2 tool-heavy ${turns}x${callsPerTurn}, ${label}`);
     const [warmup, reps] = options.quick ? [1, 2] : [10, 20];
-    const { samples, counts } = await interleaved(`W2 ${label}`, options.implementations, warmup, reps, (implementation) =>
+    const { samples, counts } = await interleaved(`W2 ${label}`, implementations, warmup, reps, (implementation) =>
       timeRun(implementation, { replies, tool }),
     );
     eventCounts[label] = counts;
     const paired = pairRatios(samples);
-    const counted = await gcCountedBlocks(`W2 ${label} GC counted`, options.implementations, options.quick ? 1 : 5, options.quick ? 2 : 10, { replies, tool });
+    const counted = await gcCountedBlocks(`W2 ${label} GC counted`, implementations, options.quick ? 1 : 5, options.quick ? 2 : 10, { replies, tool });
     const countedRatios = pairRatios(counted);
     const ratio = countedRatios.ratio;
     const perCallCounted: ResultRow["values"] = {};
@@ -54,15 +67,15 @@ export async function toolHeavy(options: BenchOptions): Promise<WorkloadResult> 
         met: ratio.median <= limit,
       });
     }
-    if (tool === instantTool && options.cold) {
-      const cold = await coldRow(options, "W2 200x8 value", { workload: "W2 tool-heavy", case: caseName, metric: "per tool call, cold", unit: "µs" }, 1000 / toolCalls);
-      rows.push(cold);
-      if (cold.ratio) {
+    if (options.cold) {
+      const cold = await coldRows(options, implementations, coldCase, { workload: "W2 tool-heavy", case: caseName, unit: "µs per tool call" }, 1000 / toolCalls);
+      rows.push(cold.first, cold.pooled);
+      if (cold.first.ratio) {
         targets.push({
           workload: "W2",
-          target: `cold, reported beside the target: per tool call <= ${limit}x reference (${label}, first reps of fresh processes)`,
-          measured: `${cold.ratio.median.toFixed(3)}x`,
-          met: cold.ratio.median <= limit,
+          target: `cold: the first run of a fresh process <= 0.6x the reference's first run (${label}, runAgentLoop)`,
+          measured: `${cold.first.ratio.median.toFixed(3)}x`,
+          met: cold.first.ratio.median <= 0.6,
         });
       }
     }

@@ -9,6 +9,7 @@ import { modelFailureOf } from "./provider-errors.js";
 import type { StreamAccumulator } from "./stream-accumulator.js";
 import type { OpenAIModelOptions } from "./openai-options.js";
 import { createOpenAIClient } from "./openai-options.js";
+import { loadOpenAIClient } from "./openai-sdk.js";
 import type { AccumulatorOptions } from "./stream-accumulator.js";
 import { redactText } from "../util/redact-credentials.js";
 
@@ -73,8 +74,12 @@ export interface OpenAIApi<Options extends OpenAIModelOptions, Body, Chunk> {
  * A `Model` on one OpenAI API: one lazily created client, and per call a request built from the
  * context and streamed through `streamModelEvents`, wrapped in `withRetry` (the provider's only
  * retry: `maxRetries: 0` turns it off, e.g. to wrap the model in your own `withRetry`). A request
- * that cannot even be built (no credentials, an unserialisable context) still ends as an `error`
- * event, not an Observable error.
+ * that cannot even be built (no credentials, an unserialisable context, an SDK that cannot be
+ * loaded) still ends as an `error` event, not an Observable error.
+ *
+ * The SDK is imported at the first call of a model given no `client` (`loadOpenAIClient`), so
+ * making a model stays synchronous and importing the provider stays light; later calls reuse the
+ * client at once.
  */
 export function openaiModel<Options extends OpenAIModelOptions & { model: string; provider?: string }, Body, Chunk>(
   options: Options,
@@ -82,7 +87,7 @@ export function openaiModel<Options extends OpenAIModelOptions & { model: string
 ): Model {
   const provider = options.provider ?? "openai";
   const scheduler = options.scheduler ?? asyncScheduler;
-  let client: OpenAI | undefined;
+  let client: OpenAI | undefined = options.client;
   const model: Model = {
     id: options.model,
     provider,
@@ -91,20 +96,28 @@ export function openaiModel<Options extends OpenAIModelOptions & { model: string
       return defer(() => {
         const identity = { api: api.api, provider, model: options.model, timestamp: scheduler.now() };
         const accumulator = api.createAccumulator({ ...identity, ...(options.cost ? { cost: options.cost } : {}) });
-        let sdk: OpenAI;
-        let body: Body;
-        try {
-          sdk = client ??= createOpenAIClient(options);
-          body = api.buildRequest(context, options);
-        } catch (error) {
-          return from(accumulator.fail(error)).pipe(map(withoutKey(options.apiKey)));
-        }
-        return streamModelEvents<Chunk>({
-          start: (requestSignal) => api.send(sdk, body, requestSignal),
-          accumulator,
-          signal,
-          now: () => scheduler.now(),
-        }).pipe(map(withoutKey(sdk.apiKey ?? undefined)));
+        const fail = (error: unknown) => from(accumulator.fail(error)).pipe(map(withoutKey(options.apiKey)));
+        // Never errors: a request that cannot be built fails here, and streamModelEvents never errors.
+        const send = (sdk: OpenAI): Observable<ModelEvent> => {
+          let body: Body;
+          try {
+            body = api.buildRequest(context, options);
+          } catch (error) {
+            return fail(error);
+          }
+          return streamModelEvents<Chunk>({
+            start: (requestSignal) => api.send(sdk, body, requestSignal),
+            accumulator,
+            signal,
+            now: () => scheduler.now(),
+          }).pipe(map(withoutKey(sdk.apiKey ?? undefined)));
+        };
+        if (client) return send(client);
+        return from(loadOpenAIClient()).pipe(
+          map((OpenAIClient) => (client ??= createOpenAIClient(options, OpenAIClient))),
+          mergeMap(send),
+          catchError(fail),
+        );
       });
     },
   };

@@ -1,4 +1,4 @@
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import type { SchedulerLike } from "rxjs";
 import type { ToolCall, Usage } from "../types/messages.js";
 
@@ -58,16 +58,15 @@ export interface OpenAIModelOptions {
 }
 
 /**
- * The client to use: the given one, or a new one with our defaults.
+ * A new client of the SDK's class `OpenAIClient` (see `loadOpenAIClient`) with our defaults.
  *
  * Contract: throws when no credentials can be found (the caller turns that into an `error`
  * event).
  */
-export function createOpenAIClient(options: OpenAIModelOptions): OpenAI {
-  if (options.client) return options.client;
+export function createOpenAIClient(options: OpenAIModelOptions, OpenAIClient: typeof OpenAI): OpenAI {
   const baseURL = resolveBaseURL(options);
   const apiKey = options.apiKey ?? globalThis.process?.env?.["OPENAI_API_KEY"] ?? (baseURL ? "not-needed" : undefined);
-  return new OpenAI({
+  return new OpenAIClient({
     apiKey,
     baseURL,
     maxRetries: 0,

@@ -1,4 +1,5 @@
-import { APIConnectionError, APIError, APIUserAbortError } from "openai";
+// "openai/core/error" (2 modules), not "openai" (154): the SDK itself loads at a model's first call (openai-sdk.ts).
+import { APIConnectionError, APIError, APIUserAbortError } from "openai/core/error";
 import type { ModelFailure } from "../types/model.js";
 
 /**
