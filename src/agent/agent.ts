@@ -11,6 +11,7 @@ import type {
   PromptInput,
   QueuedMessages,
   QueueMode,
+  StoredSettings,
   ToolResultMessage,
   TranscriptStore,
 } from "../types.js";
@@ -32,7 +33,8 @@ import { warn } from "./store-writer.js";
 import { subscribeRun } from "./subscribe-run.js";
 import type { AgentListener } from "./run-listeners.js";
 import { AgentListeners } from "./agent-listeners.js";
-import { type AgentStatePatch, replacedOptions, replacedTranscriptState, replaceStoredTranscript } from "./replace-state.js";
+import { type AgentSettings, type AgentStatePatch, replacedOptions, replacedTranscriptState } from "./replace-state.js";
+import { type AgentOpenOptions, reopenedOptions, storedSettingsOf, storeReplacement } from "./stored-settings.js";
 
 export type { AgentOptions } from "./agent-options.js";
 
@@ -65,6 +67,8 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
    * `missingToolResults`.
    */
   private storedResults: ToolResultMessage[] | undefined;
+  /** The settings the store keeps (`replaceState`, `Agent.open`): written again when a new transcript replaces the store's. */
+  private storedSettings: StoredSettings | undefined;
 
   /** Contract: throws an `InvalidConfigError` at once for a config that cannot work (no model, …). */
   constructor(options: AgentOptions<TOutputSchema>) {
@@ -109,14 +113,18 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
    * `approve` / `deny` answer them; once every reopened call has its result, the run goes on to
    * the next model call. Calls of that batch that had finished keep their results; calls that
    * were running get the interrupted error, as `continue` gives them. See README "Approvals".
+   *
+   * Settings `replaceState` changed are kept by such a store too: the system prompt and thinking
+   * level are applied as kept, the model and tools are found by name among `model`, `models` and
+   * `tools` (one not given goes to `onWarning`, and the agent goes on with what it was given).
    */
-  static async open<TOutputSchema extends OutputSchema = OutputSchema>(
-    options: AgentOptions<TOutputSchema> & { store: TranscriptStore },
-  ): Promise<Agent<TOutputSchema>> {
+  static async open<TOutputSchema extends OutputSchema = OutputSchema>(options: AgentOptions<TOutputSchema> & AgentOpenOptions): Promise<Agent<TOutputSchema>> {
     const { store } = options;
     const stored = store.loadTranscript ? await store.loadTranscript() : { messages: await store.load(), records: [] };
-    const agent = new Agent({ ...options, messages: stored.messages });
-    const reopened = reopenedToolCalls(agent.state.messages, stored.records, agent.now(), (message) => warn(options.onWarning, message));
+    const onWarning = (message: string): void => warn(options.onWarning, message);
+    const agent = new Agent({ ...reopenedOptions(options, stored.settings, onWarning), messages: stored.messages });
+    agent.storedSettings = stored.settings;
+    const reopened = reopenedToolCalls(agent.state.messages, stored.records, agent.now(), onWarning);
     if (reopened && reopenedApprovals(reopened).length > 0) agent.startRun((config, context) => agentLoopReopened(reopened, context, config));
     else agent.storedResults = reopened && reopenedResults(reopened);
     return agent;
@@ -185,11 +193,12 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
   }
 
   /**
-   * Replaces the transcript, system prompt, model or tools between runs (pi-agent-core's
-   * `state.messages = …` and its siblings): to compact, edit, branch, or switch models. The
-   * agent keeps a copy of `messages`; its store, if any, is rewritten to hold them (in one step
-   * with a store that has `replace`, as the JSONL and Redis stores do), so `Agent.open` reopens
-   * on the new transcript. Queued messages stay; totals (`state.usage`) are counted again.
+   * Replaces the transcript, system prompt, model, tools or thinking level between runs
+   * (pi-agent-core's `state.messages = …` and its siblings): to compact, edit, branch, or switch
+   * models. The agent keeps a copy of `messages`; its store, if any, is rewritten to hold them (in
+   * one step with a store that has `replace`, as the JSONL and Redis stores do), so `Agent.open`
+   * reopens on the new transcript; a store with records (both of those) also keeps the settings
+   * changed, for `Agent.open` to apply. Queued messages stay; totals (`state.usage`) are counted again.
    *
    * Contract: throws an `InvalidStateError` while a run is active, an `InvalidConfigError` naming
    * the field for bad input (each message is checked as `prompt` checks one), and what the store
@@ -199,12 +208,21 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
   replaceState(patch: AgentStatePatch): void {
     const options = replacedOptions(this.options, patch, this.activeRun !== undefined);
     const messages = patch.messages && [...patch.messages];
-    if (messages && options.store) replaceStoredTranscript(options.store, messages);
+    const changed = storedSettingsOf(patch);
+    const settings = changed ? { ...this.storedSettings, ...changed } : this.storedSettings;
+    if (options.store) storeReplacement(options.store, messages, changed, settings);
     this.options = options;
+    this.storedSettings = settings;
     if (!messages) return;
     // Kept for the old transcript's last tool calls (Agent.open): they answer nothing now.
     this.storedResults = undefined;
     this.stateValue.next(replacedTranscriptState(this.state, messages));
+  }
+
+  /** The system prompt, model, tools and thinking level the next run uses (`replaceState` changes them). */
+  get settings(): AgentSettings {
+    const { systemPrompt, model, tools, thinkingLevel } = this.options;
+    return { systemPrompt, model, tools, thinkingLevel };
   }
 
   /**

@@ -87,7 +87,8 @@ describe("Agent.replaceState: the transcript, system prompt, model and tools rep
       [{ tools: echo }, "tools", /must be an array of tools/],
       [{ tools: [echo, { ...echo }] }, "tools[1].name", /"echo" is also the name of tools\[0\]/],
       [{ tools: [{ name: "bare" }] }, "tools[0]", /must be a tool with an execute function/],
-      [{ thinkingLevel: "high" }, "thinkingLevel", /the model carries the thinking level/],
+      [{ thinkingLevel: "extreme" }, "thinkingLevel", /must be one of "off", "minimal", "low", "medium", "high", "xhigh", got/],
+      [{ temperature: 0.2 }, "temperature", /replaces messages, systemPrompt, model, tools and thinkingLevel, not temperature/],
       [null, "patch", /takes an object/],
     ];
     for (const [patch, field, text] of cases) {
