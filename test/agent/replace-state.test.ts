@@ -8,6 +8,7 @@ import { Agent, defineTool, InvalidConfigError, InvalidStateError, textResult } 
 import type { AgentMessage, AgentStatePatch, AssistantMessage, TranscriptStore } from "../../src/index.js";
 import { JsonlTranscriptStore } from "../../src/server/index.js";
 import { scriptedModel } from "../../src/testing/index.js";
+import { expectSettingsReopened } from "../helpers/stored-settings-session.js";
 
 const user = (content: string): AgentMessage => ({ role: "user", content, timestamp: 0 });
 const usage = { input: 7, output: 3, cacheRead: 0, cacheWrite: 0, totalTokens: 10, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
@@ -132,5 +133,12 @@ describe("Agent.replaceState: the transcript, system prompt, model and tools rep
     });
     expect(() => failing.replaceState({ messages: [user("new")], systemPrompt: "new" })).toThrow("disk full");
     expect([failing.messages, failing.snapshot().systemPrompt]).toStrictEqual([[user("old")], undefined]);
+  });
+});
+
+describe("Agent.replaceState with a JSONL store: the settings it changed outlive the process", () => {
+  it("Agent.open applies the system prompt and thinking level kept, finds the model and tools by name, and says which it was not given", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), "rxagent-settings-")), "transcript.jsonl");
+    await expectSettingsReopened(() => new JsonlTranscriptStore(path), () => Promise.resolve());
   });
 });
