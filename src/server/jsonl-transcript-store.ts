@@ -124,7 +124,12 @@ export class JsonlTranscriptStore implements TranscriptStore, DescriptorHolder {
       writeFileSync(next, text, { encoding: "utf8", flush: this.options.fsync === true });
       renameSync(next, this.path);
     } catch (error) {
-      rmSync(next, { force: true });
+      try {
+        rmSync(next, { force: true });
+      } catch {
+        // Not a file this store wrote (a directory in its way): left as it is, and the error
+        // that says why the replace failed is the one thrown.
+      }
       throw new Error(`${this.path}: could not replace the transcript: ${errorText(error)}`, { cause: error });
     }
     // The open descriptor, if any, still points at the old file.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Type } from "@sinclair/typebox";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { asyncScheduler } from "rxjs";
@@ -140,5 +140,36 @@ describe("Agent.replaceState with a JSONL store: the settings it changed outlive
   it("Agent.open applies the system prompt and thinking level kept, finds the model and tools by name, and says which it was not given", async () => {
     const path = join(mkdtempSync(join(tmpdir(), "rxagent-settings-")), "transcript.jsonl");
     await expectSettingsReopened(() => new JsonlTranscriptStore(path), () => Promise.resolve());
+  });
+});
+
+describe("Agent.replaceState when the JSONL store cannot replace its file", () => {
+  const opened = async (path: string, replies: string[]) => Agent.open({ model: scriptedModel(replies), systemPrompt: "old", store: new JsonlTranscriptStore(path) });
+
+  it("the temporary file cannot be written (a directory stands at <file>.replacing): a clear error, the old transcript intact on disk and in memory, the agent goes on", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), "rxagent-replace-fails-")), "transcript.jsonl");
+    const agent = await opened(path, ["one", "two"]);
+    await agent.run("hello");
+    const before = readFileSync(path, "utf8");
+    mkdirSync(join(`${path}.replacing`, "someone else's"), { recursive: true });
+    expect(() => agent.replaceState({ messages: [user("compacted")], systemPrompt: "new" })).toThrow(`${path}: could not replace the transcript: EISDIR`);
+    expect([readFileSync(path, "utf8"), userTexts(agent.messages), agent.settings.systemPrompt, existsSync(join(`${path}.replacing`, "someone else's"))]).toStrictEqual([before, ["hello"], "old", true]);
+    await agent.run("still here");
+    agent.dispose();
+    expect(userTexts((await opened(path, [])).messages)).toStrictEqual(["hello", "still here"]);
+  });
+
+  it("the rename fails (a directory took the file's place): a clear error, the transcript in memory intact, no temporary file left, the agent goes on", async () => {
+    const folder = mkdtempSync(join(tmpdir(), "rxagent-replace-fails-"));
+    const path = join(folder, "transcript.jsonl");
+    const agent = await opened(path, ["one", "two"]);
+    await agent.run("hello");
+    const before = [...agent.messages];
+    rmSync(path);
+    mkdirSync(join(path, "in the way"), { recursive: true });
+    expect(() => agent.replaceState({ messages: [user("compacted")] })).toThrow(`${path}: could not replace the transcript: EISDIR`);
+    expect([agent.messages, readdirSync(folder)]).toStrictEqual([before, ["transcript.jsonl"]]);
+    await agent.run("still here");
+    expect(userTexts(agent.messages)).toStrictEqual(["hello", "still here"]);
   });
 });
