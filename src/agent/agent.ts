@@ -1,4 +1,4 @@
-import { EMPTY, type Observable, type Subject } from "rxjs";
+import { EMPTY, type Observable } from "rxjs";
 import type {
   AgentContext,
   AgentEvent,
@@ -9,17 +9,15 @@ import type {
   OutputOf,
   OutputSchema,
   PromptInput,
-  QueuedMessages,
-  QueueMode,
   StoredSettings,
   ToolResultMessage,
-  TranscriptStore,
 } from "../types.js";
 import { type ActiveRun, assertNoActiveRun, newActiveRun, tearDownRun } from "./active-run.js";
 import { type AgentOptions, runConfig, runContext, schedulerOf } from "./agent-options.js";
 import { firstIdle, messagesAtEnd, type RunMessages } from "./agent-promises.js";
 import { agentLoop, agentLoopContinue, agentLoopReopened } from "../streams/agent-loop.js";
-import { AgentQueues, type QueueCounts } from "./agent-queues.js";
+import type { QueueCounts } from "./agent-queues.js";
+import { AgentControls, type RunRequestTarget } from "./agent-controls.js";
 import { snapshotOf, snapshotOptions } from "./agent-snapshot.js";
 import { checkConfig, checkTranscriptDepth } from "../streams/check-config.js";
 import { continueInput } from "./continue-input.js";
@@ -28,7 +26,6 @@ import { toMessages } from "./prompt-input.js";
 import { jsonDepthOf } from "../util/json-depth.js";
 import { freshAgentState, patchState } from "./published-state.js";
 import { reopenedApprovals, reopenedResults, reopenedToolCalls } from "../streams/transcript/reopened-tool-calls.js";
-import { requestCancel, requestDecision } from "./run-requests.js";
 import { warn } from "./store-writer.js";
 import { subscribeRun } from "./subscribe-run.js";
 import type { AgentListener } from "./run-listeners.js";
@@ -46,13 +43,7 @@ export type { AgentOptions } from "./agent-options.js";
  * One run at a time: `prompt` starts one, `steer` and `followUp` talk to it while it works.
  * With `output`, each run's `agent_end.output` is typed from the schema.
  */
-export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
-  steeringMode: QueueMode;
-  followUpMode: QueueMode;
-
-  // Made on first use, and runs get views of the queues (queue-view.ts): most agents are never
-  // steered (agent-queues.ts).
-  private queuesValue: AgentQueues | undefined;
+export class Agent<TOutputSchema extends OutputSchema = OutputSchema> extends AgentControls {
   // Subjects are made when first asked for: a server may hold thousands of idle agents, and most
   // of them are never listened to between runs.
   private readonly stateValue: OnDemandValue<AgentState>;
@@ -72,26 +63,13 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
 
   /** Contract: throws an `InvalidConfigError` at once for a config that cannot work (no model, …). */
   constructor(options: AgentOptions<TOutputSchema>) {
+    super();
     checkConfig(options, options.tools, "Agent");
     checkTranscriptDepth(options.messages, jsonDepthOf(options), "The agent");
     this.options = options;
     this.steeringMode = options.steeringMode ?? "one-at-a-time";
     this.followUpMode = options.followUpMode ?? "one-at-a-time";
     this.stateValue = new OnDemandValue(freshAgentState(options.messages ?? []));
-  }
-
-  private get queues(): AgentQueues {
-    return (this.queuesValue ??= new AgentQueues((counts: QueueCounts) => patchState(this.stateValue, counts)));
-  }
-
-  /** Push a message here (or call `steer`) to redirect the agent before its next model call. */
-  get steering(): Subject<AgentMessage> {
-    return this.queues.steering$;
-  }
-
-  /** Push a message here (or call `followUp`) to handle it once the agent would stop. */
-  get followUps(): Subject<AgentMessage> {
-    return this.queues.followUps$;
   }
 
   /** Every event of every run, hot: a late subscriber gets what comes next. */
@@ -273,103 +251,13 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     return run.events.asObservable();
   }
 
-  /** Queues a message injected before the next model call of the active (or next) run. */
-  steer(input: PromptInput): void {
-    this.queues.steer(toMessages(input, this.now(), jsonDepthOf(this.options)));
-  }
-
-  /** Queues a message handled once the agent would stop. */
-  followUp(input: PromptInput): void {
-    this.queues.followUp(toMessages(input, this.now(), jsonDepthOf(this.options)));
-  }
-
-  /**
-   * Drops every queued steering and follow-up message and returns them (pi-agent-core's
-   * `clearAllQueues`). `abort()` drops only the steering: call this too when queued follow-ups
-   * should not run after the next prompt.
-   * @example const { steering, followUp } = agent.clearAllQueues();
-   */
-  clearAllQueues(): QueuedMessages {
-    return { steering: this.clearSteering(), followUp: this.clearFollowUps() };
-  }
-
-  /** @deprecated use `clearAllQueues` (pi-agent-core's name; the same method). */
-  clearQueues(): QueuedMessages {
-    return this.clearAllQueues();
-  }
-
-  /** Drops the queued steering messages and returns them; queued follow-ups stay (pi-agent-core's `clearSteeringQueue`). */
-  clearSteering(): AgentMessage[] {
-    return this.queuesValue?.clearSteering() ?? [];
-  }
-
-  /** Drops the queued follow-up messages and returns them; queued steering stays (pi-agent-core's `clearFollowUpQueue`). */
-  clearFollowUps(): AgentMessage[] {
-    return this.queuesValue?.clearFollowUps() ?? [];
-  }
-
-  /**
-   * Whether a steering or follow-up message waits. After a run ended with messages still queued
-   * (an abort keeps follow-ups), `continue()` delivers them.
-   * @example if (agent.hasQueuedMessages()) await lastValueFrom(agent.continue());
-   */
-  hasQueuedMessages(): boolean {
-    return this.state.queuedSteering > 0 || this.state.queuedFollowUp > 0;
-  }
-
-  /**
-   * Ends the active run gracefully (`stopReason: "aborted"`, a result for every tool call),
-   * drops queued steering, and returns what it dropped.
-   *
-   * Queued follow-ups stay unless `clearFollowUps` (as in pi-agent-core): they run after the
-   * next prompt, or at once with `continue()`. To stop for good, `abort({ clearFollowUps: true })`;
-   * `clearAllQueues()` drops both queues without aborting; `state.queuedFollowUp` counts what waits.
-   * `reason` (default `new Error("Aborted by the user")`) is the run's signal's reason, and the
-   * running tools' `signal.reason`, so a tool can tell why it stops.
-   * @example const dropped = agent.abort({ clearFollowUps: true }); // { steering: [...], followUp: [...] }
-   */
-  abort(options: { clearFollowUps?: boolean; reason?: unknown } = {}): QueuedMessages {
-    const steering = this.clearSteering();
-    const followUp = options.clearFollowUps ? this.clearFollowUps() : [];
-    this.currentController()?.abort(options.reason ?? new Error("Aborted by the user"));
-    return { steering, followUp };
-  }
-
-  /**
-   * Cancels one tool call of the active run: its signal fires and its result is the error
-   * `Tool call was cancelled[: reason].` (or the tool's own result if it settles as its signal
-   * fires); a call not started yet never runs. The other calls and the run go on.
-   *
-   * Contract: throws an `InvalidStateError` unless `toolCallId` is a call of the current
-   * assistant message that has not finished (running, waiting, or not started yet).
-   */
-  cancelToolCall(toolCallId: string, reason?: string): void {
-    requestCancel(this.activeRun, this.state, toolCallId, reason);
-  }
-
-  /**
-   * Lets a call that waits for approval (`state.pendingApprovals`) run.
-   *
-   * Contract: throws an `InvalidStateError` unless the call is waiting for approval now.
-   */
-  approve(toolCallId: string): void {
-    requestDecision(this.activeRun, this.state, { toolCallId, approved: true }, "approve");
-  }
-
-  /**
-   * Denies a call that waits for approval: its result is the error `Tool call was denied[: reason]`.
-   *
-   * Contract: throws an `InvalidStateError` unless the call is waiting for approval now.
-   */
-  deny(toolCallId: string, reason?: string): void {
-    requestDecision(this.activeRun, this.state, reason === undefined ? { toolCallId, approved: false } : { toolCallId, approved: false, reason }, "deny");
-  }
-
   /** Forgets the transcript, the queues and the totals; a running run is torn down first. */
   reset(): void {
     this.tearDownRun();
     this.clearAllQueues();
     this.storedResults = undefined;
+    // The store forgets its settings records with the rest.
+    this.storedSettings = undefined;
     this.options.store?.clear();
     this.stateValue.next(freshAgentState([]));
   }
@@ -405,7 +293,7 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
 
   private startPrompt(input: PromptInput): ActiveRun<OutputOf<TOutputSchema>> {
     assertNoActiveRun(this.activeRun, "prompt");
-    const prompts = toMessages(input, this.now(), jsonDepthOf(this.options));
+    const prompts = this.messagesOf(input);
     const stored = this.takeStoredResults();
     return this.startRun((config, context) => agentLoop(stored ? [...stored, ...prompts] : prompts, context, config));
   }
@@ -433,7 +321,7 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
   }
 
   /** The controller of the active run, else of the latest run its listeners still work on. */
-  private currentController(): AbortController | undefined {
+  protected currentController(): AbortController | undefined {
     return this.activeRun?.controller ?? this.listeners?.latestController();
   }
 
@@ -441,6 +329,18 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     const stored = this.storedResults;
     this.storedResults = undefined;
     return stored;
+  }
+
+  protected activeRunOrUndefined(): RunRequestTarget | undefined {
+    return this.activeRun;
+  }
+
+  protected messagesOf(input: PromptInput): AgentMessage[] {
+    return toMessages(input, this.now(), jsonDepthOf(this.options));
+  }
+
+  protected publishCounts(counts: QueueCounts): void {
+    patchState(this.stateValue, counts);
   }
 
   private now(): number {
