@@ -171,7 +171,7 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> extends Ag
 
   /** The agent as plain JSON. */
   snapshot(): AgentSnapshot {
-    return snapshotOf(this.state.messages, this.queuesValue?.peek(), this.options.systemPrompt);
+    return snapshotOf(this.state.messages, this.queuesValue?.peek(), this.options);
   }
 
   /** Tears down the active run and stops publishing; the transcript store keeps what it has. */

@@ -61,6 +61,7 @@ export interface PendingApproval {
 export interface AgentSnapshot {
   version: 1;
   systemPrompt?: string;
+  thinkingLevel?: ThinkingLevel;
   messages: AgentMessage[];
   queued: QueuedMessages;
 }

@@ -54,4 +54,15 @@ describe("Agent thinkingLevel: held by the agent, handed to each model call", ()
     expect(() => new Agent({ model, thinkingLevel: "max" as ThinkingLevel })).toThrow(expected);
     expect(() => agent.configure({ thinkingLevel: "max" as ThinkingLevel })).toThrow(expected);
   });
+
+  it("travels in snapshot() and comes back with fromSnapshot, over the options' level", async () => {
+    const agent = new Agent({ model: scriptedModel([]), thinkingLevel: "minimal" });
+    agent.replaceState({ thinkingLevel: "high" });
+    const snapshot = JSON.parse(JSON.stringify(agent.snapshot())) as ReturnType<Agent["snapshot"]>;
+    const model = scriptedModel(["restored"]);
+    const restored = Agent.fromSnapshot(snapshot, { model, thinkingLevel: "low" });
+    await restored.run("hello");
+    expect([snapshot.thinkingLevel, restored.settings.thinkingLevel, model.thinkingLevels]).toStrictEqual(["high", "high", ["high"]]);
+    expect(() => Agent.fromSnapshot({ ...snapshot, thinkingLevel: "max" as ThinkingLevel }, { model })).toThrow(InvalidConfigError);
+  });
 });
