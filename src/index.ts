@@ -28,6 +28,7 @@ export type {
   ModelFailure,
   ModelStreamOptions,
   ModelTool,
+  ThinkingLevel,
   AgentTool,
   AgentToolResult,
   NeedsApprovalResult,
@@ -116,10 +117,11 @@ export { Agent } from "./agent/agent.js";
 export type { AgentOptions } from "./agent/agent.js";
 export type { RunMessages } from "./agent/agent-promises.js";
 export type { AgentListener } from "./agent/run-listeners.js";
-export type { AgentStatePatch } from "./agent/replace-state.js";
+export type { AgentSettings, AgentStatePatch } from "./agent/replace-state.js";
+export type { AgentOpenOptions } from "./agent/stored-settings.js";
 export { initialAgentState, reduceAgentState } from "./agent/agent-state.js";
 export { missingToolResults, INTERRUPTED_TOOL_TEXT } from "./streams/transcript/repair-transcript.js";
-export type { AgentSnapshot, AgentState, PendingApproval, PromptInput, StoredTranscript, TranscriptRecord, TranscriptStore } from "./types.js";
+export type { AgentSnapshot, AgentState, PendingApproval, PromptInput, StoredSettings, StoredTranscript, TranscriptRecord, TranscriptStore } from "./types.js";
 
 // Building an assistant message from model events (for providers of one's own)
 export { AssistantMessageDraft } from "./model/assistant-message-draft.js";

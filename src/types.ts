@@ -15,7 +15,7 @@ export type {
   Usage,
   UserMessage,
 } from "./types/messages.js";
-export type { LlmContext, Model, ModelErrorEvent, ModelEvent, ModelFailure, ModelStreamOptions, ModelTool } from "./types/model.js";
+export type { LlmContext, Model, ModelErrorEvent, ModelEvent, ModelFailure, ModelStreamOptions, ModelTool, ThinkingLevel } from "./types/model.js";
 export type {
   AgentTool,
   AgentToolResult,
@@ -48,6 +48,6 @@ export type {
   PrepareNextTurnContext,
   PrepareNextTurnResult,
 } from "./types/loop-config.js";
-export type { AgentSnapshot, AgentState, PendingApproval, PromptInput, StoredTranscript, TranscriptRecord, TranscriptStore } from "./types/agent.js";
+export type { AgentSnapshot, AgentState, PendingApproval, PromptInput, StoredSettings, StoredTranscript, TranscriptRecord, TranscriptStore } from "./types/agent.js";
 export type { OutputOf, OutputSchema } from "./types/output.js";
 export type { SubAgentDetails, SubAgentResult, SubAgentUpdate } from "./types/sub-agent.js";

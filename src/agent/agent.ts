@@ -1,38 +1,18 @@
-import { EMPTY, type Observable, type Subject } from "rxjs";
-import type {
-  AgentContext,
-  AgentEvent,
-  AgentLoopConfig,
-  AgentMessage,
-  AgentSnapshot,
-  AgentState,
-  OutputOf,
-  OutputSchema,
-  PromptInput,
-  QueuedMessages,
-  QueueMode,
-  ToolResultMessage,
-  TranscriptStore,
-} from "../types.js";
-import { type ActiveRun, assertNoActiveRun, newActiveRun, tearDownRun } from "./active-run.js";
-import { type AgentOptions, runConfig, runContext, schedulerOf } from "./agent-options.js";
-import { firstIdle, messagesAtEnd, type RunMessages } from "./agent-promises.js";
+import type { Observable } from "rxjs";
+import type { AgentEvent, AgentSnapshot, OutputOf, OutputSchema, PromptInput, StoredSettings, ToolResultMessage } from "../types.js";
+import { type ActiveRun, assertNoActiveRun } from "./active-run.js";
+import type { AgentOptions } from "./agent-options.js";
+import { messagesAtEnd, type RunMessages } from "./agent-promises.js";
+import { AgentRuns } from "./agent-runs.js";
 import { agentLoop, agentLoopContinue, agentLoopReopened } from "../streams/agent-loop.js";
-import { AgentQueues, type QueueCounts } from "./agent-queues.js";
 import { snapshotOf, snapshotOptions } from "./agent-snapshot.js";
-import { checkConfig, checkTranscriptDepth } from "../streams/check-config.js";
+import { checkConfig } from "../streams/check-config.js";
 import { continueInput } from "./continue-input.js";
-import { OnDemandSubject, OnDemandValue } from "./on-demand-subject.js";
-import { toMessages } from "./prompt-input.js";
-import { jsonDepthOf } from "../util/json-depth.js";
-import { freshAgentState, patchState } from "./published-state.js";
+import { freshAgentState } from "./published-state.js";
 import { reopenedApprovals, reopenedResults, reopenedToolCalls } from "../streams/transcript/reopened-tool-calls.js";
-import { requestCancel, requestDecision } from "./run-requests.js";
 import { warn } from "./store-writer.js";
-import { subscribeRun } from "./subscribe-run.js";
-import type { AgentListener } from "./run-listeners.js";
-import { AgentListeners } from "./agent-listeners.js";
-import { type AgentStatePatch, replacedOptions, replacedTranscriptState, replaceStoredTranscript } from "./replace-state.js";
+import { type AgentSettings, type AgentStatePatch, replacedOptions, replacedTranscriptState } from "./replace-state.js";
+import { type AgentOpenOptions, reopenedOptions, storedSettingsOf, storeReplacement } from "./stored-settings.js";
 
 export type { AgentOptions } from "./agent-options.js";
 
@@ -44,61 +24,15 @@ export type { AgentOptions } from "./agent-options.js";
  * One run at a time: `prompt` starts one, `steer` and `followUp` talk to it while it works.
  * With `output`, each run's `agent_end.output` is typed from the schema.
  */
-export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
-  steeringMode: QueueMode;
-  followUpMode: QueueMode;
-
-  // Made on first use, and runs get views of the queues (queue-view.ts): most agents are never
-  // steered (agent-queues.ts).
-  private queuesValue: AgentQueues | undefined;
-  // Subjects are made when first asked for: a server may hold thousands of idle agents, and most
-  // of them are never listened to between runs.
-  private readonly stateValue: OnDemandValue<AgentState>;
-  private readonly eventStream = new OnDemandSubject<AgentEvent<unknown, OutputOf<TOutputSchema>>>();
-  private activeRun: ActiveRun<OutputOf<TOutputSchema>> | undefined;
-  private options: AgentOptions<TOutputSchema>;
-  /** `subscribe`'s listeners; made on first use, as most agents have none. */
-  private listeners: AgentListeners<OutputOf<TOutputSchema>> | undefined;
+export class Agent<TOutputSchema extends OutputSchema = OutputSchema> extends AgentRuns<TOutputSchema> {
   /**
    * Results the store kept for the transcript's last tool calls, with the interrupted error for
    * the others, in call order (`Agent.open`): the next run starts with them rather than with
    * `missingToolResults`.
    */
   private storedResults: ToolResultMessage[] | undefined;
-
-  /** Contract: throws an `InvalidConfigError` at once for a config that cannot work (no model, …). */
-  constructor(options: AgentOptions<TOutputSchema>) {
-    checkConfig(options, options.tools, "Agent");
-    checkTranscriptDepth(options.messages, jsonDepthOf(options), "The agent");
-    this.options = options;
-    this.steeringMode = options.steeringMode ?? "one-at-a-time";
-    this.followUpMode = options.followUpMode ?? "one-at-a-time";
-    this.stateValue = new OnDemandValue(freshAgentState(options.messages ?? []));
-  }
-
-  private get queues(): AgentQueues {
-    return (this.queuesValue ??= new AgentQueues((counts: QueueCounts) => patchState(this.stateValue, counts)));
-  }
-
-  /** Push a message here (or call `steer`) to redirect the agent before its next model call. */
-  get steering(): Subject<AgentMessage> {
-    return this.queues.steering$;
-  }
-
-  /** Push a message here (or call `followUp`) to handle it once the agent would stop. */
-  get followUps(): Subject<AgentMessage> {
-    return this.queues.followUps$;
-  }
-
-  /** Every event of every run, hot: a late subscriber gets what comes next. */
-  get events$(): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
-    return this.eventStream.observable;
-  }
-
-  /** The current state, replayed to each new subscriber, then every change. */
-  get state$(): Observable<AgentState> {
-    return this.stateValue.observable;
-  }
+  /** The settings the store keeps (`replaceState`, `Agent.open`): written again when a new transcript replaces the store's. */
+  private storedSettings: StoredSettings | undefined;
 
   /**
    * Opens an agent on a store and picks up the transcript it holds.
@@ -109,14 +43,18 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
    * `approve` / `deny` answer them; once every reopened call has its result, the run goes on to
    * the next model call. Calls of that batch that had finished keep their results; calls that
    * were running get the interrupted error, as `continue` gives them. See README "Approvals".
+   *
+   * Settings `replaceState` changed are kept by such a store too: the system prompt and thinking
+   * level are applied as kept, the model and tools are found by name among `model`, `models` and
+   * `tools` (one not given goes to `onWarning`, and the agent goes on with what it was given).
    */
-  static async open<TOutputSchema extends OutputSchema = OutputSchema>(
-    options: AgentOptions<TOutputSchema> & { store: TranscriptStore },
-  ): Promise<Agent<TOutputSchema>> {
+  static async open<TOutputSchema extends OutputSchema = OutputSchema>(options: AgentOptions<TOutputSchema> & AgentOpenOptions): Promise<Agent<TOutputSchema>> {
     const { store } = options;
     const stored = store.loadTranscript ? await store.loadTranscript() : { messages: await store.load(), records: [] };
-    const agent = new Agent({ ...options, messages: stored.messages });
-    const reopened = reopenedToolCalls(agent.state.messages, stored.records, agent.now(), (message) => warn(options.onWarning, message));
+    const onWarning = (message: string): void => warn(options.onWarning, message);
+    const agent = new Agent({ ...reopenedOptions(options, stored.settings, onWarning), messages: stored.messages });
+    agent.storedSettings = stored.settings;
+    const reopened = reopenedToolCalls(agent.state.messages, stored.records, agent.now(), onWarning);
     if (reopened && reopenedApprovals(reopened).length > 0) agent.startRun((config, context) => agentLoopReopened(reopened, context, config));
     else agent.storedResults = reopened && reopenedResults(reopened);
     return agent;
@@ -130,51 +68,6 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     return agent;
   }
 
-  get state(): AgentState {
-    return this.stateValue.value;
-  }
-
-  get messages(): readonly AgentMessage[] {
-    return this.state.messages;
-  }
-
-  /**
-   * The active run's events, replayed from its `agent_start` (what `prompt` returned), or
-   * undefined while idle. After `Agent.open` reopened a run (its first events came during
-   * `open`), this is how to follow that run whole.
-   */
-  get currentRun$(): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> | undefined {
-    return this.activeRun?.events.asObservable();
-  }
-
-  get isRunning(): boolean {
-    return this.activeRun !== undefined;
-  }
-
-  /**
-   * The abort signal of the active run, or of the last run while its `subscribe` listeners are
-   * still working on it (as pi-agent-core's `signal`); undefined when idle.
-   */
-  get signal(): AbortSignal | undefined {
-    return this.currentController()?.signal;
-  }
-
-  /**
-   * Calls `listener` with every event of every run, and the run's abort signal; returns the
-   * function that detaches it (events still waiting for it are dropped).
-   *
-   * Contract: a listener that returns a Promise gets its next event once that Promise settles,
-   * so its calls keep the events' order; `run()` and `waitForIdle()` resolve only after the
-   * Promises listeners returned for the run have settled, the one for `agent_end` included. The
-   * run itself does not wait for them (unlike pi-agent-core's loop). A listener that throws or
-   * rejects is told to `onWarning` and goes on getting events. Waiting inside a listener for
-   * `waitForIdle()` or the same run's `run()` would wait for itself.
-   * @example const unsubscribe = agent.subscribe(async (event, signal) => { if (event.type === "agent_end") await persist(event.messages, signal); });
-   */
-  subscribe(listener: AgentListener<OutputOf<TOutputSchema>>): () => void {
-    return (this.listeners ??= new AgentListeners((message) => warn(this.options.onWarning, message))).add(listener);
-  }
-
   /** Changes the model, tools, system prompt, hooks or queue modes for the next run. */
   configure(options: Partial<Omit<AgentOptions<TOutputSchema>, "messages" | "store">>): void {
     const configured = { ...this.options, ...options };
@@ -185,11 +78,12 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
   }
 
   /**
-   * Replaces the transcript, system prompt, model or tools between runs (pi-agent-core's
-   * `state.messages = …` and its siblings): to compact, edit, branch, or switch models. The
-   * agent keeps a copy of `messages`; its store, if any, is rewritten to hold them (in one step
-   * with a store that has `replace`, as the JSONL and Redis stores do), so `Agent.open` reopens
-   * on the new transcript. Queued messages stay; totals (`state.usage`) are counted again.
+   * Replaces the transcript, system prompt, model, tools or thinking level between runs
+   * (pi-agent-core's `state.messages = …` and its siblings): to compact, edit, branch, or switch
+   * models. The agent keeps a copy of `messages`; its store, if any, is rewritten to hold them (in
+   * one step with a store that has `replace`, as the JSONL and Redis stores do), so `Agent.open`
+   * reopens on the new transcript; a store with records (both of those) also keeps the settings
+   * changed, for `Agent.open` to apply. Queued messages stay; totals (`state.usage`) are counted again.
    *
    * Contract: throws an `InvalidStateError` while a run is active, an `InvalidConfigError` naming
    * the field for bad input (each message is checked as `prompt` checks one), and what the store
@@ -199,12 +93,21 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
   replaceState(patch: AgentStatePatch): void {
     const options = replacedOptions(this.options, patch, this.activeRun !== undefined);
     const messages = patch.messages && [...patch.messages];
-    if (messages && options.store) replaceStoredTranscript(options.store, messages);
+    const changed = storedSettingsOf(patch);
+    const settings = changed ? { ...this.storedSettings, ...changed } : this.storedSettings;
+    if (options.store) storeReplacement(options.store, messages, changed, settings);
     this.options = options;
+    this.storedSettings = settings;
     if (!messages) return;
     // Kept for the old transcript's last tool calls (Agent.open): they answer nothing now.
     this.storedResults = undefined;
     this.stateValue.next(replacedTranscriptState(this.state, messages));
+  }
+
+  /** The system prompt, model, tools and thinking level the next run uses (`replaceState` changes them). */
+  get settings(): AgentSettings {
+    const { systemPrompt, model, tools, thinkingLevel } = this.options;
+    return { systemPrompt, model, tools, thinkingLevel };
   }
 
   /**
@@ -255,119 +158,20 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     return run.events.asObservable();
   }
 
-  /** Queues a message injected before the next model call of the active (or next) run. */
-  steer(input: PromptInput): void {
-    this.queues.steer(toMessages(input, this.now(), jsonDepthOf(this.options)));
-  }
-
-  /** Queues a message handled once the agent would stop. */
-  followUp(input: PromptInput): void {
-    this.queues.followUp(toMessages(input, this.now(), jsonDepthOf(this.options)));
-  }
-
-  /**
-   * Drops every queued steering and follow-up message and returns them (pi-agent-core's
-   * `clearAllQueues`). `abort()` drops only the steering: call this too when queued follow-ups
-   * should not run after the next prompt.
-   * @example const { steering, followUp } = agent.clearAllQueues();
-   */
-  clearAllQueues(): QueuedMessages {
-    return { steering: this.clearSteering(), followUp: this.clearFollowUps() };
-  }
-
-  /** @deprecated use `clearAllQueues` (pi-agent-core's name; the same method). */
-  clearQueues(): QueuedMessages {
-    return this.clearAllQueues();
-  }
-
-  /** Drops the queued steering messages and returns them; queued follow-ups stay (pi-agent-core's `clearSteeringQueue`). */
-  clearSteering(): AgentMessage[] {
-    return this.queuesValue?.clearSteering() ?? [];
-  }
-
-  /** Drops the queued follow-up messages and returns them; queued steering stays (pi-agent-core's `clearFollowUpQueue`). */
-  clearFollowUps(): AgentMessage[] {
-    return this.queuesValue?.clearFollowUps() ?? [];
-  }
-
-  /**
-   * Whether a steering or follow-up message waits. After a run ended with messages still queued
-   * (an abort keeps follow-ups), `continue()` delivers them.
-   * @example if (agent.hasQueuedMessages()) await lastValueFrom(agent.continue());
-   */
-  hasQueuedMessages(): boolean {
-    return this.state.queuedSteering > 0 || this.state.queuedFollowUp > 0;
-  }
-
-  /**
-   * Ends the active run gracefully (`stopReason: "aborted"`, a result for every tool call),
-   * drops queued steering, and returns what it dropped.
-   *
-   * Queued follow-ups stay unless `clearFollowUps` (as in pi-agent-core): they run after the
-   * next prompt, or at once with `continue()`. To stop for good, `abort({ clearFollowUps: true })`;
-   * `clearAllQueues()` drops both queues without aborting; `state.queuedFollowUp` counts what waits.
-   * `reason` (default `new Error("Aborted by the user")`) is the run's signal's reason, and the
-   * running tools' `signal.reason`, so a tool can tell why it stops.
-   * @example const dropped = agent.abort({ clearFollowUps: true }); // { steering: [...], followUp: [...] }
-   */
-  abort(options: { clearFollowUps?: boolean; reason?: unknown } = {}): QueuedMessages {
-    const steering = this.clearSteering();
-    const followUp = options.clearFollowUps ? this.clearFollowUps() : [];
-    this.currentController()?.abort(options.reason ?? new Error("Aborted by the user"));
-    return { steering, followUp };
-  }
-
-  /**
-   * Cancels one tool call of the active run: its signal fires and its result is the error
-   * `Tool call was cancelled[: reason].` (or the tool's own result if it settles as its signal
-   * fires); a call not started yet never runs. The other calls and the run go on.
-   *
-   * Contract: throws an `InvalidStateError` unless `toolCallId` is a call of the current
-   * assistant message that has not finished (running, waiting, or not started yet).
-   */
-  cancelToolCall(toolCallId: string, reason?: string): void {
-    requestCancel(this.activeRun, this.state, toolCallId, reason);
-  }
-
-  /**
-   * Lets a call that waits for approval (`state.pendingApprovals`) run.
-   *
-   * Contract: throws an `InvalidStateError` unless the call is waiting for approval now.
-   */
-  approve(toolCallId: string): void {
-    requestDecision(this.activeRun, this.state, { toolCallId, approved: true }, "approve");
-  }
-
-  /**
-   * Denies a call that waits for approval: its result is the error `Tool call was denied[: reason]`.
-   *
-   * Contract: throws an `InvalidStateError` unless the call is waiting for approval now.
-   */
-  deny(toolCallId: string, reason?: string): void {
-    requestDecision(this.activeRun, this.state, reason === undefined ? { toolCallId, approved: false } : { toolCallId, approved: false, reason }, "deny");
-  }
-
   /** Forgets the transcript, the queues and the totals; a running run is torn down first. */
   reset(): void {
     this.tearDownRun();
     this.clearAllQueues();
     this.storedResults = undefined;
+    // The store forgets its settings records with the rest.
+    this.storedSettings = undefined;
     this.options.store?.clear();
     this.stateValue.next(freshAgentState([]));
   }
 
-  /** Resolves once no run is active and the `subscribe` listeners are done with every run. */
-  waitForIdle(): Promise<void> {
-    return firstIdle(
-      this.state$,
-      (state) => !state.isStreaming && this.activeRun === undefined,
-      () => this.listeners?.settled() ?? EMPTY,
-    );
-  }
-
   /** The agent as plain JSON. */
   snapshot(): AgentSnapshot {
-    return snapshotOf(this.state.messages, this.queuesValue?.peek(), this.options.systemPrompt);
+    return snapshotOf(this.state.messages, this.queuesValue?.peek(), this.options);
   }
 
   /** Tears down the active run and stops publishing; the transcript store keeps what it has. */
@@ -379,53 +183,16 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> {
     this.options.store?.close?.();
   }
 
-  private tearDownRun(): void {
-    const run = this.activeRun;
-    this.activeRun = undefined;
-    if (run) tearDownRun(run);
-  }
-
   private startPrompt(input: PromptInput): ActiveRun<OutputOf<TOutputSchema>> {
     assertNoActiveRun(this.activeRun, "prompt");
-    const prompts = toMessages(input, this.now(), jsonDepthOf(this.options));
+    const prompts = this.messagesOf(input);
     const stored = this.takeStoredResults();
     return this.startRun((config, context) => agentLoop(stored ? [...stored, ...prompts] : prompts, context, config));
-  }
-
-  private startRun(
-    createLoop: (config: AgentLoopConfig, context: AgentContext) => Observable<AgentEvent>,
-    skipFirstSteeringDrain = false,
-  ): ActiveRun<OutputOf<TOutputSchema>> {
-    const run = newActiveRun<OutputOf<TOutputSchema>>();
-    this.activeRun = run;
-    const config = runConfig(this.options, run, this, () => this.queuesValue, () => this.queues, skipFirstSteeringDrain);
-    const loop = createLoop(config, runContext(this.options, this.state.messages));
-    // After the loop was made: a run whose loop threw at once would keep waitForIdle waiting.
-    run.listeners = this.listeners?.forRun(run.controller);
-    subscribeRun(run, loop, this.state.messages, {
-      options: () => this.options,
-      state: this.stateValue,
-      events: this.eventStream,
-      isCurrent: () => this.activeRun === run,
-      release: () => {
-        if (this.activeRun === run) this.activeRun = undefined;
-      },
-    });
-    return run;
-  }
-
-  /** The controller of the active run, else of the latest run its listeners still work on. */
-  private currentController(): AbortController | undefined {
-    return this.activeRun?.controller ?? this.listeners?.latestController();
   }
 
   private takeStoredResults(): ToolResultMessage[] | undefined {
     const stored = this.storedResults;
     this.storedResults = undefined;
     return stored;
-  }
-
-  private now(): number {
-    return schedulerOf(this.options).now();
   }
 }

@@ -1,27 +1,31 @@
 import { InvalidConfigError, InvalidStateError } from "../errors.js";
 import { checkConfig, checkPrompts } from "../streams/check-config.js";
-import type { AgentMessage, AgentState, AgentTool, Model, OutputSchema, TranscriptStore } from "../types.js";
+import type { AgentMessage, AgentState, AgentTool, Model, OutputSchema, ThinkingLevel } from "../types.js";
 import { jsonDepthOf } from "../util/json-depth.js";
 import type { AgentOptions } from "./agent-options.js";
 import { freshAgentState } from "./published-state.js";
 
 /**
  * What `Agent.replaceState` can replace between runs: the transcript (compacted, edited, a
- * branch), the system prompt, the model, the tools. A field left out stays as it is.
- *
- * pi-agent-core's `state.thinkingLevel` has no field here: in rxagent the model carries how hard
- * it thinks (`fromPiAi(model, { reasoning: "high" })`), so switching it is replacing `model`.
- * @example agent.replaceState({ messages: agent.messages.slice(-20), systemPrompt: "Be brief." })
+ * branch), the system prompt, the model, the tools, the thinking level. A field left out stays
+ * as it is.
+ * @example agent.replaceState({ messages: agent.messages.slice(-20), systemPrompt: "Be brief.", thinkingLevel: "low" })
  */
-export interface AgentStatePatch {
+export interface AgentStatePatch extends Partial<AgentSettings> {
   /** The new transcript; the agent keeps a copy of the array (the messages themselves are shared). */
   messages?: readonly AgentMessage[];
-  systemPrompt?: string;
-  model?: Model;
-  tools?: AgentTool[];
 }
 
-const patchFields: ReadonlySet<string> = new Set(["messages", "systemPrompt", "model", "tools"]);
+/** The settings of an `Agent` besides its transcript, as `Agent.settings` reads them and `replaceState` replaces them. */
+export interface AgentSettings {
+  systemPrompt?: string;
+  model: Model;
+  tools?: AgentTool[];
+  /** How hard the model thinks on each call (`AgentLoopConfig.thinkingLevel`); unset: as the model was configured. */
+  thinkingLevel?: ThinkingLevel;
+}
+
+const patchFields: ReadonlySet<string> = new Set(["messages", "systemPrompt", "model", "tools", "thinkingLevel"]);
 
 /**
  * The agent's options with `patch` applied, once every field checked as `prompt` checks its
@@ -40,12 +44,10 @@ export function replacedOptions<TOutputSchema extends OutputSchema>(
     throw new InvalidStateError("Cannot replace the agent's state while it is running: wait for the run to end (waitForIdle()), or abort() it first.");
   }
   if (typeof patch !== "object" || patch === null || Array.isArray(patch)) {
-    throw new InvalidConfigError("patch", `Agent.replaceState takes an object such as { messages, systemPrompt, model, tools }, got ${patch === null ? "null" : typeof patch}.`);
+    throw new InvalidConfigError("patch", `Agent.replaceState takes an object such as { messages, systemPrompt, model, tools, thinkingLevel }, got ${patch === null ? "null" : typeof patch}.`);
   }
   for (const field of Object.keys(patch)) {
-    if (patchFields.has(field)) continue;
-    const hint = field === "thinkingLevel" ? " In rxagent the model carries the thinking level: replace the model, e.g. fromPiAi(model, { reasoning })." : "";
-    throw new InvalidConfigError(field, `Agent.replaceState replaces messages, systemPrompt, model and tools, not ${field}.${hint}`);
+    if (!patchFields.has(field)) throw new InvalidConfigError(field, `Agent.replaceState replaces messages, systemPrompt, model, tools and thinkingLevel, not ${field}.`);
   }
   if (patch.messages !== undefined) checkPrompts(patch.messages, "Agent.replaceState", jsonDepthOf(options), "messages");
   if (patch.systemPrompt !== undefined && typeof patch.systemPrompt !== "string") {
@@ -56,6 +58,7 @@ export function replacedOptions<TOutputSchema extends OutputSchema>(
   if (patch.systemPrompt !== undefined) replaced.systemPrompt = patch.systemPrompt;
   if (patch.model !== undefined) replaced.model = patch.model;
   if (patch.tools !== undefined) replaced.tools = [...patch.tools];
+  if (patch.thinkingLevel !== undefined) replaced.thinkingLevel = patch.thinkingLevel;
   checkConfig(replaced, replaced.tools, "Agent.replaceState");
   return replaced;
 }
@@ -68,16 +71,6 @@ function checkTools(tools: unknown): void {
       throw new InvalidConfigError(`tools[${index}]`, "must be a tool with an execute function (see defineTool).");
     }
   });
-}
-
-/**
- * Makes `messages` the store's whole transcript: in one step with `replace`, else `clear` and
- * an `append` per message. Throws what the store throws, before the agent changes anything.
- */
-export function replaceStoredTranscript(store: TranscriptStore, messages: readonly AgentMessage[]): void {
-  if (store.replace) return store.replace(messages);
-  store.clear();
-  for (const message of messages) store.append(message);
 }
 
 /** The state of an idle agent whose transcript became `messages`: totals from them, the queue counts as they were. */

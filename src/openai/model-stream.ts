@@ -3,7 +3,7 @@ import type { Observable } from "rxjs";
 import { asyncScheduler, catchError, concatWith, defer, from, map, mergeMap, takeWhile } from "rxjs";
 import { withRetry } from "../model/with-retry.js";
 import type { RetryOptions } from "../model/with-retry.js";
-import type { LlmContext, Model, ModelEvent, ModelStreamOptions } from "../types/model.js";
+import type { LlmContext, Model, ModelEvent, ModelStreamOptions, ThinkingLevel } from "../types/model.js";
 import { fromSdkStream } from "./from-sdk-stream.js";
 import { modelFailureOf } from "./provider-errors.js";
 import type { StreamAccumulator } from "./stream-accumulator.js";
@@ -92,7 +92,7 @@ export function openaiModel<Options extends OpenAIModelOptions & { model: string
     id: options.model,
     provider,
     api: api.api,
-    stream(context: LlmContext, { signal }: ModelStreamOptions): Observable<ModelEvent> {
+    stream(context: LlmContext, { signal, thinkingLevel }: ModelStreamOptions): Observable<ModelEvent> {
       return defer(() => {
         const identity = { api: api.api, provider, model: options.model, timestamp: scheduler.now() };
         const accumulator = api.createAccumulator({ ...identity, ...(options.cost ? { cost: options.cost } : {}) });
@@ -101,7 +101,7 @@ export function openaiModel<Options extends OpenAIModelOptions & { model: string
         const send = (sdk: OpenAI): Observable<ModelEvent> => {
           let body: Body;
           try {
-            body = api.buildRequest(context, options);
+            body = api.buildRequest(context, withThinkingLevel(options, thinkingLevel));
           } catch (error) {
             return fail(error);
           }
@@ -122,6 +122,17 @@ export function openaiModel<Options extends OpenAIModelOptions & { model: string
     },
   };
   return withRetry(model, retryOptionsOf(options));
+}
+
+/**
+ * A model's options with the call's thinking level as `reasoningEffort` (`"off"`: none sent, as
+ * pi-agent-core sends none; servers without reasoning reject the field), or as they are when the
+ * call gave none.
+ */
+function withThinkingLevel<Options extends OpenAIModelOptions>(options: Options, thinkingLevel: ThinkingLevel | undefined): Options {
+  if (thinkingLevel === undefined) return options;
+  const { reasoningEffort: _configured, ...rest } = options;
+  return (thinkingLevel === "off" ? rest : { ...rest, reasoningEffort: thinkingLevel }) as Options;
 }
 
 /**

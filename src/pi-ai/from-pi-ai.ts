@@ -10,7 +10,7 @@ import { Observable } from "rxjs";
 import { errorText } from "../errors.js";
 import { emptyAssistantMessage } from "../types/messages.js";
 import type { AssistantMessage } from "../types/messages.js";
-import type { LlmContext, Model, ModelEvent, ModelStreamOptions } from "../types/model.js";
+import type { LlmContext, Model, ModelEvent, ModelStreamOptions, ThinkingLevel } from "../types/model.js";
 import { toPiAiContext } from "./pi-ai-context.js";
 import { PiAiSnapshots, startOf } from "./pi-ai-snapshots.js";
 import { redactText } from "../util/redact-credentials.js";
@@ -54,6 +54,9 @@ export interface PiAiModelOptions extends Omit<SimpleStreamOptions, "signal"> {
  * @example
  * import { getModel } from "@mariozechner/pi-ai";
  * const model = fromPiAi(getModel("anthropic", "claude-sonnet-4-5"), { reasoning: "low" });
+ *
+ * A call's `thinkingLevel` (`AgentLoopConfig.thinkingLevel`, `Agent.replaceState`) replaces
+ * `reasoning` for that call; `"off"` sends none.
  */
 export function fromPiAi<TApi extends Api>(model: PiAiModel<TApi>, options: PiAiModelOptions = {}): Model {
   const { baseUrl, stream = streamSimple, ...streamOptions } = options;
@@ -62,7 +65,7 @@ export function fromPiAi<TApi extends Api>(model: PiAiModel<TApi>, options: PiAi
     id: model.id,
     provider: model.provider,
     api: model.api,
-    stream: (context: LlmContext, { signal }: ModelStreamOptions) =>
+    stream: (context: LlmContext, { signal, thinkingLevel }: ModelStreamOptions) =>
       new Observable<ModelEvent>((subscriber) => {
         const controller = new AbortController();
         const abort = (): void => controller.abort(signal.reason);
@@ -103,7 +106,7 @@ export function fromPiAi<TApi extends Api>(model: PiAiModel<TApi>, options: PiAi
           finish(failure(last ?? emptyAssistantMessage(target, Date.now()), "pi-ai's stream ended without a done or error event", controller.signal));
         };
         try {
-          const opened = stream(target, toPiAiContext(context), { ...streamOptions, signal: controller.signal });
+          const opened = stream(target, toPiAiContext(context), { ...withThinkingLevel(streamOptions, thinkingLevel), signal: controller.signal });
           // A stream handed over at once is pumped at once: no extra microtask on the common path.
           const pumped = isPromiseLike(opened) ? Promise.resolve(opened).then(pump) : pump(opened);
           pumped.catch((error: unknown) => {
@@ -119,6 +122,16 @@ export function fromPiAi<TApi extends Api>(model: PiAiModel<TApi>, options: PiAi
         };
       }),
   };
+}
+
+/**
+ * pi-ai's options with the call's thinking level as `reasoning` (`"off"`: none, as
+ * pi-agent-core sends it), or as they are when the call gave none.
+ */
+function withThinkingLevel(options: Omit<SimpleStreamOptions, "signal">, thinkingLevel: ThinkingLevel | undefined): Omit<SimpleStreamOptions, "signal"> {
+  if (thinkingLevel === undefined) return options;
+  const { reasoning: _configured, ...rest } = options;
+  return thinkingLevel === "off" ? rest : { ...rest, reasoning: thinkingLevel };
 }
 
 function isPromiseLike(value: AssistantMessageEventStream | PromiseLike<AssistantMessageEventStream>): value is PromiseLike<AssistantMessageEventStream> {

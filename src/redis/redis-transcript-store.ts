@@ -107,16 +107,16 @@ export class RedisTranscriptStore implements TranscriptStore {
   }
 
   /**
-   * Makes `messages` the whole list (`Agent.replaceState`) in one script, fenced as appends are:
+   * Makes `messages`, then `records`, the whole list (`Agent.replaceState`) in one script, fenced as appends are:
    * other processes read the old transcript or the new one, never a mix. Like `append`, it is
    * sent at once and acknowledged later (`flush`); a refusal fails the store (`onFailure`).
    */
-  replace(messages: readonly AgentMessage[]): void {
+  replace(messages: readonly AgentMessage[], records: readonly TranscriptRecord[] = []): void {
     if (this.failure) throw new Error(`${this.key}: could not replace the transcript: an earlier write failed (${this.failure.message})`);
     if (this.superseded) return;
-    const elements = messages.map((message) => {
-      const { line, repaired } = safeJsonLine(message);
-      if (repaired) this.warn(`${this.key}: a message held values JSON cannot store (a BigInt or a cycle); stored them in a safe form.`);
+    const elements = [...messages, ...records.map((record) => ({ rxagent: record }))].map((entry) => {
+      const { line, repaired } = safeJsonLine(entry);
+      if (repaired) this.warn(`${this.key}: a message or record held values JSON cannot store (a BigInt or a cycle); stored them in a safe form.`);
       return line.slice(0, -1);
     });
     const token = this.options.fenceToken;

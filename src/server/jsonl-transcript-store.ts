@@ -2,7 +2,8 @@ import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, r
 import { readFile } from "node:fs/promises";
 import { errorText } from "../errors.js";
 import { roleOf } from "../types/messages.js";
-import type { AgentMessage, StoredTranscript, TranscriptRecord, TranscriptStore } from "../types.js";
+import { THINKING_LEVELS } from "../streams/check-config.js";
+import type { AgentMessage, StoredSettings, StoredTranscript, ThinkingLevel, TranscriptRecord, TranscriptStore } from "../types.js";
 import { type DescriptorHolder, type DescriptorPool, sharedDescriptorPool } from "./descriptor-pool.js";
 import { safeJsonLine } from "./safe-json-line.js";
 
@@ -74,9 +75,13 @@ export class JsonlTranscriptStore implements TranscriptStore, DescriptorHolder {
   }
 
   record(record: TranscriptRecord): void {
+    this.writeLine(this.recordLineOf(record), "a record");
+  }
+
+  private recordLineOf(record: TranscriptRecord): string {
     const { line, repaired } = safeJsonLine({ rxagent: record });
     if (repaired) this.warn(`${this.path}: a record held values JSON cannot store (a BigInt or a cycle); stored them in a safe form.`);
-    this.writeLine(line, "a record");
+    return line;
   }
 
   private writeLine(line: string, what: string): void {
@@ -107,19 +112,24 @@ export class JsonlTranscriptStore implements TranscriptStore, DescriptorHolder {
   }
 
   /**
-   * Makes `messages` the whole file (`Agent.replaceState`): written beside it, then renamed over
-   * it. Why not truncate and append: a crash in between would lose the transcript; a rename
+   * Makes `messages`, then `records`, the whole file (`Agent.replaceState`): written beside it,
+   * then renamed over it. Why not truncate and append: a crash in between would lose the transcript; a rename
    * leaves the old file or the new one, never half of either. Throws, leaving the file as it
    * was, when the new one cannot be written.
    */
-  replace(messages: readonly AgentMessage[]): void {
-    const text = messages.map((message) => this.lineOf(message)).join("");
+  replace(messages: readonly AgentMessage[], records: readonly TranscriptRecord[] = []): void {
+    const text = [...messages.map((message) => this.lineOf(message)), ...records.map((record) => this.recordLineOf(record))].join("");
     const next = `${this.path}.replacing`;
     try {
       writeFileSync(next, text, { encoding: "utf8", flush: this.options.fsync === true });
       renameSync(next, this.path);
     } catch (error) {
-      rmSync(next, { force: true });
+      try {
+        rmSync(next, { force: true });
+      } catch {
+        // Not a file this store wrote (a directory in its way): left as it is, and the error
+        // that says why the replace failed is the one thrown.
+      }
       throw new Error(`${this.path}: could not replace the transcript: ${errorText(error)}`, { cause: error });
     }
     // The open descriptor, if any, still points at the old file.
@@ -218,13 +228,14 @@ export interface StoredEntryNames {
 }
 
 /**
- * Stored entries (JSONL lines, the elements of a Redis list) as messages and the records of the
- * last batch: a blank entry is passed over; one that is not JSON, or a record rxagent does not
- * write, is skipped with a warning that says where it was.
+ * Stored entries (JSONL lines, the elements of a Redis list) as messages, the records of the
+ * last batch, and the settings records merged: a blank entry is passed over; one that is not
+ * JSON, or a record rxagent does not write, is skipped with a warning that says where it was.
  */
 export function storedTranscriptOf(entries: readonly string[], names: StoredEntryNames, warn: (message: string) => void): StoredTranscript {
   const messages: AgentMessage[] = [];
   let records: TranscriptRecord[] = [];
+  let settings: StoredSettings | undefined;
   entries.forEach((entry, index) => {
     if (entry.trim() === "") return;
     let value: unknown;
@@ -240,10 +251,12 @@ export function storedTranscriptOf(entries: readonly string[], names: StoredEntr
       return;
     }
     const record = checkedRecord(value.rxagent);
-    if (record) records.push(record);
+    // Settings hold for the whole session, past any batch: merged apart from the batch's records.
+    if (record?.type === "settings") settings = { ...settings, ...record.settings };
+    else if (record) records.push(record);
     else warn(`${names.where(index)}: skipped a record that is not one rxagent writes: ${entry.slice(0, 200)}`);
   });
-  return { messages, records };
+  return settings ? { messages, records, settings } : { messages, records };
 }
 
 /** A line the store wrote for a record: an object with an `rxagent` field and no `role`. */
@@ -269,7 +282,22 @@ function checkedRecord(value: unknown): TranscriptRecord | undefined {
       const valid = typeof message === "object" && message !== null && message.role === "toolResult" && isText(message.toolCallId) && Array.isArray(message.content);
       return valid ? (value as TranscriptRecord) : undefined;
     }
+    case "settings":
+      return isStoredSettings(record.settings) ? (value as TranscriptRecord) : undefined;
     default:
       return undefined;
   }
+}
+
+/** Whether `value` has the shape of `StoredSettings`: each field present has its type. */
+function isStoredSettings(value: unknown): value is StoredSettings {
+  if (typeof value !== "object" || value === null) return false;
+  const settings = value as Partial<Record<string, unknown>>;
+  const model = settings.model as Partial<Record<string, unknown>> | undefined;
+  return (
+    (settings.systemPrompt === undefined || typeof settings.systemPrompt === "string") &&
+    (settings.thinkingLevel === undefined || THINKING_LEVELS.includes(settings.thinkingLevel as ThinkingLevel)) &&
+    (model === undefined || (typeof model === "object" && model !== null && typeof model.provider === "string" && typeof model.id === "string")) &&
+    (settings.tools === undefined || (Array.isArray(settings.tools) && settings.tools.every((name) => typeof name === "string")))
+  );
 }

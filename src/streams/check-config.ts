@@ -1,5 +1,5 @@
 import { InvalidConfigError } from "../errors.js";
-import type { AgentTool } from "../types.js";
+import type { AgentTool, ThinkingLevel } from "../types.js";
 import { HIGHEST_JSON_DEPTH, MAX_JSON_DEPTH, nestsDeeperThan, tooDeepText } from "../util/json-depth.js";
 
 /** The fields of a run's config that are checked before the run starts. */
@@ -10,7 +10,11 @@ export interface CheckedConfig {
   convertMessageToLlm?: unknown;
   maxJsonDepth?: unknown;
   stopWhen?: unknown;
+  thinkingLevel?: unknown;
 }
+
+/** pi-agent-core's thinking levels, in order (`ThinkingLevel`). */
+export const THINKING_LEVELS: readonly ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh"];
 
 /**
  * Throws an `InvalidConfigError` naming the field when the config cannot work: no model (e.g.
@@ -18,7 +22,7 @@ export interface CheckedConfig {
  * positive integer (0 would wait forever), two tools with one name (the model could not tell
  * them apart), both `convertToLlm` and `convertMessageToLlm` (which one would win is a guess), or
  * a `maxJsonDepth` that is not an integer from 1 to 1000, a `stopWhen` that is not a function or an
- * array of functions. Why at creation: a bad config found
+ * array of functions, a `thinkingLevel` that is not one of `THINKING_LEVELS`. Why at creation: a bad config found
  * inside a subscriber would crash or hang.
  * @example checkConfig({ model, maxConcurrency: 4 }, context.tools, "agentLoop")
  */
@@ -30,6 +34,7 @@ export function checkConfig(config: CheckedConfig, tools: readonly AgentTool[] |
   checkConcurrency("maxConcurrency", config.maxConcurrency);
   checkJsonDepth(config.maxJsonDepth);
   checkStopWhen(config.stopWhen);
+  checkThinkingLevel(config.thinkingLevel);
   if (config.convertMessageToLlm !== undefined) {
     if (typeof config.convertMessageToLlm !== "function") {
       throw new InvalidConfigError("convertMessageToLlm", `must be a function, got ${describe(config.convertMessageToLlm)}.`);
@@ -50,6 +55,11 @@ export function checkConfig(config: CheckedConfig, tools: readonly AgentTool[] |
     indexByName.set(tool.name, index);
     checkConcurrency(`tools[${index}].concurrency`, tool.concurrency);
   });
+}
+
+function checkThinkingLevel(level: unknown): void {
+  if (level === undefined || THINKING_LEVELS.includes(level as ThinkingLevel)) return;
+  throw new InvalidConfigError("thinkingLevel", `must be one of ${THINKING_LEVELS.map((known) => `"${known}"`).join(", ")}, got ${describe(level)}.`);
 }
 
 /**

@@ -7,7 +7,7 @@ import { toolCallBoundsOf } from "../model/bounded-tool-calls.js";
 import { jsonDepthOf } from "../util/json-depth.js";
 import { modelToolsOf } from "../tools/model-tools.js";
 import { emptyAssistantMessage, isModelMessage } from "../types/messages.js";
-import type { AgentEvent, AgentMessage, AssistantMessage, ConvertMessageToLlm, LlmContext, Message, ModelEvent, ModelStreamOptions, StopReason } from "../types.js";
+import type { AgentEvent, AgentMessage, AssistantMessage, ConvertMessageToLlm, LlmContext, Message, ModelEvent, ModelStreamOptions, StopReason, ThinkingLevel } from "../types.js";
 import { convertEachMessage } from "./transcript/convert-each-message.js";
 import { LazyAbortController } from "../util/lazy-abort-controller.js";
 import { currentModelMessages, type RunState } from "./run-state.js";
@@ -59,7 +59,7 @@ class ModelCall implements ModelCallHooks, Subscribable<ModelEvent>, Unsubscriba
 
   stream(llmContext: LlmContext): Observable<ModelEvent> {
     const { model, observeModel } = this.run.config;
-    return (observeModel ? observeModel(model) : model).stream(llmContext, new ModelCallOptions(this.controller));
+    return (observeModel ? observeModel(model) : model).stream(llmContext, new ModelCallOptions(this.controller, this.run.config.thinkingLevel));
   }
 
   /** The model's events without context hooks: the model is called only when subscribed, as `defer` would. */
@@ -94,18 +94,21 @@ class ModelCall implements ModelCallHooks, Subscribable<ModelEvent>, Unsubscriba
 
 /**
  * The options a model call gets: its signal, made when first read, as an own enumerable getter
- * (a provider may spread its options). Why made per call and not kept: only a provider that
+ * (a provider may spread its options), and the run's thinking level when it has one. Why made per call and not kept: only a provider that
  * keeps them holds them while it streams. Why a class that defines one shared getter, not an
  * object literal with a getter: V8 gives each such literal a dictionary of its own, about
  * 500 bytes and 1 µs to make, where these share one shape and take about 0.2 µs (Node 20).
  */
 class ModelCallOptions implements ModelStreamOptions {
   declare readonly signal: AbortSignal;
+  declare readonly thinkingLevel?: ThinkingLevel;
   readonly #controller: LazyAbortController;
 
-  constructor(controller: LazyAbortController) {
+  constructor(controller: LazyAbortController, thinkingLevel: ThinkingLevel | undefined) {
     this.#controller = controller;
     Object.defineProperty(this, "signal", SIGNAL_PROPERTY);
+    // Only when set: a model told nothing thinks as it was configured, and `"thinkingLevel" in options` says so.
+    if (thinkingLevel !== undefined) (this as { thinkingLevel?: ThinkingLevel }).thinkingLevel = thinkingLevel;
   }
 
   static signalOf(options: ModelCallOptions): AbortSignal {

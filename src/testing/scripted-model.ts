@@ -1,6 +1,6 @@
 import { asyncScheduler, Observable, type SchedulerLike } from "rxjs";
 import { emptyUsage } from "../types/messages.js";
-import type { AssistantMessage, LlmContext, Model, ModelEvent, StopReason, Usage } from "../types.js";
+import type { AssistantMessage, LlmContext, Model, ModelEvent, StopReason, ThinkingLevel, Usage } from "../types.js";
 import { jsonText } from "../util/json-text.js";
 
 /** A content block of a scripted reply; tool call ids default to `call_<call>_<block>`. */
@@ -45,6 +45,8 @@ export interface ScriptedModelOptions {
 export interface ScriptedModel extends Model {
   /** The contexts the model was called with, in order. */
   readonly calls: LlmContext[];
+  /** Each call's `thinkingLevel` option (undefined when the call gave none), in order. */
+  readonly thinkingLevels: (ThinkingLevel | undefined)[];
 }
 
 /**
@@ -58,15 +60,18 @@ export interface ScriptedModel extends Model {
  */
 export function scriptedModel(turns: ScriptedTurn[], options: ScriptedModelOptions = {}): ScriptedModel {
   const calls: LlmContext[] = [];
+  const thinkingLevels: (ThinkingLevel | undefined)[] = [];
   const model: ScriptedModel = {
     id: options.id ?? "scripted",
     provider: options.provider ?? "scripted",
     api: options.api ?? "scripted",
     calls,
-    stream(context, { signal }) {
+    thinkingLevels,
+    stream(context, { signal, thinkingLevel }) {
       return new Observable<ModelEvent>((subscriber) => {
         const callIndex = calls.length;
         calls.push({ ...context, messages: [...context.messages] });
+        thinkingLevels.push(thinkingLevel);
         const turn = turns[callIndex];
         const reply: ScriptedReply =
           turn === undefined

@@ -1,5 +1,6 @@
 import type { AgentMessage, AssistantMessage, ImageContent, ToolResultMessage, Usage } from "./messages.js";
 import type { QueuedMessages } from "./events.js";
+import type { ThinkingLevel } from "./model.js";
 
 /**
  * What `Agent.prompt` accepts: text, text with images, one message, or several messages.
@@ -60,6 +61,7 @@ export interface PendingApproval {
 export interface AgentSnapshot {
   version: 1;
   systemPrompt?: string;
+  thinkingLevel?: ThinkingLevel;
   messages: AgentMessage[];
   queued: QueuedMessages;
 }
@@ -76,11 +78,12 @@ export interface TranscriptStore {
   /** Forgets the whole transcript (used by `Agent.reset`). */
   clear(): void;
   /**
-   * Optional: makes `messages` the whole transcript, records included, in one step that a crash
-   * cannot leave half done (used by `Agent.replaceState`). Without it the agent calls `clear`,
-   * then `append` for each message.
+   * Optional: makes `messages` the whole transcript, followed by `records` (the session's
+   * settings, if it keeps any) and no other record, in one step that a crash cannot leave half
+   * done (used by `Agent.replaceState`). Without it the agent calls `clear`, then `append` for
+   * each message and `record` for each record.
    */
-  replace?(messages: readonly AgentMessage[]): void;
+  replace?(messages: readonly AgentMessage[], records?: readonly TranscriptRecord[]): void;
   close?(): void;
   /**
    * Optional, with `loadTranscript`: keeps a record beside the messages, durable as `append` is,
@@ -99,16 +102,36 @@ export interface TranscriptStore {
 /** What `TranscriptStore.loadTranscript` gives back. */
 export interface StoredTranscript {
   messages: AgentMessage[];
+  /** The records of the last batch (approvals and held-back results), settings records left out. */
   records: TranscriptRecord[];
+  /** Every `settings` record of the transcript merged in order, a later field over an earlier; absent without any. */
+  settings?: StoredSettings;
 }
 
 /**
- * What an `Agent` keeps in its store besides messages, for a restart while a call waits for
+ * What a session keeps of the settings `Agent.replaceState` changed, as JSON: a model or a tool is
+ * code, so it is kept by name and found again among those given to `Agent.open`. A field is
+ * present only once it was replaced.
+ */
+export interface StoredSettings {
+  systemPrompt?: string;
+  thinkingLevel?: ThinkingLevel;
+  /** The model's `provider` and `id`. */
+  model?: { provider: string; id: string };
+  /** The tools' names, in order. */
+  tools?: string[];
+}
+
+/**
+ * What an `Agent` keeps in its store besides messages. For a restart while a call waits for
  * approval: a call that starts waiting, its wait that ends (answered, timed out, aborted or
  * cancelled), and, in a batch where a call waited, each call's result as the call finishes
- * (the result message itself is appended only in call order, which may be hours later).
+ * (the result message itself is appended only in call order, which may be hours later). For
+ * the session's settings: what `replaceState` changed of them.
  */
 export type TranscriptRecord =
   | { type: "approval_pending"; approval: PendingApproval }
   | { type: "approval_settled"; toolCallId: string }
-  | { type: "tool_result"; message: ToolResultMessage };
+  | { type: "tool_result"; message: ToolResultMessage }
+  /** Settings `Agent.replaceState` changed (only the fields it changed), for `Agent.open` to apply. */
+  | { type: "settings"; settings: StoredSettings };

@@ -1,7 +1,7 @@
 import type { MonoTypeOperatorFunction, Observable, SchedulerLike } from "rxjs";
 import type { AgentEvent } from "./events.js";
 import type { AgentMessage, AssistantMessage, ImageContent, Message, TextContent, ToolCall, ToolResultMessage, Usage } from "./messages.js";
-import type { Model } from "./model.js";
+import type { Model, ThinkingLevel } from "./model.js";
 import type { OutputSchema } from "./output.js";
 import type { AgentTool, AgentToolResult, ToolExecuteResult, ToolExecutionMode } from "./tools.js";
 
@@ -152,6 +152,16 @@ export type AgentLoopTurnUpdate = PrepareNextTurnResult;
 
 export interface AgentLoopConfig {
   model: Model;
+  /**
+   * How hard the model thinks on each call of the run, handed to it as
+   * `ModelStreamOptions.thinkingLevel` (pi-agent-core's `reasoning`). Default: unset, and the
+   * model thinks as it was configured.
+   *
+   * Contract: one of `"off"`, `"minimal"`, `"low"`, `"medium"`, `"high"`, `"xhigh"`; anything
+   * else is an `InvalidConfigError` before the run starts.
+   * @example thinkingLevel: "high"
+   */
+  thinkingLevel?: ThinkingLevel;
   /**
    * Turns transcript messages into model messages before each call.
    *

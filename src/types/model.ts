@@ -66,6 +66,12 @@ export interface LlmContext {
   tools?: ModelTool[];
 }
 
+/**
+ * How hard a reasoning model thinks on a call, in pi-agent-core's words: `"off"` asks for no
+ * reasoning, `"minimal"` to `"xhigh"` for more and more.
+ */
+export type ThinkingLevel = "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
+
 export interface ModelStreamOptions {
   /**
    * Fires when the run is aborted or the subscriber leaves.
@@ -74,6 +80,14 @@ export interface ModelStreamOptions {
    * `stopReason: "aborted"`.
    */
   signal: AbortSignal;
+  /**
+   * How hard to think on this call (`AgentLoopConfig.thinkingLevel`, `Agent.replaceState`);
+   * absent when the caller did not say, and the model then thinks as it was configured.
+   *
+   * Contract: overrides the level the model was made with (`fromPiAi`'s `reasoning`, the OpenAI
+   * models' `reasoningEffort`); `"off"` sends no reasoning setting. A model without levels ignores it.
+   */
+  thinkingLevel?: ThinkingLevel;
 }
 
 /**

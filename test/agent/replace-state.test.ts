@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Type } from "@sinclair/typebox";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { asyncScheduler } from "rxjs";
@@ -8,6 +8,7 @@ import { Agent, defineTool, InvalidConfigError, InvalidStateError, textResult } 
 import type { AgentMessage, AgentStatePatch, AssistantMessage, TranscriptStore } from "../../src/index.js";
 import { JsonlTranscriptStore } from "../../src/server/index.js";
 import { scriptedModel } from "../../src/testing/index.js";
+import { expectSettingsReopened } from "../helpers/stored-settings-session.js";
 
 const user = (content: string): AgentMessage => ({ role: "user", content, timestamp: 0 });
 const usage = { input: 7, output: 3, cacheRead: 0, cacheWrite: 0, totalTokens: 10, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
@@ -87,7 +88,8 @@ describe("Agent.replaceState: the transcript, system prompt, model and tools rep
       [{ tools: echo }, "tools", /must be an array of tools/],
       [{ tools: [echo, { ...echo }] }, "tools[1].name", /"echo" is also the name of tools\[0\]/],
       [{ tools: [{ name: "bare" }] }, "tools[0]", /must be a tool with an execute function/],
-      [{ thinkingLevel: "high" }, "thinkingLevel", /the model carries the thinking level/],
+      [{ thinkingLevel: "extreme" }, "thinkingLevel", /must be one of "off", "minimal", "low", "medium", "high", "xhigh", got/],
+      [{ temperature: 0.2 }, "temperature", /replaces messages, systemPrompt, model, tools and thinkingLevel, not temperature/],
       [null, "patch", /takes an object/],
     ];
     for (const [patch, field, text] of cases) {
@@ -131,5 +133,43 @@ describe("Agent.replaceState: the transcript, system prompt, model and tools rep
     });
     expect(() => failing.replaceState({ messages: [user("new")], systemPrompt: "new" })).toThrow("disk full");
     expect([failing.messages, failing.snapshot().systemPrompt]).toStrictEqual([[user("old")], undefined]);
+  });
+});
+
+describe("Agent.replaceState with a JSONL store: the settings it changed outlive the process", () => {
+  it("Agent.open applies the system prompt and thinking level kept, finds the model and tools by name, and says which it was not given", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), "rxagent-settings-")), "transcript.jsonl");
+    await expectSettingsReopened(() => new JsonlTranscriptStore(path), () => Promise.resolve());
+  });
+});
+
+describe("Agent.replaceState when the JSONL store cannot replace its file", () => {
+  const opened = async (path: string, replies: string[]) => Agent.open({ model: scriptedModel(replies), systemPrompt: "old", store: new JsonlTranscriptStore(path) });
+
+  it("the temporary file cannot be written (a directory stands at <file>.replacing): a clear error, the old transcript intact on disk and in memory, the agent goes on", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), "rxagent-replace-fails-")), "transcript.jsonl");
+    const agent = await opened(path, ["one", "two"]);
+    await agent.run("hello");
+    const before = readFileSync(path, "utf8");
+    mkdirSync(join(`${path}.replacing`, "someone else's"), { recursive: true });
+    expect(() => agent.replaceState({ messages: [user("compacted")], systemPrompt: "new" })).toThrow(`${path}: could not replace the transcript: EISDIR`);
+    expect([readFileSync(path, "utf8"), userTexts(agent.messages), agent.settings.systemPrompt, existsSync(join(`${path}.replacing`, "someone else's"))]).toStrictEqual([before, ["hello"], "old", true]);
+    await agent.run("still here");
+    agent.dispose();
+    expect(userTexts((await opened(path, [])).messages)).toStrictEqual(["hello", "still here"]);
+  });
+
+  it("the rename fails (a directory took the file's place): a clear error, the transcript in memory intact, no temporary file left, the agent goes on", async () => {
+    const folder = mkdtempSync(join(tmpdir(), "rxagent-replace-fails-"));
+    const path = join(folder, "transcript.jsonl");
+    const agent = await opened(path, ["one", "two"]);
+    await agent.run("hello");
+    const before = [...agent.messages];
+    rmSync(path);
+    mkdirSync(join(path, "in the way"), { recursive: true });
+    expect(() => agent.replaceState({ messages: [user("compacted")] })).toThrow(`${path}: could not replace the transcript: EISDIR`);
+    expect([agent.messages, readdirSync(folder)]).toStrictEqual([before, ["transcript.jsonl"]]);
+    await agent.run("still here");
+    expect(userTexts(agent.messages)).toStrictEqual(["hello", "still here"]);
   });
 });

@@ -106,6 +106,18 @@ describe("request bodies", () => {
     });
   });
 
+  it("chat: a call's thinkingLevel replaces the configured reasoningEffort; \"off\" sends none", async () => {
+    const fixture = loadFixture("chat-text-usage-2");
+    server = await startReplayServer([{ kind: "fixture", fixture }, { kind: "fixture", fixture }, { kind: "fixture", fixture }]);
+    const model = openaiChat({ model: "o3-mini", baseURL: server.baseURL, apiKey: "k", reasoningEffort: "low", includeUsage: false });
+    const context: LlmContext = { messages: [{ role: "user", content: "Hi", timestamp: 1 }] };
+    for (const thinkingLevel of ["high", "off", undefined] as const) {
+      const options = thinkingLevel === undefined ? { signal: new AbortController().signal } : { signal: new AbortController().signal, thinkingLevel };
+      await lastValueFrom(model.stream(context, options).pipe(toArray()));
+    }
+    expect(server.requests.map((request) => (request.body as { reasoning_effort?: string }).reasoning_effort)).toStrictEqual(["high", undefined, "low"]);
+  });
+
   it("chat: developer role, max_completion_tokens and extra body fields on request", async () => {
     server = await startReplayServer([{ kind: "fixture", fixture: loadFixture("chat-text-usage-2") }]);
     const model = openaiChat({

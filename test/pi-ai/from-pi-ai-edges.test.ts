@@ -77,4 +77,22 @@ describe("fromPiAi at the edges of pi-ai's contract", () => {
       errorMessage: "pi-ai's stream ended without a done or error event",
     });
   });
+
+  it("a call's thinkingLevel becomes pi-ai's reasoning for that call, over the configured one; \"off\" sends none", async () => {
+    const sent: unknown[] = [];
+    const adapted = fromPiAi(model, {
+      reasoning: "low",
+      stream: (_model, _context, options) => {
+        sent.push(options.reasoning);
+        const events = createAssistantMessageEventStream();
+        events.push({ type: "done", reason: "stop", message: liveMessage() });
+        events.end();
+        return events;
+      },
+    });
+    await collectModelEvents(adapted.stream(context, { signal: signal(), thinkingLevel: "xhigh" }));
+    await collectModelEvents(adapted.stream(context, { signal: signal(), thinkingLevel: "off" }));
+    await collectModelEvents(adapted.stream(context, { signal: signal() }));
+    expect(sent).toStrictEqual(["xhigh", undefined, "low"]);
+  });
 });

@@ -7,6 +7,7 @@ import { scriptedModel } from "../../src/testing/scripted-model.js";
 import type { AgentMessage, AssistantMessage } from "../../src/types.js";
 import { withSessionScripts } from "../../src/redis/redis-scripts.js";
 import { expectReopenedFromSummary } from "../helpers/compaction-session.js";
+import { expectSettingsReopened } from "../helpers/stored-settings-session.js";
 import { waitFor } from "../server/helpers.js";
 import { hasRedisServer, RedisServerProcess } from "./redis-server.js";
 
@@ -113,6 +114,14 @@ describe.skipIf(!hasRedisServer)("RedisTranscriptStore", () => {
     } finally {
       other.disconnect();
     }
+  });
+
+  it("keeps the settings replaceState changed, fenced as appends are: Agent.open applies them, finds the model and tools by name, says which it was not given", async () => {
+    await redis.set("rxagent:{settings}:lease", "mine");
+    await expectSettingsReopened(
+      () => new RedisTranscriptStore(redis, "settings", { fenceToken: "mine" }),
+      (store) => (store as RedisTranscriptStore).flush(),
+    );
   });
 
   it("with a fence token, replaces the transcript only while that token holds the lease, and appends go on after it", async () => {

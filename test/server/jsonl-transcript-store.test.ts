@@ -157,4 +157,25 @@ describe("JsonlTranscriptStore", () => {
     ]);
     expect(await new JsonlTranscriptStore(path, { onWarning: () => undefined }).load()).toStrictEqual([user("a"), assistant, result]);
   });
+
+  it("keeps settings records past every batch, merged field by field in order; a malformed one is skipped with a warning", async () => {
+    const path = temporaryFile();
+    const store = new JsonlTranscriptStore(path);
+    store.record({ type: "settings", settings: { systemPrompt: "one", thinkingLevel: "high" } });
+    store.append(user("a"));
+    store.record({ type: "settings", settings: { thinkingLevel: "low", tools: ["read"] } });
+    store.append(user("b"));
+    store.replace([user("x")], [{ type: "settings", settings: { systemPrompt: "kept", model: { provider: "openai", id: "gpt" } } }]);
+    store.close();
+    appendFileSync(path, `${JSON.stringify({ rxagent: { type: "settings", settings: { thinkingLevel: "extreme", systemPrompt: "lost" } } })}\n`);
+    const warnings: string[] = [];
+    expect(await new JsonlTranscriptStore(path, { onWarning: (message) => warnings.push(message) }).loadTranscript()).toStrictEqual({
+      messages: [user("x")],
+      records: [],
+      settings: { systemPrompt: "kept", model: { provider: "openai", id: "gpt" } },
+    });
+    expect(warnings).toStrictEqual([`${path}:3: skipped a record that is not one rxagent writes: {"rxagent":{"type":"settings","settings":{"thinkingLevel":"extreme","systemPrompt":"lost"}}}`]);
+    writeFileSync(path, [user("a"), { rxagent: { type: "settings", settings: { systemPrompt: "one", thinkingLevel: "high" } } }, user("b"), { rxagent: { type: "settings", settings: { thinkingLevel: "low" } } }].map((line) => `${JSON.stringify(line)}\n`).join(""));
+    expect((await new JsonlTranscriptStore(path).loadTranscript()).settings).toStrictEqual({ systemPrompt: "one", thinkingLevel: "low" });
+  });
 });

@@ -42,6 +42,8 @@ export function reopenedToolCalls(
   const waiting = new Map<string, PendingApproval>();
   const finished = new Map<string, ToolResultMessage>();
   for (const record of records) {
+    // The session's settings are not part of a batch (Agent.open applies them).
+    if (record.type === "settings") continue;
     const toolCallId = record.type === "approval_pending" ? record.approval.toolCallId : record.type === "tool_result" ? record.message.toolCallId : record.toolCallId;
     if (!calls.some((call) => call.id === toolCallId)) {
       warn(`The store holds a record (${record.type}) for tool call "${toolCallId}", which the transcript's last assistant message does not have; ignored.`);
