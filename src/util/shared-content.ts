@@ -108,15 +108,6 @@ export function isPendingSnapshot(message: object): boolean {
 }
 
 /**
- * The blocks of a snapshot's content that were open when it was taken (may differ from the
- * shared array), or undefined when the message is not a snapshot still unread. The other blocks
- * of such a snapshot were closed, so any check made of them when they closed still holds.
- */
-export function openBlocksOf<Block>(message: { content: readonly Block[] }): ReadonlyArray<readonly [number, Block]> | undefined {
-  return pendingSnapshotOf<Block>(message)?.overrides;
-}
-
-/**
  * A copy of `message` with `changes` applied that keeps a pending snapshot's content unbuilt.
  * Why: a spread reads `content`, which builds the array (the cost the snapshot saves).
  */
