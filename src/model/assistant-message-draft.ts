@@ -3,6 +3,7 @@ import { emptyUsage } from "../types/messages.js";
 import type { ModelEvent } from "../types/model.js";
 import { objectOrEmpty, PartialJsonScanner, parseToolArguments } from "./partial-json.js";
 import { textNestsDeeperThan } from "../util/json-depth.js";
+import { SharedContent } from "../util/shared-content.js";
 
 type Block = TextContent | ThinkingContent | ToolCall;
 
@@ -19,12 +20,13 @@ export interface AssistantMessageOrigin {
  *
  * Both accumulators drive it, so the event grammar (start, block start/delta/end, one terminal
  * event) and the copy-on-write rules live in one place. Every event gets a new message object
- * and a new content array; only the block that changed is a new object, so consumers may keep
- * any `partial` they saw without it changing under them.
+ * whose content is its own (see SharedContent: the array is built when first read); only the
+ * block that changed is a new object, so consumers may keep any `partial` they saw without it
+ * changing under them.
  */
 export class AssistantMessageDraft {
-  private readonly content: Block[] = [];
-  private readonly open = new Set<number>();
+  /** The blocks so far; the open ones (still streaming) are those `content.isOpen` names. */
+  private readonly content = new SharedContent<Block>();
   /** Each tool call's arguments text as read so far, by content index. */
   private readonly argumentScanners = new Map<number, PartialJsonScanner>();
   /** How long each call's arguments were when last parsed for the partials. */
@@ -42,7 +44,8 @@ export class AssistantMessageDraft {
   }
 
   get hasToolCalls(): boolean {
-    return this.content.some((block) => block.type === "toolCall");
+    for (let index = 0; index < this.content.length; index++) if (this.content.at(index)?.type === "toolCall") return true;
+    return false;
   }
 
   /** Emits `start` once; later calls return nothing. */
@@ -63,11 +66,11 @@ export class AssistantMessageDraft {
   }
 
   isOpen(contentIndex: number): boolean {
-    return this.open.has(contentIndex);
+    return this.content.isOpen(contentIndex);
   }
 
   openIndices(): number[] {
-    return [...this.open].sort((left, right) => left - right);
+    return this.content.openIndices();
   }
 
   openText(textSignature?: string): { index: number; events: ModelEvent[] } {
@@ -124,7 +127,7 @@ export class AssistantMessageDraft {
 
   /** The thinking text of a block so far ("" for other blocks). */
   thinkingAt(index: number): string {
-    const block = this.content[index];
+    const block = this.content.at(index);
     return block?.type === "thinking" ? block.thinking : "";
   }
 
@@ -149,31 +152,37 @@ export class AssistantMessageDraft {
    * replaces the streamed fragments.
    */
   close(index: number, finalArguments?: string): ModelEvent[] {
-    if (!this.open.delete(index)) return [];
-    const block = this.content[index];
-    if (!block) return [];
-    switch (block.type) {
+    const block = this.content.at(index);
+    if (!this.content.isOpen(index) || !block) return [];
+    // Replaced while still open: changing a closed block would fork the shared content.
+    if (block.type === "toolCall") this.replace(index, this.finalToolCall(index, block, finalArguments));
+    this.content.close(index);
+    const closed = this.content.at(index) as Block;
+    switch (closed.type) {
       case "text":
-        return [{ type: "text_end", contentIndex: index, content: block.text, partial: this.snapshot() }];
+        return [{ type: "text_end", contentIndex: index, content: closed.text, partial: this.snapshot() }];
       case "thinking":
-        return [{ type: "thinking_end", contentIndex: index, content: block.thinking, partial: this.snapshot() }];
-      case "toolCall": {
-        const streamed = this.argumentScanners.get(index);
-        const raw = finalArguments ?? streamed?.text ?? "";
-        const complete = completeArguments(raw, finalArguments === undefined ? streamed : undefined);
-        const toolCall: ToolCall = {
-          ...block,
-          // Some servers send no id at all; the loop still needs one to pair the result.
-          id: block.id || `call_${index}`,
-          arguments: complete ?? parseToolArguments(raw),
-        };
-        // The raw text stays when the arguments could not come from it: not an object, or nested
-        // too deep (then `arguments` is `{}` and validation refuses the call with a clear result).
-        if (complete === undefined) toolCall.rawArguments = raw;
-        this.replace(index, toolCall);
-        return [{ type: "toolcall_end", contentIndex: index, toolCall, partial: this.snapshot() }];
-      }
+        return [{ type: "thinking_end", contentIndex: index, content: closed.thinking, partial: this.snapshot() }];
+      case "toolCall":
+        return [{ type: "toolcall_end", contentIndex: index, toolCall: closed, partial: this.snapshot() }];
     }
+  }
+
+  /** The call as it ends: arguments parsed in full from `finalArguments` or the streamed text. */
+  private finalToolCall(index: number, block: ToolCall, finalArguments: string | undefined): ToolCall {
+    const streamed = this.argumentScanners.get(index);
+    const raw = finalArguments ?? streamed?.text ?? "";
+    const complete = completeArguments(raw, finalArguments === undefined ? streamed : undefined);
+    const toolCall: ToolCall = {
+      ...block,
+      // Some servers send no id at all; the loop still needs one to pair the result.
+      id: block.id || `call_${index}`,
+      arguments: complete ?? parseToolArguments(raw),
+    };
+    // The raw text stays when the arguments could not come from it: not an object, or nested
+    // too deep (then `arguments` is `{}` and validation refuses the call with a clear result).
+    if (complete === undefined) toolCall.rawArguments = raw;
+    return toolCall;
   }
 
   /**
@@ -183,7 +192,7 @@ export class AssistantMessageDraft {
    */
   closeIfComplete(index: number): ModelEvent[] {
     const raw = this.argumentScanners.get(index)?.text ?? "";
-    if (!this.open.has(index) || raw.trim() === "" || !isJsonObjectText(raw)) return [];
+    if (!this.content.isOpen(index) || raw.trim() === "" || !isJsonObjectText(raw)) return [];
     return this.close(index);
   }
 
@@ -210,28 +219,27 @@ export class AssistantMessageDraft {
 
   private openBlock(block: Block, type: "text_start" | "thinking_start" | "toolcall_start"): { index: number; events: ModelEvent[] } {
     const events = this.start();
-    const index = this.content.length;
-    this.content.push(block);
-    this.open.add(index);
+    const index = this.content.push(block);
     events.push({ type, contentIndex: index, partial: this.snapshot() });
     return { index, events };
   }
 
   private blockAt<T extends Block["type"]>(index: number, type: T): Extract<Block, { type: T }> | undefined {
-    if (!this.open.has(index)) return undefined;
-    const block = this.content[index];
+    if (!this.content.isOpen(index)) return undefined;
+    const block = this.content.at(index);
     return block?.type === type ? (block as Extract<Block, { type: T }>) : undefined;
   }
 
-  // In place: every event's partial gets its own copy of the content from `snapshot`.
+  // In place for an open block: every event's partial keeps the blocks it saw (`snapshot`).
   private replace(index: number, block: Block): void {
-    this.content[index] = block;
+    this.content.set(index, block);
   }
 
+  /** The message now; a final one (`end`) gets a plain content array, as transcripts keep it. */
   private snapshot(end?: { stopReason: StopReason; errorMessage?: string }): AssistantMessage {
     const message: AssistantMessage = {
       role: "assistant",
-      content: [...this.content],
+      content: end ? this.content.toArray() : [],
       api: this.origin.api,
       provider: this.origin.provider,
       model: this.origin.model,
@@ -242,7 +250,7 @@ export class AssistantMessageDraft {
     if (this.responseModel) message.responseModel = this.responseModel;
     if (this.responseId) message.responseId = this.responseId;
     if (end?.errorMessage !== undefined) message.errorMessage = end.errorMessage;
-    return message;
+    return end ? message : this.content.snapshotInto(message);
   }
 }
 

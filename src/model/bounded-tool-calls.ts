@@ -1,5 +1,6 @@
 import type { AssistantMessage, ModelEvent, ToolCall } from "../types.js";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../util/json-depth.js";
+import { isPendingSnapshot } from "../util/shared-content.js";
 
 /**
  * A nesting limit and the tool-call blocks already checked against it. Why a WeakMap: a streamed
@@ -43,9 +44,18 @@ export function boundedToolCall(block: ToolCall, bounds: ToolCallBounds = DEFAUL
   return bounded;
 }
 
-/** The message with every tool call bounded; the same object when none needed it. */
+/**
+ * The message with every tool call bounded; the same object when none needed it.
+ *
+ * A snapshot whose content is not built yet (SharedContent) comes from AssistantMessageDraft,
+ * whose arguments never nest deeper than `MAX_JSON_DEPTH` (its scanner gives up past it): under
+ * a limit at least that high it passes as it is. Why: walking its blocks would build its array
+ * on every event, the cost in the square of the block count that the snapshot saves.
+ */
 export function boundedMessage<T extends AssistantMessage | undefined>(message: T, bounds: ToolCallBounds = DEFAULT_BOUNDS): T {
-  if (typeof message !== "object" || message === null || !Array.isArray(message.content)) return message;
+  if (typeof message !== "object" || message === null) return message;
+  if (bounds.limit >= MAX_JSON_DEPTH && isPendingSnapshot(message)) return message;
+  if (!Array.isArray(message.content)) return message;
   let content: AssistantMessage["content"] | undefined;
   message.content.forEach((block, index) => {
     if (typeof block !== "object" || block === null || block.type !== "toolCall") return;

@@ -1,4 +1,5 @@
 import { emptyUsage } from "../types/messages.js";
+import { isPendingSnapshot } from "../util/shared-content.js";
 import type { AssistantMessage, ToolCall } from "../types.js";
 
 /**
@@ -22,7 +23,8 @@ export function problemOfModelMessage(message: unknown): string | undefined {
  * `problemOfModelMessage` (no scan of the blocks): it runs for every delta.
  */
 export function isUsablePartial(partial: unknown): partial is AssistantMessage {
-  return typeof partial === "object" && partial !== null && Array.isArray((partial as { content?: unknown }).content);
+  // A snapshot not built yet has its content by construction; reading it would build it.
+  return typeof partial === "object" && partial !== null && (isPendingSnapshot(partial) || Array.isArray((partial as { content?: unknown }).content));
 }
 
 /**

@@ -2,6 +2,7 @@ import type { Observable } from "rxjs";
 import { catchError, defer, from, map, throwError } from "rxjs";
 import type { AssistantMessage, FailedModelCall } from "../types/messages.js";
 import type { LlmContext, Model, ModelErrorEvent, ModelEvent, ModelStreamOptions } from "../types/model.js";
+import { withMessageFields } from "../util/shared-content.js";
 import { FailedBeforeContent, failBeforeContent } from "./fail-before-content.js";
 
 export interface FallbackOptions {
@@ -57,7 +58,8 @@ function failedCall(message: AssistantMessage): FailedModelCall {
 
 /** The event with `fallbackFrom` on the message it carries. */
 function recordFallback(event: ModelEvent, fallbackFrom: readonly FailedModelCall[]): ModelEvent {
-  const mark = (message: AssistantMessage): AssistantMessage => ({ ...message, fallbackFrom: [...fallbackFrom] });
+  // Without building a long partial's content (SharedContent): a spread would, on every event.
+  const mark = (message: AssistantMessage): AssistantMessage => withMessageFields(message, { fallbackFrom: [...fallbackFrom] });
   switch (event.type) {
     case "done":
       return { ...event, message: mark(event.message) };

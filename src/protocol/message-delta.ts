@@ -1,4 +1,5 @@
 import type { AgentEvent, AssistantMessage, ModelEvent } from "../types.js";
+import { contentBlockAt, contentLength, SharedContent, withMessageFields } from "../util/shared-content.js";
 
 /**
  * Delta frames (protocol 2): a `message_update` travels as the model event without its
@@ -87,17 +88,23 @@ function impliedPatch(event: WireModelEvent): MessagePatchOperation[] {
 /**
  * The sender's side: remembers the message as the receivers hold it (its own copy: a provider
  * may mutate its partial in place) and turns each update into an `UpdateFrame`.
+ *
+ * Why it compares only some blocks: the blocks still streaming (started, not ended), the one
+ * the event names and any new ones. A block that ended does not change (the event grammar), and
+ * comparing every block on every event made a reply of many blocks cost time in the square of
+ * their count (10,000 small tool calls). Its copy shares unchanged blocks between updates
+ * (SharedContent), for the same reason.
  */
 export class MessageDeltaEncoder {
+  /** The message's own fields as receivers hold them (`content` is a placeholder). */
+  private fields: AssistantMessage | undefined;
+  private content = new SharedContent<Block>();
   private message: AssistantMessage | undefined;
-  /** JSON of the non-string fields as last sent, keyed `index:field` (`-1` for the message). */
-  private readonly sentJson = new Map<string, string>();
-  /** The `arguments` object last seen per block: providers replace it when they re-parse. */
-  private readonly sentArguments = new Map<number, unknown>();
-  /** The string each field had at the last update, as the provider's own object, keyed `index:field`. */
-  private readonly seenStrings = new Map<string, string>();
+  /** What was last sent of the message's own fields, and of each block's, by block index. */
+  private messageSent = new SentFields();
+  private readonly blocksSent = new Map<number, SentFields>();
   /** The `*_delta` being encoded: the field it names grew by exactly `delta`. */
-  private growing: { key: string; delta: string } | undefined;
+  private growing: { index: number; key: string; delta: string } | undefined;
 
   /** The message as receivers hold it after the last update, or undefined outside a message. */
   get current(): AssistantMessage | undefined {
@@ -106,6 +113,7 @@ export class MessageDeltaEncoder {
 
   /** Forgets the streaming message (the session was reset). */
   clear(): void {
+    this.fields = undefined;
     this.message = undefined;
   }
 
@@ -116,52 +124,63 @@ export class MessageDeltaEncoder {
       return undefined;
     }
     if (event.type === "message_end") {
-      this.message = undefined;
+      this.clear();
       return undefined;
     }
     if (event.type !== "message_update") return undefined;
-    if (this.message === undefined) this.start({ ...event.message, content: [] });
+    if (this.fields === undefined) this.start(withMessageFields(event.message, { content: [] }));
     const modelEvent = event.assistantMessageEvent;
     this.growing =
       modelEvent.type === "text_delta" || modelEvent.type === "thinking_delta"
-        ? { key: `${modelEvent.contentIndex}:${modelEvent.type === "text_delta" ? "text" : "thinking"}`, delta: modelEvent.delta }
+        ? { index: modelEvent.contentIndex, key: modelEvent.type === "text_delta" ? "text" : "thinking", delta: modelEvent.delta }
         : undefined;
-    const patch = this.diff(event.message);
-    this.message = applyMessagePatch(this.message as AssistantMessage, patch);
-    const wireEvent = this.wireEvent(event.assistantMessageEvent);
+    const named = "contentIndex" in modelEvent && typeof modelEvent.contentIndex === "number" ? modelEvent.contentIndex : undefined;
+    const patch = this.diff(event.message, named);
+    this.apply(patch);
+    if (named !== undefined && (modelEvent.type === "text_end" || modelEvent.type === "thinking_end" || modelEvent.type === "toolcall_end")) this.content.close(named);
+    this.message = this.content.snapshotInto({ ...(this.fields as AssistantMessage) });
+    const wireEvent = this.wireEvent(modelEvent);
     const frame: Omit<UpdateFrame, "seq"> = { type: "update", event: wireEvent };
     if (JSON.stringify(patch) !== JSON.stringify(impliedPatch(wireEvent))) frame.patch = patch;
     return frame;
   }
 
   private start(message: AssistantMessage): void {
-    this.message = JSON.parse(JSON.stringify(message)) as AssistantMessage;
-    this.sentJson.clear();
-    this.sentArguments.clear();
-    this.seenStrings.clear();
+    const copy = JSON.parse(JSON.stringify(message)) as AssistantMessage;
+    this.content = new SharedContent<Block>();
+    // Blocks the message starts with count as streaming: nothing said they ended.
+    for (const block of copy.content) this.content.push(block);
+    this.fields = { ...copy, content: [] };
+    this.message = this.content.snapshotInto({ ...this.fields });
+    this.messageSent = new SentFields();
+    this.blocksSent.clear();
   }
 
-  private diff(next: AssistantMessage): MessagePatchOperation[] {
-    const before = this.message as AssistantMessage;
+  private diff(next: AssistantMessage, named: number | undefined): MessagePatchOperation[] {
     const operations: MessagePatchOperation[] = [];
-    this.diffFields(undefined, before as unknown as Fields, next as unknown as Fields, operations);
-    next.content.forEach((block, index) => {
-      const previous = before.content[index];
+    this.diffFields(undefined, this.fields as unknown as Fields, next as unknown as Fields, this.messageSent, operations);
+    const length = contentLength(next);
+    const compared = new Set(this.content.openIndices());
+    if (named !== undefined && named < length) compared.add(named);
+    for (let index = this.content.length; index < length; index++) compared.add(index);
+    for (const index of [...compared].sort((left, right) => left - right)) {
+      const block = contentBlockAt(next, index);
+      if (block === undefined) continue;
+      const previous = this.content.at(index);
       if (previous === undefined || previous.type !== block.type) {
-        const copy = JSON.parse(JSON.stringify(block)) as Block;
-        for (const key of this.sentJson.keys()) if (key.startsWith(`${index}:`)) this.sentJson.delete(key);
-        for (const key of this.seenStrings.keys()) if (key.startsWith(`${index}:`)) this.seenStrings.delete(key);
-        this.sentArguments.delete(index);
-        operations.push({ i: index, b: copy });
-        return;
+        this.blocksSent.set(index, new SentFields());
+        operations.push({ i: index, b: JSON.parse(JSON.stringify(block)) as Block });
+        continue;
       }
-      this.diffFields(index, previous as unknown as Fields, block as unknown as Fields, operations);
-    });
-    if (next.content.length < before.content.length) operations.push({ n: next.content.length });
+      let sent = this.blocksSent.get(index);
+      if (sent === undefined) this.blocksSent.set(index, (sent = new SentFields()));
+      this.diffFields(index, previous as unknown as Fields, block as unknown as Fields, sent, operations);
+    }
+    if (length < this.content.length) operations.push({ n: length });
     return operations;
   }
 
-  private diffFields(index: number | undefined, before: Fields, after: Fields, operations: MessagePatchOperation[]): void {
+  private diffFields(index: number | undefined, before: Fields, after: Fields, sent: SentFields, operations: MessagePatchOperation[]): void {
     const at = index === undefined ? {} : { i: index };
     for (const key of Object.keys(after)) {
       if (key === "content" && index === undefined) continue;
@@ -169,16 +188,15 @@ export class MessageDeltaEncoder {
       if (value === undefined) continue;
       const previous = before[key];
       if (typeof value === "string") {
-        const stringKey = `${index ?? -1}:${key}`;
-        const seen = this.seenStrings.get(stringKey);
-        this.seenStrings.set(stringKey, value);
+        const seen = sent.strings.get(key);
+        sent.strings.set(key, value);
         // Comparing strings on every delta costs the message's length each time (even `endsWith`
         // flattens a provider's concatenated string: 10 000 deltas took 4.4 s, 0.6 s without):
         // the provider's own string object unchanged since the last update is unchanged, and the
         // field a `*_delta` names grew by the delta when its length grew by the delta's.
         if (value === seen && seen !== undefined) continue;
         if (typeof previous === "string") {
-          const growing = this.growing?.key === stringKey ? this.growing.delta : undefined;
+          const growing = this.growing !== undefined && this.growing.index === index && this.growing.key === key ? this.growing.delta : undefined;
           if (growing !== undefined && value.length === previous.length + growing.length) {
             operations.push({ ...at, k: key, a: growing });
             continue;
@@ -194,17 +212,12 @@ export class MessageDeltaEncoder {
       }
       // Re-serializing long streamed arguments on every delta would cost their size each time;
       // providers (ours and pi-ai's) assign a new object whenever they re-parse them.
-      if (key === "arguments" && index !== undefined && this.sentArguments.get(index) === value) continue;
-      const cacheKey = `${index ?? -1}:${key}`;
+      if (key === "arguments" && index !== undefined && sent.arguments === value) continue;
       const json = JSON.stringify(value);
-      const sent = this.sentJson.get(cacheKey) ?? (previous === undefined ? undefined : JSON.stringify(previous));
-      if (key === "arguments" && index !== undefined) this.sentArguments.set(index, value);
-      if (json === sent) {
-        this.sentJson.set(cacheKey, json);
-        continue;
-      }
-      this.sentJson.set(cacheKey, json);
-      operations.push({ ...at, k: key, v: JSON.parse(json) as unknown });
+      const sentJson = sent.json.get(key) ?? (previous === undefined ? undefined : JSON.stringify(previous));
+      if (key === "arguments" && index !== undefined) sent.arguments = value;
+      sent.json.set(key, json);
+      if (json !== sentJson) operations.push({ ...at, k: key, v: JSON.parse(json) as unknown });
     }
     for (const key of Object.keys(before)) {
       if (key === "content" && index === undefined) continue;
@@ -212,16 +225,56 @@ export class MessageDeltaEncoder {
     }
   }
 
+  /** Applies `operations` to the copy: a changed block or field set is a new object, the rest is shared. */
+  private apply(operations: readonly MessagePatchOperation[]): void {
+    let fields: Fields | undefined;
+    const copied = new Set<number>();
+    for (const operation of operations) {
+      if ("n" in operation) {
+        this.content.truncate(operation.n);
+        continue;
+      }
+      if ("b" in operation) {
+        this.content.set(operation.i, operation.b);
+        copied.add(operation.i);
+        continue;
+      }
+      let target: Fields;
+      if (operation.i === undefined) target = fields ??= { ...(this.fields as AssistantMessage) } as unknown as Fields;
+      else {
+        if (!copied.has(operation.i)) {
+          this.content.set(operation.i, { ...this.content.at(operation.i) } as Block);
+          copied.add(operation.i);
+        }
+        target = this.content.at(operation.i) as unknown as Fields;
+      }
+      if ("a" in operation) target[operation.k] = `${(target[operation.k] as string | undefined) ?? ""}${operation.a}`;
+      else if ("v" in operation) target[operation.k] = operation.v;
+      else delete target[operation.k];
+    }
+    if (fields) this.fields = fields as unknown as AssistantMessage;
+  }
+
   /** The event without `partial`, and without an `*_end`'s copy of its block when the receiver has it. */
   private wireEvent(event: ModelEvent): WireModelEvent {
     const { partial: _partial, ...rest } = event as ModelEvent & { partial?: unknown };
     const wire = rest as WireModelEvent & Fields;
-    const block = "contentIndex" in event ? (this.message as AssistantMessage).content[event.contentIndex] : undefined;
+    const block = "contentIndex" in event ? this.content.at(event.contentIndex) : undefined;
     if (event.type === "text_end" && block?.type === "text" && block.text === event.content) delete wire.content;
     if (event.type === "thinking_end" && block?.type === "thinking" && block.thinking === event.content) delete wire.content;
     if (event.type === "toolcall_end" && block !== undefined && JSON.stringify(block) === JSON.stringify(event.toolCall)) delete wire.toolCall;
     return wire;
   }
+}
+
+/** What was last sent of one object's fields (the message's own, or one block's). */
+class SentFields {
+  /** JSON of the non-string fields as last sent. */
+  readonly json = new Map<string, string>();
+  /** The string each field had at the last update, as the provider's own object. */
+  readonly strings = new Map<string, string>();
+  /** The `arguments` object last seen: providers replace it when they re-parse. */
+  arguments: unknown;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { AssistantMessageDraft } from "../../src/model/assistant-message-draft.js";
 import type { ModelEvent, ToolCall } from "../../src/types.js";
+import { isPendingSnapshot } from "../../src/util/shared-content.js";
 
 function argumentsOf(event: ModelEvent): unknown {
   if (event.type !== "toolcall_delta") return undefined;
@@ -23,5 +24,47 @@ describe("AssistantMessageDraft tool-call arguments", () => {
     expect(parses).toBeLessThan(900);
     expect(argumentsOf(deltas.at(-1)!)).toMatchObject({ path: "a.txt" });
     expect(end?.type === "toolcall_end" ? end.toolCall.arguments : undefined).toStrictEqual({ path: "a.txt", content });
+  });
+});
+
+describe("AssistantMessageDraft partials of a message of many blocks", () => {
+  /** Streams text, then `calls` tool calls, two open at a time, one renamed while open. */
+  function stream(calls: number, onEvents: (events: ModelEvent[]) => void): void {
+    const draft = new AssistantMessageDraft({ api: "test", provider: "test", model: "test", timestamp: 0 });
+    const text = draft.openText();
+    onEvents(text.events);
+    onEvents(draft.appendText(text.index, "Writing files."));
+    let waiting: number | undefined;
+    for (let call = 0; call < calls; call++) {
+      const { index, events } = draft.openToolCall(call % 7 === 0 ? "" : `call_${call}`, "write_file");
+      onEvents(events);
+      if (call % 7 === 0) draft.updateToolCall(index, { id: `late_${call}` });
+      for (const fragment of ['{"path":', `"f${call}.txt",`, '"line":', `${call}}`]) onEvents(draft.appendToolArguments(index, fragment));
+      if (waiting !== undefined) onEvents(draft.close(waiting));
+      waiting = index;
+    }
+    onEvents(draft.appendText(text.index, " Done."));
+    onEvents(draft.finish("toolUse"));
+  }
+
+  it("each partial, read at any time, is the message as it stood at its event", () => {
+    const readAtOnce: string[] = [];
+    stream(160, (events) => readAtOnce.push(...events.map((event) => JSON.stringify(event))));
+    const kept: ModelEvent[] = [];
+    stream(160, (events) => kept.push(...events));
+
+    expect(kept.map((event) => JSON.stringify(event))).toStrictEqual(readAtOnce);
+    const last = kept.at(-1);
+    expect(last?.type === "done" ? last.message.content.length : 0).toBe(161);
+  });
+
+  it("copies no content array for an event of a long message until someone reads it", () => {
+    const kept: ModelEvent[] = [];
+    stream(1000, (events) => kept.push(...events));
+    const late = kept.filter((event) => event.type === "toolcall_delta").at(-1);
+
+    // Why: a copy per event made 10,000 small calls cost time in the square of their count.
+    expect(late !== undefined && isPendingSnapshot(late.partial)).toBe(true);
+    expect(late?.type === "toolcall_delta" ? late.partial.content.length : 0).toBe(1001);
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MessageDeltaDecoder, MessageDeltaEncoder, type UpdateFrame } from "../../src/protocol/message-delta.js";
+import { AssistantMessageDraft } from "../../src/model/assistant-message-draft.js";
 import { emptyUsage } from "../../src/types/messages.js";
 import type { AgentEvent, AssistantMessage, ModelEvent } from "../../src/types.js";
 
@@ -105,5 +106,58 @@ describe("message delta frames", () => {
     const decoder = new MessageDeltaDecoder();
     const event = decoder.decode({ type: "update", seq: 9, first: 3, event: { type: "text_delta", contentIndex: 0, delta: "it" }, message });
     expect(event).toEqual(update(message, { type: "text_delta", contentIndex: 0, delta: "it", partial: message }));
+  });
+
+  it("round-trips a reply of many tool calls, two streaming at a time", () => {
+    const draft = new AssistantMessageDraft({ api: "a", provider: "p", model: "m", timestamp: 1 });
+    const modelEvents: ModelEvent[] = [...draft.start()];
+    let waiting: number | undefined;
+    for (let call = 0; call < 150; call++) {
+      const opened = draft.openToolCall(call % 9 === 0 ? "" : `c${call}`, "f");
+      modelEvents.push(...opened.events);
+      if (call % 9 === 0) draft.updateToolCall(opened.index, { id: `late${call}` });
+      for (const fragment of ['{"n":', `${call}}`]) modelEvents.push(...draft.appendToolArguments(opened.index, fragment));
+      if (waiting !== undefined) modelEvents.push(...draft.close(waiting));
+      waiting = opened.index;
+    }
+    const done = draft.finish("toolUse").at(-1);
+    if (done?.type !== "done") throw new Error("expected done");
+    const events: AgentEvent[] = [
+      ...modelEvents.map((event): AgentEvent => (event.type === "start" ? { type: "message_start", message: event.partial } : update((event as { partial: AssistantMessage }).partial, event))),
+      { type: "message_end", message: done.message },
+    ];
+    const { frames, decoded } = roundTrip(events);
+    expect(JSON.parse(JSON.stringify(decoded))).toStrictEqual(JSON.parse(JSON.stringify(events)));
+    // The id that arrived late travels as a patch of the block still streaming.
+    expect(frames.some((frame) => frame.patch?.some((operation) => "k" in operation && operation.k === "id" && operation.i === 9))).toBe(true);
+  });
+
+  it("reads only the blocks an event can change: the streaming ones, the one it names and new ones", () => {
+    const encoder = new MessageDeltaEncoder();
+    const ended = Array.from({ length: 300 }, (_unused, index) => ({ type: "text" as const, text: `block ${index}` }));
+    let reads = 0;
+    const counted = (content: AssistantMessage["content"]): AssistantMessage["content"] =>
+      new Proxy(content, {
+        get(target, key, receiver) {
+          if (typeof key === "string" && /^\d+$/.test(key)) reads++;
+          return Reflect.get(target, key, receiver) as unknown;
+        },
+      });
+    encoder.encode({ type: "message_start", message: { ...base, content: [] } });
+    for (let index = 0; index < 300; index++) {
+      const message = { ...base, content: ended.slice(0, index + 1) };
+      encoder.encode(update(message, { type: "text_start", contentIndex: index, partial: message }));
+      encoder.encode(update(message, { type: "text_end", contentIndex: index, content: `block ${index}`, partial: message }));
+    }
+    const streaming = { ...base, content: counted([...ended, { type: "text", text: "more" }]) };
+    reads = 0;
+    encoder.encode(update(streaming, { type: "text_start", contentIndex: 300, partial: streaming }));
+    const grown = { ...base, content: counted([...ended, { type: "text", text: "more!" }]) };
+    const frame = encoder.encode(update(grown, { type: "text_delta", contentIndex: 300, delta: "!", partial: grown }));
+
+    // Why: comparing all 300 ended blocks on every event made many blocks cost their count squared.
+    expect(reads).toBeLessThanOrEqual(4);
+    expect(frame).toStrictEqual({ type: "update", event: { type: "text_delta", contentIndex: 300, delta: "!" } });
+    expect(encoder.current?.content).toHaveLength(301);
   });
 });
