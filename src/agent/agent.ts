@@ -12,7 +12,7 @@ import { freshAgentState } from "./published-state.js";
 import { reopenedApprovals, reopenedResults, reopenedToolCalls } from "../streams/transcript/reopened-tool-calls.js";
 import { warn } from "./store-writer.js";
 import { type AgentSettings, type AgentStatePatch, replacedOptions, replacedTranscriptState } from "./replace-state.js";
-import { type AgentOpenOptions, reopenedOptions, storedSettingsOf, storeReplacement } from "./stored-settings.js";
+import { type AgentOpenOptions, reconfiguredSettings, reopenedOptions, storedSettingsOf, storeReplacement } from "./stored-settings.js";
 
 export type { AgentOptions } from "./agent-options.js";
 
@@ -68,11 +68,17 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> extends Ag
     return agent;
   }
 
-  /** Changes the model, tools, system prompt, hooks or queue modes for the next run. */
+  /**
+   * Changes the model, tools, system prompt, thinking level, hooks or queue modes for the next run.
+   * A setting the session's store keeps (one `replaceState` changed) is written there too.
+   */
   configure(options: Partial<Omit<AgentOptions<TOutputSchema>, "messages" | "store">>): void {
     const configured = { ...this.options, ...options };
     checkConfig(configured, configured.tools, "Agent.configure");
+    const reconfigured = reconfiguredSettings(this.storedSettings, options);
+    if (reconfigured && configured.store) storeReplacement(configured.store, undefined, reconfigured, undefined);
     this.options = configured;
+    if (reconfigured) this.storedSettings = { ...this.storedSettings, ...reconfigured };
     if (options.steeringMode !== undefined) this.steeringMode = options.steeringMode;
     if (options.followUpMode !== undefined) this.followUpMode = options.followUpMode;
   }

@@ -17,6 +17,22 @@ export function storedSettingsOf(patch: AgentStatePatch): StoredSettings | undef
 }
 
 /**
+ * What a `configure` changes of the settings the session keeps already (a `replaceState` wrote
+ * them): written too, or `Agent.open` would bring back the older value over the newer one. Settings
+ * the session never kept stay the caller's to pass to `Agent.open`, as they were.
+ */
+export function reconfiguredSettings(kept: StoredSettings | undefined, options: AgentStatePatch): StoredSettings | undefined {
+  const changed = kept && storedSettingsOf(options);
+  if (!changed) return undefined;
+  const reconfigured: StoredSettings = {};
+  if (changed.systemPrompt !== undefined && kept.systemPrompt !== undefined) reconfigured.systemPrompt = changed.systemPrompt;
+  if (changed.thinkingLevel !== undefined && kept.thinkingLevel !== undefined) reconfigured.thinkingLevel = changed.thinkingLevel;
+  if (changed.model !== undefined && kept.model !== undefined) reconfigured.model = changed.model;
+  if (changed.tools !== undefined && kept.tools !== undefined) reconfigured.tools = changed.tools;
+  return Object.keys(reconfigured).length > 0 ? reconfigured : undefined;
+}
+
+/**
  * Writes a `replaceState` to the store, before the agent changes anything (so what the store
  * throws leaves the agent as it was). A new transcript replaces the store's whole content, the
  * session's settings so far (`kept`) following it; without one, the settings `changed` are one

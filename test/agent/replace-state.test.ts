@@ -141,6 +141,18 @@ describe("Agent.replaceState with a JSONL store: the settings it changed outlive
     const path = join(mkdtempSync(join(tmpdir(), "rxagent-settings-")), "transcript.jsonl");
     await expectSettingsReopened(() => new JsonlTranscriptStore(path), () => Promise.resolve());
   });
+
+  it("a later configure of a kept setting is kept too: Agent.open does not bring back the older value", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), "rxagent-settings-")), "transcript.jsonl");
+    const first = await Agent.open({ model: scriptedModel(["one"]), systemPrompt: "original", store: new JsonlTranscriptStore(path) });
+    first.replaceState({ systemPrompt: "be brief" });
+    first.configure({ systemPrompt: "be thorough", thinkingLevel: "high" });
+    await first.run("hello");
+    first.dispose();
+    const reopened = await Agent.open({ model: scriptedModel([]), systemPrompt: "original", store: new JsonlTranscriptStore(path) });
+    // The thinking level was never kept (no replaceState changed it): the caller's, as before.
+    expect([reopened.settings.systemPrompt, reopened.settings.thinkingLevel]).toStrictEqual(["be thorough", undefined]);
+  });
 });
 
 describe("Agent.replaceState when the JSONL store cannot replace its file", () => {
