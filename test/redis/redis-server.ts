@@ -90,3 +90,14 @@ export async function freePort(): Promise<number> {
     });
   });
 }
+
+/** Polls an async `check` until it gives a value (a state in Redis), for at most `timeoutMs`. */
+export async function pollUntil<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -10,18 +10,8 @@ import { Agent } from "../../src/agent/agent.js";
 import { scriptedModel, type ScriptedTurn } from "../../src/testing/scripted-model.js";
 import type { Model } from "../../src/types.js";
 import { assertContiguous, type EventCarrier, RawClient, waitFor } from "../server/helpers.js";
-import { hasRedisServer, RedisServerProcess } from "./redis-server.js";
+import { hasRedisServer, pollUntil, RedisServerProcess } from "./redis-server.js";
 
-/** Polls an async `check` until it gives a value (a state in Redis), for at most `timeoutMs`. */
-async function pollUntil<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 const LONG_REPLY = Array.from({ length: 40 }, (_, index) => `word${index}`).join(" ");
 

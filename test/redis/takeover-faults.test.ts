@@ -11,20 +11,10 @@ import { defineTool } from "../../src/tools/define-tool.js";
 import { textResult } from "../../src/tools/tool-results.js";
 import type { AgentMessage } from "../../src/types.js";
 import { assertContiguous, type EventCarrier, RawClient, waitFor } from "../server/helpers.js";
-import { hasRedisServer, RedisServerProcess } from "./redis-server.js";
+import { hasRedisServer, pollUntil, RedisServerProcess } from "./redis-server.js";
 
 const calc = defineTool({ name: "calc", description: "Computes", parameters: Type.Object({}), execute: () => textResult("42") });
 
-/** Polls an async `check` until it gives a value (a state in Redis), for at most `timeoutMs`. */
-async function pollUntil<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 /** A reply long enough (300 words, 5 ms apart) to still stream when the test takes the lease away. */
 const LONG_REPLY = Array.from({ length: 300 }, (_, index) => `word${index}`).join(" ");

@@ -9,18 +9,8 @@ import { scriptedModel, type ScriptedTurn } from "../../src/testing/scripted-mod
 import { defineTool } from "../../src/tools/define-tool.js";
 import { textResult } from "../../src/tools/tool-results.js";
 import { assertContiguous, RawClient, waitFor } from "../server/helpers.js";
-import { hasRedisServer, RedisServerProcess } from "./redis-server.js";
+import { hasRedisServer, pollUntil, RedisServerProcess } from "./redis-server.js";
 
-/** Polls an async `check` until it gives a value (a state in Redis), for at most `timeoutMs`. */
-async function pollUntil<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 /** Whatever process asks: a prompt gets the call, the call's result the answer. */
 const reply: ScriptedTurn = (context) => (context.messages.at(-1)?.role === "toolResult" ? "All done." : { content: [{ type: "toolCall", id: "w1", name: "wait", arguments: {} }] });
