@@ -1,7 +1,7 @@
 import { NEVER, type Observable, type Observer, type Subscribable, Subscription } from "rxjs";
 import { errorText, RxAgentError } from "../errors.js";
 import { describe, isUsablePartial, problemOfModelMessage, settledModelMessage } from "../model/check-model-message.js";
-import { boundedModelEvent, type ToolCallBounds } from "../model/bounded-tool-calls.js";
+import { boundedModelEvent, forOneCall, type ToolCallBounds } from "../model/bounded-tool-calls.js";
 import type { AgentEvent, AssistantMessage, ModelEvent, StopReason } from "../types.js";
 import { redactText } from "../util/redact-credentials.js";
 
@@ -43,7 +43,7 @@ export function subscribeMessageEvents(
   subscriber: Observer<AgentEvent>,
   bounds: ToolCallBounds,
 ): Subscription {
-  const call = new MessageEvents(subscriber, hooks, bounds);
+  const call = new MessageEvents(subscriber, hooks, forOneCall(bounds));
   // NEVER, a run without a signal: nothing to listen to.
   if (abort$ !== NEVER) call.add(abort$.subscribe(() => call.abort()));
   if (call.ended) return call;
