@@ -17,6 +17,7 @@ import { loadavg } from "node:os";
 import { getHeapStatistics } from "node:v8";
 import { fileURLToPath } from "node:url";
 import { AssistantMessageDraft } from "../src/model/assistant-message-draft.js";
+import { megabyteArguments, smallCallArguments } from "./streamed-arguments.js";
 
 const cases = {
   "1 MB in 1 KB deltas": { text: megabyteArguments, delta: 1024 },
@@ -36,16 +37,7 @@ interface CaseResult {
   maxRssMB: number;
 }
 
-function megabyteArguments(): string {
-  const records = Array.from({ length: 6000 }, (_unused, index) => ({ id: index, name: `item ${index}`, tags: ["a", "b"], done: index % 2 === 0 }));
-  const content = "lorem ipsum dolor sit amet ".repeat(26_000);
-  return JSON.stringify({ path: "notes.txt", content, records });
-}
 
-/** One small call's arguments; the case streams 10k calls of it, each in its own block. */
-function smallCallArguments(): string {
-  return JSON.stringify({ path: "src/file.ts", line: 42, replace: "const x = 1;" });
-}
 
 function adversarialArguments(): string {
   return "[".repeat(24_000) + "1,".repeat(12_000);

@@ -27,6 +27,7 @@ import { Agent } from "../src/agent/agent.js";
 import { AssistantMessageDraft } from "../src/model/assistant-message-draft.js";
 import { serveAgents } from "../src/server/index.js";
 import type { Model, ModelEvent } from "../src/types.js";
+import { megabyteArguments, smallCallArguments } from "./streamed-arguments.js";
 
 const cases = {
   "1 MB in 1 KB deltas": { text: megabyteArguments, delta: 1024, calls: 1 },
@@ -48,15 +49,7 @@ interface CaseResult {
   frameMB: number;
 }
 
-function megabyteArguments(): string {
-  const records = Array.from({ length: 6000 }, (_unused, index) => ({ id: index, name: `item ${index}`, tags: ["a", "b"], done: index % 2 === 0 }));
-  const content = "lorem ipsum dolor sit amet ".repeat(26_000);
-  return JSON.stringify({ path: "notes.txt", content, records });
-}
 
-function smallCallArguments(): string {
-  return JSON.stringify({ path: "src/file.ts", line: 42, replace: "const x = 1;" });
-}
 
 const EVENTS_PER_BATCH = 16;
 
