@@ -11,6 +11,7 @@ import { scriptedModel, type ScriptedTurn } from "../../src/testing/scripted-mod
 import type { Model } from "../../src/types.js";
 import { assertContiguous, type EventCarrier, RawClient, waitFor } from "../server/helpers.js";
 import { hasRedisServer, pollUntil, RedisServerProcess } from "./redis-server.js";
+import { waitTool } from "./wait-tool.js";
 
 
 const LONG_REPLY = Array.from({ length: 40 }, (_, index) => `word${index}`).join(" ");
@@ -103,18 +104,6 @@ describe.skipIf(!hasRedisServer)("sessions on Redis: bad input and odd states", 
       await sessions.close();
     });
     return server;
-  }
-
-  /** A tool that runs until the test finishes it; `toolStarted()` gives the finishing function once it runs. */
-  function waitTool() {
-    let finishTool: (() => void) | undefined;
-    const wait = defineTool({
-      name: "wait",
-      description: "Waits until the test lets it finish",
-      parameters: Type.Object({}),
-      execute: () => new Promise<ReturnType<typeof textResult>>((resolve) => (finishTool = () => resolve(textResult("done")))),
-    });
-    return { wait, toolStarted: () => waitFor(() => finishTool, "the tool to start", 20_000) };
   }
 
   /** One process on a Redis of the test's own (the test takes it down and up), with the wait tool, and a client attached to `session`. */

@@ -1,4 +1,3 @@
-import { Type } from "@sinclair/typebox";
 import { Redis } from "ioredis";
 import { asyncScheduler } from "rxjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -6,10 +5,9 @@ import { Agent } from "../../src/agent/agent.js";
 import { redisSessions, type RedisTranscriptStore } from "../../src/redis/index.js";
 import { serveAgents } from "../../src/server/index.js";
 import { scriptedModel, type ScriptedTurn } from "../../src/testing/scripted-model.js";
-import { defineTool } from "../../src/tools/define-tool.js";
-import { textResult } from "../../src/tools/tool-results.js";
 import { assertContiguous, RawClient, waitFor } from "../server/helpers.js";
 import { hasRedisServer, pollUntil, RedisServerProcess } from "./redis-server.js";
+import { waitTool } from "./wait-tool.js";
 
 
 /** Whatever process asks: a prompt gets the call, the call's result the answer. */
@@ -36,13 +34,7 @@ describe.skipIf(!hasRedisServer)("a process watching a session through a Redis r
   // that misses every frame published between its read and the subscription. Here the watcher's
   // subscriptions after the restart are held until the run has ended, so its read comes first.
   it("its stream read waits for the channel's resubscription: frames published between the two reach its clients, and a resume there replays to the last stored frame", async () => {
-    let finishTool: (() => void) | undefined;
-    const wait = defineTool({
-      name: "wait",
-      description: "Waits until the test lets it finish",
-      parameters: Type.Object({}),
-      execute: () => new Promise<ReturnType<typeof textResult>>((resolve) => (finishTool = () => resolve(textResult("done")))),
-    });
+    const { wait, started, finish } = waitTool();
     const createAgent = (_id: string, store: RedisTranscriptStore) => Agent.open({ store, tools: [wait], model: scriptedModel([reply, reply], { scheduler: asyncScheduler, delay: 5 }) });
     // The watcher's connection: its subscriber (made by `duplicate`) holds `subscribe` calls while `holding` is set.
     const watcherConnection = new Redis(redisServer.url);
@@ -78,7 +70,7 @@ describe.skipIf(!hasRedisServer)("a process watching a session through a Redis r
       clients.push(onRunner, onWatcher);
       for (const client of clients) await client.request({ type: "attach", session: "gap" });
       expect(await onRunner.request({ type: "prompt", input: "go" })).toMatchObject({ type: "ack" });
-      await waitFor(() => onWatcher.hasEvent("tool_execution_start") && finishTool, "the watcher to see the tool start", 20_000);
+      await waitFor(() => onWatcher.hasEvent("tool_execution_start") && started(), "the watcher to see the tool start", 20_000);
       const epoch = (onWatcher.frames.find((frame) => frame.type === "snapshot") as { epoch: string }).epoch;
       const seenBefore = onWatcher.events().at(-1)?.seq ?? 0;
 
@@ -88,7 +80,7 @@ describe.skipIf(!hasRedisServer)("a process watching a session through a Redis r
       // Both of the watcher's connections are back, and whatever it read from the stream on coming back has been read.
       await waitFor(() => subscriberReadies > readiesBefore && watcherConnection.status === "ready" && readsPending === 0, "the watcher to reconnect", 20_000);
       // The run ends while the watcher's subscriptions are held back.
-      finishTool?.();
+      finish();
       const lastStored = await pollUntil(async () => {
         const [newest] = await reader.xrevrange("rxagent:{gap}:events", "+", "-", "COUNT", 1);
         return newest?.[1][1] === "agent_end" && (await reader.exists("rxagent:{gap}:lease")) === 0 ? Number.parseInt(newest[0], 10) : undefined;
