@@ -1,4 +1,4 @@
-import { type Observable, tap } from "rxjs";
+import type { Observable } from "rxjs";
 import type { Agent, AgentEvent } from "../index.js";
 import { runChatCommand } from "./chat-commands.js";
 import { isChatId, parseChatRequest, readBody, type Refusal } from "./chat-request.js";
@@ -118,19 +118,28 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     const events$ = chat.agent.prompt(text);
     const run = { events$, messageId };
     chat.run = run;
-    const clear = () => {
-      if (chat.run === run) chat.run = undefined;
-    };
-    events$.subscribe({ complete: clear, error: clear });
+    /** Set once the response's stream has ended (the run's end, or a slow reader cut off): a client that leaves after that stops nothing. */
+    let answered = false;
     const leave = () => {
-      if (abortOnDisconnect && chat.run === run) chat.agent.abort({ reason: new Error("The chat's client went away") });
+      if (abortOnDisconnect && !answered && chat.run === run) chat.agent.abort({ reason: new Error("The chat's client went away") });
     };
+    const forget = () => signal.removeEventListener("abort", leave);
     signal.addEventListener("abort", leave, { once: true });
     // The client may have gone while createAgent ran: no abort event comes then.
     if (signal.aborted) leave();
-    // `unsubscribe` fires only when the reader cancels before the run ends: the client left.
-    const watched = events$.pipe(tap({ unsubscribe: leave, finalize: () => signal.removeEventListener("abort", leave) }));
-    return stream(watched, messageId);
+    const clear = () => {
+      if (chat.run === run) chat.run = undefined;
+      forget();
+    };
+    events$.subscribe({ complete: clear, error: clear });
+    // The client left when its reader cancels the body (Deno, Bun, Node's pipeline), not when the
+    // events are unsubscribed: a reader cut off for falling behind is unsubscribed too, and its
+    // run goes on for it to resume.
+    const ended = () => {
+      answered = true;
+      forget();
+    };
+    return stream(events$, messageId, (body) => watchReader(body, { cancelled: leave, ended }));
   }
 
   function resume(chatId: string): Response {
@@ -148,9 +157,9 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     return refusal ? refuse(refusal) : new Response(null, { status: 204 });
   }
 
-  function stream(events$: Observable<AgentEvent>, messageId: string): Response {
+  function stream(events$: Observable<AgentEvent>, messageId: string, watch = (body: ReadableStream<Uint8Array>) => body): Response {
     const chunks = toUIMessageStream(events$, { ...options.chunks, messageId });
-    return new Response(toServerSentEvents(chunks), { status: 200, headers: UI_MESSAGE_STREAM_HEADERS });
+    return new Response(watch(toServerSentEvents(chunks)), { status: 200, headers: UI_MESSAGE_STREAM_HEADERS });
   }
 
   /** The chat's record, made on first use, or why there is none. */
@@ -214,4 +223,28 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
 
 function refuse(refusal: Refusal, headers: Record<string, string> = {}): Response {
   return new Response(refusal.message, { status: refusal.status, headers: { "content-type": "text/plain; charset=utf-8", ...headers } });
+}
+
+/**
+ * `stream` read through, calling `cancelled` when its reader cancels it and `ended` when it is
+ * read to its end. A high-water mark of 0 reads nothing ahead: the reader's pace still reaches
+ * `toUIMessageStream`'s allowance.
+ */
+function watchReader(stream: ReadableStream<Uint8Array>, on: { cancelled(): void; ended(): void }): ReadableStream<Uint8Array> {
+  const reader = stream.getReader();
+  return new ReadableStream<Uint8Array>(
+    {
+      pull: (controller) =>
+        reader.read().then(({ done, value }) => {
+          if (!done) return controller.enqueue(value);
+          on.ended();
+          controller.close();
+        }),
+      cancel: (reason: unknown) => {
+        on.cancelled();
+        return reader.cancel(reason);
+      },
+    },
+    { highWaterMark: 0 },
+  );
 }
