@@ -98,6 +98,55 @@ describe("toUIMessageChunks", () => {
     ]);
   });
 
+  it("maps reasoning, a tool call's streamed input, its progress and output, and the run's usage to the whole chunk sequence", async () => {
+    const count = defineTool({
+      name: "count",
+      description: "Counts up",
+      parameters: Type.Object({ to: Type.Number() }),
+      execute: async (_id, { to }, { update }) => {
+        update({ content: [{ type: "text", text: "1" }], details: { at: 1 } });
+        return { content: [{ type: "text", text: "1 2" }], details: { at: to } };
+      },
+    });
+    const model = scriptedModel([
+      { content: [{ type: "thinking", thinking: "Counting." }, { type: "toolCall", id: "call_count", name: "count", arguments: { to: 2 } }], usage: { input: 10, output: 4 } },
+      { content: [{ type: "text", text: "Done." }], usage: { input: 20, output: 1 } },
+    ]);
+    const agent = new Agent({ model, tools: [count] });
+    const chunks = await lastValueFrom(agent.prompt("count to 2").pipe(toUIMessageChunks({ messageId: "m1", toolOutput: (result) => result.details }), toArray()));
+    expect(chunks).toStrictEqual([
+      { type: "start", messageId: "m1" },
+      { type: "start-step" },
+      { type: "reasoning-start", id: "1-0" },
+      { type: "reasoning-delta", id: "1-0", delta: "Counting." },
+      { type: "reasoning-end", id: "1-0" },
+      { type: "tool-input-start", toolCallId: "call_count", toolName: "count" },
+      { type: "tool-input-delta", toolCallId: "call_count", inputTextDelta: '{"to":2}' },
+      { type: "tool-input-available", toolCallId: "call_count", toolName: "count", input: { to: 2 } },
+      { type: "tool-output-available", toolCallId: "call_count", output: { at: 1 }, preliminary: true },
+      { type: "tool-output-available", toolCallId: "call_count", output: { at: 2 } },
+      { type: "finish-step" },
+      { type: "start-step" },
+      { type: "text-start", id: "2-0" },
+      { type: "text-delta", id: "2-0", delta: "Done." },
+      { type: "text-end", id: "2-0" },
+      { type: "finish-step" },
+      // The default metadata: why the run ended and its tokens, summed over both model calls.
+      { type: "finish", finishReason: "stop", messageMetadata: { reason: "idle", usage: expect.objectContaining({ input: 30, output: 5, totalTokens: 35 }) } },
+    ]);
+  });
+
+  it("turns a run that failed outside the model (a hook threw) into an error chunk with why, and a finish with reason error", async () => {
+    const agent = new Agent({
+      model: scriptedModel(["Hi"]),
+      shouldStopAfterTurn: () => {
+        throw new Error("the hook broke");
+      },
+    });
+    const chunks = await lastValueFrom(agent.prompt("hello").pipe(toUIMessageChunks({ messageId: "m1", messageMetadata: () => undefined }), toArray()));
+    expect(chunks.slice(-3)).toStrictEqual([{ type: "finish-step" }, { type: "error", errorText: "shouldStopAfterTurn failed: the hook broke" }, { type: "finish", finishReason: "error" }]);
+  });
+
   it("turns a failed model call into an error chunk and a finish with reason error", async () => {
     const agent = new Agent({ model: scriptedModel([{ stopReason: "error", errorMessage: "rate limited" }]) });
     const chunks = await lastValueFrom(agent.prompt("hello").pipe(toUIMessageChunks({ messageId: "m1", messageMetadata: () => undefined }), toArray()));
