@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { chatBody, chunksOf, finalMessage, postJson } from "../ai-sdk/chat-server.js";
+import { RawClient, waitFor } from "../server/helpers.js";
 import { demoEnvironment, startCli } from "./cli-process.js";
 
 describe("rxagent serve --ai-sdk", () => {
@@ -13,8 +14,14 @@ describe("rxagent serve --ai-sdk", () => {
     const calculator = message.parts.find((part) => part.type === "tool-calculator");
     expect(calculator).toMatchObject({ state: "output-available", input: { expression: "6*7" } });
     expect(message.parts.filter((part) => part.type === "text").map((part) => part.text).join(" ")).toMatch(/42/);
-    // The page is still there beside it.
+    // The page is still there beside it, and its WebSocket runs a session of its own at the same time.
     expect((await fetch(endpoint.replace("api/chat", ""))).status).toBe(200);
+    const client = await RawClient.open(endpoint.replace("http:", "ws:").replace("api/chat", "ws"));
+    await client.request({ type: "attach", session: "socket-session" });
+    await client.request({ type: "prompt", input: "what is 6*7" });
+    await waitFor(() => client.hasEvent("agent_end"), "agent_end", 20_000);
+    expect(client.agentEvents().find((event) => event.type === "tool_execution_end")).toMatchObject({ toolName: "calculator", isError: false });
+    await client.close();
     cli.child.kill("SIGINT");
     expect(await cli.exited).toBe(0);
   });
