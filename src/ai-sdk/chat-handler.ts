@@ -60,7 +60,7 @@ interface Chat {
  * A backend for the AI SDK's `useChat`: one `Agent` per chat id, each POST a run answered with
  * the UI message stream. Routes:
  * - `POST <path>`: useChat's `{ id, messages }`; runs the last user message's text.
- * - `GET <path>/<id>/stream`: the active run from its start (useChat's `resume: true`), or 204.
+ * - `GET <path>/<id>/stream`: the active run from its start (useChat's `resume: true`), or 204 (none, or no such chat).
  * - `POST <path>/<id>/commands`: `steer`, `follow_up`, `approve`, `deny`, `abort` (`ChatCommand`).
  *
  * @example
@@ -144,10 +144,10 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
 
   function resume(chatId: string): Response {
     if (!isChatId(chatId)) return refuse({ status: 400, message: "Not a chat id." });
-    const chat = chats.get(chatId);
-    if (!chat) return refuse({ status: 404, message: `No chat "${chatId}" here.` });
-    if (!chat.run) return new Response(null, { status: 204 });
-    return stream(chat.run.events$, chat.run.messageId);
+    // A chat this server does not hold has nothing in flight either: useChat({ resume: true })
+    // asks for every chat it opens, a new one too, and would show a 404 as the chat's error.
+    const run = chats.get(chatId)?.run;
+    return run ? stream(run.events$, run.messageId) : new Response(null, { status: 204 });
   }
 
   function command(chatId: string, body: string): Response {

@@ -61,9 +61,10 @@ describe("the chat handler's answers to bad requests", () => {
     expect(status).toBe(413);
   });
 
-  it("answers 404 for a chat createAgent refuses, or one never created, and 500 with why when createAgent throws", async () => {
+  it("answers 404 for a chat createAgent refuses, or commands to one never created (204 to resume it), and 500 with why when createAgent throws", async () => {
     await expectRefusal(await post(chatBody("unknown-1", "hi")), 404, 'No chat "unknown-1" here, and the server would not create it.');
-    await expectRefusal(await fetch(`${server.url}/api/chat/never/stream`), 404, 'No chat "never" here.');
+    // Nothing to resume rather than 404: useChat({ resume: true }) asks for every chat it opens, a new one too.
+    expect((await fetch(`${server.url}/api/chat/never/stream`)).status).toBe(204);
     await expectRefusal(await post(JSON.stringify({ type: "abort" }), "/api/chat/never/commands"), 404, 'No chat "never" here.');
     await expectRefusal(await post(chatBody("throws", "hi")), 500, "createAgent failed: no model configured");
   });

@@ -42,9 +42,28 @@ function chatAgent(): Agent {
   return new Agent({ model, tools: [add, deleteFile] });
 }
 
+/** Tells a story in two parts, holding between them in a tool until `gate` opens. */
+function storyAgent(gate: Promise<void>): Agent {
+  const wait = defineTool({
+    name: "wait",
+    description: "Waits",
+    parameters: Type.Object({}),
+    execute: async () => (await gate, { content: [{ type: "text", text: "waited" }], details: {} }),
+  });
+  const model = scriptedModel([{ content: [{ type: "text", text: "Once upon a time" }, { type: "toolCall", id: "call_wait", name: "wait", arguments: {} }] }, "The end."], {
+    scheduler: asyncScheduler,
+    delay: 20,
+  });
+  return new Agent({ model, tools: [wait] });
+}
+
 describe.skipIf(!existsSync(CHROMIUM))("a real useChat page (React, @ai-sdk/react) against the chat handler, in headless Chromium", () => {
   let server: Server;
   let handler: ChatHandler;
+  /** A second endpoint whose runs outlive their client, for `resume: true`. */
+  let resumable: ChatHandler;
+  let resumableAgent: Agent | undefined;
+  let openGate!: () => void;
   let browser: Browser;
   let url: string;
   const agents: Agent[] = [];
@@ -52,8 +71,10 @@ describe.skipIf(!existsSync(CHROMIUM))("a real useChat page (React, @ai-sdk/reac
   beforeAll(async () => {
     const script = await bundleChatPage();
     handler = createChatHandler({ createAgent: () => agents[agents.push(chatAgent()) - 1] });
+    const gate = new Promise<void>((resolve) => (openGate = resolve));
+    resumable = createChatHandler({ path: "/api/resumable", abortOnDisconnect: false, createAgent: () => (resumableAgent = storyAgent(gate)) });
     server = createServer((request, response) => {
-      if (handleNodeRequest(handler, request, response)) return;
+      if (handleNodeRequest(handler, request, response) || handleNodeRequest(resumable, request, response)) return;
       if (request.url === "/page.js") return void response.writeHead(200, { "content-type": "text/javascript" }).end(script);
       if (request.url?.startsWith("/?")) return void response.writeHead(200, { "content-type": "text/html" }).end(CHAT_PAGE_HTML);
       response.writeHead(404).end();
@@ -67,6 +88,7 @@ describe.skipIf(!existsSync(CHROMIUM))("a real useChat page (React, @ai-sdk/reac
   afterAll(async () => {
     await browser?.close();
     await handler?.close();
+    await resumable?.close();
     server?.closeAllConnections();
     await new Promise<void>((resolve) => server?.close(() => resolve()));
   });
@@ -115,11 +137,41 @@ describe.skipIf(!existsSync(CHROMIUM))("a real useChat page (React, @ai-sdk/reac
     // An approval, through the data part and the commands route: the call waits until the page approves.
     await page.fill("#input", "delete notes.txt");
     await page.click("#send");
+    await page.locator('.approval[data-state="waiting"] .approve').waitFor();
+    if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}-approval-waiting.png`, fullPage: true });
     await page.locator('.approval[data-state="waiting"] .approve').click();
     await page.locator('.tool[data-tool="delete_file"][data-state="output-available"]').waitFor();
     await page.locator('.approval[data-state="approved"]').waitFor();
     await page.locator(".message.assistant .text", { hasText: "Deleted notes.txt." }).waitFor();
     if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}-approval.png`, fullPage: true });
+    expect(pageErrors).toEqual([]);
+    await page.close();
+  }, 90_000);
+
+  it("with resume: true, a fresh chat opens without an error, and a reload mid-run picks the run up from its start to its end", async () => {
+    const page = await browser.newPage({ viewport: { width: 900, height: 600 } });
+    const pageErrors: string[] = [];
+    page.on("pageerror", (error) => pageErrors.push(error.message));
+    // useChat asks GET …/chat-resumed/stream at once: a chat with nothing in flight, not an error.
+    const asked = page.waitForResponse((response) => response.url().endsWith("/api/resumable/chat-resumed/stream"));
+    await page.goto(`${url}/?chat=chat-resumed&api=/api/resumable&resume`);
+    expect((await asked).status()).toBe(204);
+    expect(await page.locator('#status:not([data-status="submitted"])').getAttribute("data-status")).toBe("ready");
+    expect(await page.locator("#error").count()).toBe(0);
+
+    await page.fill("#input", "tell me a story");
+    await page.click("#send");
+    // The run holds in its tool until the reloaded page has picked it up.
+    await page.locator('.tool[data-tool="wait"]').waitFor();
+    await page.reload();
+    await page.locator(".message.assistant .text", { hasText: "Once upon a time" }).waitFor();
+    await page.locator('.tool[data-tool="wait"]').waitFor();
+    openGate();
+    await page.locator(".message.assistant .text", { hasText: "The end." }).waitFor();
+    await page.locator('#status[data-status="ready"]').waitFor();
+    expect(resumableAgent?.state.messages.at(-1)).toMatchObject({ role: "assistant", stopReason: "stop" });
+    expect(await page.locator("#error").count()).toBe(0);
+    if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}-resumed.png`, fullPage: true });
     expect(pageErrors).toEqual([]);
     await page.close();
   }, 90_000);

@@ -1,11 +1,15 @@
 // A minimal useChat page, as a team's React front end would be, bundled by chat-page-bundle.ts
 // for the browser test. createElement rather than JSX: the repository's tsconfig has no JSX setting.
 import { useChat } from "@ai-sdk/react";
-import type { UIMessage } from "ai";
+import { DefaultChatTransport, type UIMessage } from "ai";
 import { createElement as h, useState, type FormEvent } from "react";
 import { createRoot } from "react-dom/client";
 
-const chatId = new URLSearchParams(location.search).get("chat") ?? "browser-chat";
+// ?chat=<id>, and for the resume test ?api=<path>&resume (useChat's `resume: true`).
+const query = new URLSearchParams(location.search);
+const chatId = query.get("chat") ?? "browser-chat";
+const api = query.get("api") ?? "/api/chat";
+const transport = new DefaultChatTransport<UIMessage>({ api });
 
 function Part({ part }: { part: UIMessage["parts"][number] }) {
   if (part.type === "text") return h("p", { className: "text" }, part.text);
@@ -25,7 +29,7 @@ function Part({ part }: { part: UIMessage["parts"][number] }) {
     // rxagent's approval part (AI SDK 5 has none): answered through the chat's commands route.
     const approval = part.data as { toolCallId: string; toolName: string; state: string };
     const answer = (type: "approve" | "deny") =>
-      void fetch(`/api/chat/${chatId}/commands`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ type, toolCallId: approval.toolCallId }) });
+      void fetch(`${api}/${chatId}/commands`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ type, toolCallId: approval.toolCallId }) });
     return h(
       "div",
       { className: "approval", "data-state": approval.state },
@@ -38,7 +42,7 @@ function Part({ part }: { part: UIMessage["parts"][number] }) {
 }
 
 function App() {
-  const { messages, sendMessage, stop, status, error } = useChat({ id: chatId });
+  const { messages, sendMessage, stop, status, error } = useChat({ id: chatId, transport, resume: query.has("resume") });
   const [input, setInput] = useState("");
   const submit = (event: FormEvent) => {
     event.preventDefault();
