@@ -60,6 +60,28 @@ describe("createChatHandler through the Fetch API (Request → Response)", () =>
     expect((await ended).reason).toBe("aborted");
   });
 
+  it("aborts the run at once when the client left while createAgent was still making the agent", async () => {
+    const agent = longAgent();
+    let created!: () => void;
+    const creating = new Promise<void>((resolve) => (created = resolve));
+    const chat = chatHandler({ createAgent: () => creating.then(() => agent) });
+    const ended = endOf(agent);
+    const left = new AbortController();
+    const answer = chat.fetch(chatRequest("chat-1", "talk", { signal: left.signal }));
+    left.abort();
+    created();
+    await answer;
+    expect((await ended).reason).toBe("aborted");
+  });
+
+  it("makes one agent for two first POSTs of the same chat that arrive while createAgent is still at work, and runs one of them", async () => {
+    let created = 0;
+    const chat = chatHandler({ createAgent: () => Promise.resolve().then(() => (created += 1, longAgent())) });
+    const answers = await Promise.all([chat.fetch(chatRequest("chat-1", "one")), chat.fetch(chatRequest("chat-1", "two"))]);
+    expect({ created, statuses: answers.map((answer) => answer.status).sort() }).toStrictEqual({ created: 1, statuses: [200, 409] });
+    await Promise.all(answers.map((answer) => answer.body?.cancel()));
+  });
+
   it("lets the run go on when a slow reader's stream is cut off (it may resume), though its client did not leave", async () => {
     const agent = new Agent({ model: scriptedModel(["word ".repeat(100)], { scheduler: asyncScheduler, delay: 1 }) });
     const chat = chatHandler({ createAgent: () => agent, chunks: { maxQueuedChunks: 20 } });
