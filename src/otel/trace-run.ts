@@ -60,6 +60,7 @@ export function traceRun(tracer: Tracer, settings: SpanSettings, runSpans: RunSp
                   "gen_ai.operation.name": "execute_tool",
                   "gen_ai.tool.name": event.toolName,
                   "gen_ai.tool.call.id": event.toolCallId,
+                  ...(settings.conversationId !== undefined ? { "gen_ai.conversation.id": settings.conversationId } : {}),
                   ...contentAttribute(settings, "gen_ai.tool.call.arguments", event.args),
                 },
               },

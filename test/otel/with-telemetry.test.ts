@@ -75,7 +75,7 @@ describe("withTelemetry", () => {
       "gen_ai.usage.input_tokens": 10,
       "gen_ai.usage.output_tokens": 5,
     });
-    expect(weather.attributes).toStrictEqual({ "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "weather", "gen_ai.tool.call.id": "call_weather" });
+    expect(weather.attributes).toStrictEqual({ "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "weather", "gen_ai.tool.call.id": "call_weather", "gen_ai.conversation.id": "session-1" });
     expect(run!.attributes).toMatchObject({
       "gen_ai.operation.name": "invoke_agent",
       "gen_ai.conversation.id": "session-1",
