@@ -1,5 +1,6 @@
 import { emptyUsage, isAssistantMessage, isFailedMessage, roleOf } from "../types/messages.js";
 import type { AgentEvent, AgentMessage, AgentState, Usage } from "../types.js";
+import { addUsage as addUsageTo, spentBy } from "../model/run-usage.js";
 import { withNestedApproval, withoutNestedApprovalsOf } from "./nested-approvals.js";
 
 /**
@@ -105,30 +106,13 @@ export function reduceAgentState(state: AgentState, event: AgentEvent): AgentSta
   }
 }
 
-/** Adds what an assistant message, or a tool that reported its own `usage`, spent. */
+/** Adds what an assistant message (with the calls that failed before it) or a tool that reported its own `usage` spent. */
 function addUsage(total: Usage, message: AgentMessage): Usage {
-  const usage = usageOf(message);
-  if (usage === undefined) return total;
-  return {
-    input: total.input + usage.input,
-    output: total.output + usage.output,
-    cacheRead: total.cacheRead + usage.cacheRead,
-    cacheWrite: total.cacheWrite + usage.cacheWrite,
-    totalTokens: total.totalTokens + usage.totalTokens,
-    cost: {
-      input: total.cost.input + usage.cost.input,
-      output: total.cost.output + usage.cost.output,
-      cacheRead: total.cost.cacheRead + usage.cost.cacheRead,
-      cacheWrite: total.cost.cacheWrite + usage.cost.cacheWrite,
-      total: total.cost.total + usage.cost.total,
-    },
-  };
-}
-
-function usageOf(message: AgentMessage): Usage | undefined {
-  const role = roleOf(message);
-  if (role !== "assistant" && role !== "toolResult") return undefined;
-  const usage = (message as { usage?: Usage }).usage;
-  // A message from a store or a provider of one's own may lack usage, or parts of it.
-  return typeof usage === "object" && usage !== null && typeof usage.cost === "object" && usage.cost !== null ? usage : undefined;
+  const assistant = isAssistantMessage(message);
+  if (!assistant && roleOf(message) !== "toolResult") return total;
+  // A new object: the state is read-only, and a listener may keep the previous one.
+  const next = emptyUsage();
+  addUsageTo(next, total);
+  addUsageTo(next, assistant ? spentBy(message) : (message as { usage?: unknown }).usage);
+  return next;
 }

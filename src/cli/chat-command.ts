@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { interval, type Observable, type Subscription } from "rxjs";
 import { demoTools } from "../demo/demo-tools.js";
 import { errorText } from "../errors.js";
@@ -59,7 +60,8 @@ export function runChat(options: ChatOptions): Promise<number> {
       onWarning: (message: string) => notice(message, "warning"),
       ...(options.eagerTools ? { eagerTools: true } : {}),
     };
-    const agent = new Agent(options.instrument ? options.instrument(agentOptions) : agentOptions);
+    // One conversation per chat: with `--otel`, every run's spans share its id.
+    const agent = new Agent(options.instrument ? options.instrument(agentOptions, randomUUID()) : agentOptions);
     const subscriptions: Subscription[] = [];
     let render: RenderState = initialRenderState;
     let spinner: Subscription | undefined;

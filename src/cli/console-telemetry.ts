@@ -2,8 +2,11 @@ import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
 import type { AgentOptions } from "../agent/agent-options.js";
 import { importPeer } from "./import-peer.js";
 
-/** Agent options in, instrumented options out (identity without `--otel`). */
-export type Instrument = <Options extends AgentOptions>(options: Options) => Options;
+/**
+ * Agent options in, instrumented options out (identity without `--otel`); `conversationId` (a
+ * served session's id, a chat's own) goes on every span as `gen_ai.conversation.id`.
+ */
+export type Instrument = <Options extends AgentOptions>(options: Options, conversationId?: string) => Options;
 
 /** What `--otel` sets up: the instrumentation, and the flush that sends the spans not yet sent. */
 export interface Telemetry {
@@ -29,7 +32,10 @@ export async function consoleTelemetry(write: (line: string) => void, otlpEndpoi
   const exporter = otlpEndpoint ? await otlpExporter(feature) : lineExporter(write);
   const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
   const tracer = provider.getTracer("rxagent-cli");
-  return { instrument: (options) => withTelemetry(options, { tracer }), flush: () => provider.forceFlush() };
+  return {
+    instrument: (options, conversationId) => withTelemetry(options, { tracer, ...(conversationId === undefined ? {} : { conversationId }) }),
+    flush: () => provider.forceFlush(),
+  };
 }
 
 /** The exporter reads `OTEL_EXPORTER_OTLP_ENDPOINT` (and its headers) itself, as every OTel SDK does. */

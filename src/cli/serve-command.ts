@@ -58,24 +58,30 @@ export async function runServe(options: ServeOptions): Promise<() => Promise<voi
   // clock's Intl formats, a synchronous stall at load) is paid at start, not inside a session's
   // first run, where a `--redis` process may hold a short lease.
   const tools = options.tools ?? demoTools({ root: options.root, stepDelay: options.toolStepDelay });
-  const agentOptions = () =>
-    instrument({
-      model: options.choice.model,
-      tools,
-      systemPrompt: `You are a helpful assistant in a browser, run by rxagent. Tools: calculator, clock, list_files and read_file (inside ${options.root}). Call independent tools in the same reply. Be concise.`,
-    });
+  /** A session's (or a useChat chat's) agent options; with `--otel`, its spans carry the id as `gen_ai.conversation.id`. */
+  const agentOptions = (conversationId: string) =>
+    instrument(
+      {
+        model: options.choice.model,
+        tools,
+        systemPrompt: `You are a helpful assistant in a browser, run by rxagent. Tools: calculator, clock, list_files and read_file (inside ${options.root}). Call independent tools in the same reply. Be concise.`,
+      },
+      conversationId,
+    );
   /** A session's agent; with `--store`, on its transcript file (ids are [A-Za-z0-9_.:-]{1,128}, PROTOCOL.md: with ".jsonl" after it, a file name of the folder). */
-  const openAgent = (name: string): Agent | Promise<Agent> =>
-    options.storeDirectory === undefined ? new Agent(agentOptions()) : Agent.open({ ...agentOptions(), store: new JsonlTranscriptStore(join(options.storeDirectory, `${name}.jsonl`)) });
+  const openAgent = (name: string, conversationId: string): Agent | Promise<Agent> =>
+    options.storeDirectory === undefined
+      ? new Agent(agentOptions(conversationId))
+      : Agent.open({ ...agentOptions(conversationId), store: new JsonlTranscriptStore(join(options.storeDirectory, `${name}.jsonl`)) });
   // A chat's file is `chat-<id>.jsonl`, apart from the WebSocket sessions' `<id>.jsonl`.
-  const chats = options.aiSdk ? await chatEndpoint(options, (chatId) => openAgent(`chat-${chatId}`)) : undefined;
-  const redis = options.redis === undefined ? undefined : await redisSessionsAt(options.redis, options.leaseMs, (store) => Agent.open({ ...agentOptions(), store }));
+  const chats = options.aiSdk ? await chatEndpoint(options, (chatId) => openAgent(`chat-${chatId}`, chatId)) : undefined;
+  const redis = options.redis === undefined ? undefined : await redisSessionsAt(options.redis, options.leaseMs, (sessionId, store) => Agent.open({ ...agentOptions(sessionId), store }));
   const server = await serveWebUi({
     port: options.port,
     host: options.host,
     ...(options.token === undefined ? {} : { auth: acceptToken(options.token) }),
     ...(options.allowOrigins === undefined ? {} : { allowedOrigins: options.allowOrigins }),
-    createAgent: (session) => openAgent(session),
+    createAgent: (session) => openAgent(session, session),
     page: firstScreen(options.choice),
     ...(chats ? { handleRequest: chats.handleRequest } : {}),
     ...redis?.serveOptions,
@@ -116,9 +122,9 @@ function firstScreen(choice: ModelChoice): WebUiPage {
 }
 
 /** `--redis`: sessions on Redis, so several processes serve them; needs the optional peer ioredis. */
-async function redisSessionsAt(url: string, leaseMs: number | undefined, openAgent: (store: TranscriptStore) => Promise<Agent>) {
+async function redisSessionsAt(url: string, leaseMs: number | undefined, openAgent: (sessionId: string, store: TranscriptStore) => Promise<Agent>) {
   const { redisSessions } = await importPeer(() => import("../redis/index.js"), "ioredis", "rxagent serve --redis");
-  const sessions = redisSessions({ redis: url, ...(leaseMs === undefined ? {} : { leaseMs }), createAgent: (_sessionId, store) => openAgent(store) });
+  const sessions = redisSessions({ redis: url, ...(leaseMs === undefined ? {} : { leaseMs }), createAgent: (sessionId, store) => openAgent(sessionId, store) });
   try {
     await sessions.ready();
   } catch (error) {

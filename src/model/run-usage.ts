@@ -1,30 +1,61 @@
-import type { AgentMessage, Usage } from "../types/messages.js";
+import type { AgentMessage, AssistantMessage, Usage } from "../types/messages.js";
 import { emptyUsage, isAssistantMessage, roleOf } from "../types/messages.js";
 
 /**
- * The tokens and cost of a run, summed in one place: every assistant message (failed ones too,
- * so a fallback's failed call counts) and every tool result that reported `usage`.
+ * The tokens and cost of a run, summed in one place: every assistant message (failed ones too),
+ * what the calls before it reported (`spentBy`: attempts `withRetry` sent again, models
+ * `withFallback` left), and every tool result that reported `usage`.
  *
  * Intuition: `agent_end.messages` holds everything the run added, so its sum is the run's bill.
- * Calls retried before their first token are not messages and reported no usage (the server
- * refused them), so they add nothing.
  * @example agent_end: (event) => log(runUsage(event.messages).cost.total)
  */
 export function runUsage(messages: readonly AgentMessage[]): Usage {
   const total = emptyUsage();
   for (const message of messages) {
-    const usage = isAssistantMessage(message) ? message.usage : roleOf(message) === "toolResult" ? (message as { usage?: Usage }).usage : undefined;
-    if (usage === undefined) continue;
-    total.input += usage.input;
-    total.output += usage.output;
-    total.cacheRead += usage.cacheRead;
-    total.cacheWrite += usage.cacheWrite;
-    total.totalTokens += usage.totalTokens;
-    total.cost.input += usage.cost.input;
-    total.cost.output += usage.cost.output;
-    total.cost.cacheRead += usage.cost.cacheRead;
-    total.cost.cacheWrite += usage.cost.cacheWrite;
-    total.cost.total += usage.cost.total;
+    if (isAssistantMessage(message)) addSpentBy(total, message);
+    else if (roleOf(message) === "toolResult") addUsage(total, (message as { usage?: unknown }).usage);
   }
   return total;
+}
+
+/**
+ * What getting one assistant message cost: its own `usage`, its `retriedUsage` (failed attempts
+ * `withRetry` sent again) and the `usage` of each call in its `fallbackFrom`.
+ *
+ * Why the failed calls count: a call can fail before its first content after the server reported
+ * tokens (Anthropic's `message_start`, then `overloaded_error`), and the run's bill should say so.
+ */
+export function spentBy(message: AssistantMessage): Usage {
+  const total = emptyUsage();
+  addSpentBy(total, message);
+  return total;
+}
+
+/** True when a usage counts any token or any cost. */
+export function hasUsage(usage: Usage): boolean {
+  return usage.totalTokens > 0 || usage.input > 0 || usage.output > 0 || usage.cacheRead > 0 || usage.cacheWrite > 0 || usage.cost.total > 0;
+}
+
+function addSpentBy(total: Usage, message: AssistantMessage): void {
+  addUsage(total, message.usage);
+  addUsage(total, message.retriedUsage);
+  // Read defensively: a message from a store or a provider of one's own may carry anything.
+  if (Array.isArray(message.fallbackFrom)) for (const failed of message.fallbackFrom) addUsage(total, (failed as { usage?: unknown } | undefined)?.usage);
+}
+
+/** Adds `usage` to `total` in place; a missing or malformed usage (no `cost`) adds nothing. */
+export function addUsage(total: Usage, usage: unknown): void {
+  if (typeof usage !== "object" || usage === null) return;
+  const counted = usage as Usage;
+  if (typeof counted.cost !== "object" || counted.cost === null) return;
+  total.input += counted.input;
+  total.output += counted.output;
+  total.cacheRead += counted.cacheRead;
+  total.cacheWrite += counted.cacheWrite;
+  total.totalTokens += counted.totalTokens;
+  total.cost.input += counted.cost.input;
+  total.cost.output += counted.cost.output;
+  total.cost.cacheRead += counted.cost.cacheRead;
+  total.cost.cacheWrite += counted.cost.cacheWrite;
+  total.cost.total += counted.cost.total;
 }

@@ -4,6 +4,7 @@ import type { AssistantMessage, FailedModelCall } from "../types/messages.js";
 import type { LlmContext, Model, ModelErrorEvent, ModelEvent, ModelStreamOptions } from "../types/model.js";
 import { withMessageFields } from "../util/shared-content.js";
 import { FailedBeforeContent, failBeforeContent } from "./fail-before-content.js";
+import { hasUsage, spentBy } from "./run-usage.js";
 
 export interface FallbackOptions {
   /** Which failures hand the call to the next model. Default: every failure but an abort. */
@@ -24,6 +25,7 @@ export interface FallbackOptions {
  * `fallbackFrom` lists the calls that failed before it (also on every partial, so
  * `message_start` shows it). When every model fails, the last failure ends the stream, with
  * `fallbackFrom` listing the others. A failure after content streamed is never handed over.
+ * A failed call that reported usage keeps it in its `fallbackFrom` record, so `runUsage` bills it.
  * The returned model's `id`, `provider` and `api` are the primary's.
  * @example const model = withFallback([openaiChat({ model: "gpt-4.1" }), fromPiAi(claude)])
  */
@@ -38,9 +40,9 @@ export function withFallback(models: readonly [Model, ...Model[]], options: Fall
       const attempt = (index: number, failed: readonly FailedModelCall[]): Observable<ModelEvent> => {
         const model = models[index] as Model;
         const isLast = index === models.length - 1;
-        const own = defer(() => model.stream(context, streamOptions));
-        return (failed.length === 0 ? own : own.pipe(map((event) => recordFallback(event, failed)))).pipe(
-          failBeforeContent((event) => !isLast && !streamOptions.signal.aborted && on(event)),
+        // The failure is judged before it is marked, so a failed call's record holds only what it spent.
+        const judged = defer(() => model.stream(context, streamOptions)).pipe(failBeforeContent((event) => !isLast && !streamOptions.signal.aborted && on(event)));
+        return (failed.length === 0 ? judged : judged.pipe(map((event) => recordFallback(event, failed)))).pipe(
           catchError((error: unknown) => {
             if (!(error instanceof FailedBeforeContent)) return throwError(() => error);
             return attempt(index + 1, [...failed, failedCall(error.event.error)]);
@@ -53,7 +55,11 @@ export function withFallback(models: readonly [Model, ...Model[]], options: Fall
 }
 
 function failedCall(message: AssistantMessage): FailedModelCall {
-  return { provider: message.provider, model: message.model, errorMessage: message.errorMessage ?? "Model call failed" };
+  const failed: FailedModelCall = { provider: message.provider, model: message.model, errorMessage: message.errorMessage ?? "Model call failed" };
+  // Its retries and, for a withFallback inside, the calls it fell back from: the run's bill counts them (runUsage).
+  const usage = spentBy(message);
+  if (hasUsage(usage)) failed.usage = usage;
+  return failed;
 }
 
 /** The event with `fallbackFrom` on the message it carries. */

@@ -1,7 +1,9 @@
 import type { Observable, SchedulerLike } from "rxjs";
-import { asyncScheduler, catchError, defer, from, fromEvent, map, merge, retry, take, throwError, timer } from "rxjs";
+import { asyncScheduler, catchError, defer, from, fromEvent, map, merge, retry, take, tap, throwError, timer } from "rxjs";
+import type { AssistantMessage, Usage } from "../types/messages.js";
 import type { LlmContext, Model, ModelErrorEvent, ModelEvent, ModelStreamOptions } from "../types/model.js";
 import { FailedBeforeContent, failBeforeContent } from "./fail-before-content.js";
+import { addUsage, hasUsage, spentBy } from "./run-usage.js";
 import { isTransientFailure } from "./transient-failure.js";
 
 export interface RetryOptions {
@@ -47,6 +49,8 @@ class RetryWaitAborted extends Error {}
  * Never retries after a content event, nor a failure `retryOn` rejects, nor an abort. When the
  * retries run out, the last failure ends the stream with "(gave up after N attempts)" appended
  * to its `errorMessage` (unchanged with `retries: 0`). An abort during a wait ends it at once with an `aborted` error event.
+ * Attempts sent again that had reported usage (tokens counted before the failure) leave their sum
+ * as `retriedUsage` on the final message, so `runUsage` bills them.
  * @example const model = withRetry(openaiChat({ model: "gpt-4.1-mini", maxRetries: 0 }), { retries: 3 })
  */
 export function withRetry(model: Model, options: RetryOptions = {}): Model {
@@ -72,21 +76,31 @@ export function withRetry(model: Model, options: RetryOptions = {}): Model {
       const { signal } = streamOptions;
       return defer(() => {
         let last: FailedBeforeContent | undefined;
-        return defer(() => model.stream(context, streamOptions)).pipe(
-          failBeforeContent((event) => !signal.aborted && retryOn(event)),
+        // What the attempts sent again had reported spending, when any: on the final message (`retriedUsage`).
+        let retried: Usage | undefined;
+        const attempt = () => {
+          // Judged before it is marked, so a failure handed back holds only what its own attempt spent.
+          const events = model.stream(context, streamOptions).pipe(failBeforeContent((event) => !signal.aborted && retryOn(event)));
+          // Only after an attempt that reported usage: every other call's events pass unchanged.
+          return retried === undefined ? events : events.pipe(map((event) => withRetriedUsage(event, retried)));
+        };
+        const final = (event: ModelEvent): ModelEvent => withRetriedUsage(event, retried);
+        return defer(attempt).pipe(
           retry({
             delay: (error: unknown, retryCount: number) => {
               if (!(error instanceof FailedBeforeContent)) return throwError(() => error);
               last = error;
               // With `retries: 0` nothing was retried, so there is nothing to give up on.
-            if (retryCount > retries) return throwError(() => (retries === 0 ? error : new FailedBeforeContent(error.held, gaveUp(error.event, retryCount))));
+              if (retryCount > retries) return throwError(() => (retries === 0 ? error : new FailedBeforeContent(error.held, gaveUp(error.event, retryCount))));
               const delayMs = delayOf(error.event, retryCount);
-              return delayMs === undefined ? throwError(() => error) : waitUnlessAborted(delayMs, scheduler, signal);
+              if (delayMs === undefined) return throwError(() => error);
+              // Counted once the attempt is sent again; an abort during the wait reports it as it is.
+              return waitUnlessAborted(delayMs, scheduler, signal).pipe(tap(() => (retried = addSpent(retried, error.event.error))));
             },
           }),
           catchError((error: unknown) => {
-            if (error instanceof FailedBeforeContent) return from([...error.held, error.event]);
-            if (error instanceof RetryWaitAborted && last) return from([...last.held, aborted(last.event)]);
+            if (error instanceof FailedBeforeContent) return from([...error.held, final(error.event)]);
+            if (error instanceof RetryWaitAborted && last) return from([...last.held, final(aborted(last.event))]);
             return throwError(() => error);
           }),
         );
@@ -103,6 +117,22 @@ function waitUnlessAborted(delayMs: number, scheduler: SchedulerLike, signal: Ab
     }),
   );
   return merge(timer(delayMs, scheduler), abort).pipe(take(1));
+}
+
+/** `retried` plus what a failed attempt spent, or `retried` as it was when it spent nothing. */
+function addSpent(retried: Usage | undefined, failed: AssistantMessage): Usage | undefined {
+  const spent = spentBy(failed);
+  if (!hasUsage(spent)) return retried;
+  if (retried !== undefined) addUsage(spent, retried);
+  return spent;
+}
+
+/** The event with `retriedUsage` on its final message; partials, and any event without it, pass unchanged. */
+function withRetriedUsage(event: ModelEvent, retriedUsage: Usage | undefined): ModelEvent {
+  if (retriedUsage === undefined) return event;
+  if (event.type === "done") return { ...event, message: { ...event.message, retriedUsage } };
+  if (event.type === "error") return { ...event, error: { ...event.error, retriedUsage } };
+  return event;
 }
 
 function gaveUp(event: ModelErrorEvent, attempts: number): ModelErrorEvent {

@@ -2,7 +2,9 @@ import type { Span, Tracer } from "@opentelemetry/api";
 import { context, SpanKind, trace } from "@opentelemetry/api";
 import type { MonoTypeOperatorFunction } from "rxjs";
 import { Observable } from "rxjs";
+import { cancelReasonOf } from "../operators/tool-calls/call-cancellations.js";
 import type { AgentEvent } from "../types/events.js";
+import type { AgentToolResult } from "../types/tools.js";
 import { runUsage } from "../model/run-usage.js";
 import { isAssistantMessage, roleOf } from "../types/messages.js";
 import type { SpanSettings } from "./attributes.js";
@@ -12,8 +14,8 @@ import type { RunSpans } from "./run-spans.js";
 /**
  * The run as an `invoke_agent` span, subscribed with it as the active context (so the model's
  * `chat` spans are its children), and an `execute_tool {tool}` span per tool call from its
- * `tool_execution_start` to its `tool_execution_end`. Approvals and slot waits are events on the
- * tool's span; steering and follow-up messages events on the run's.
+ * `tool_execution_start` to its `tool_execution_end`. Approvals, slot waits and a cancel are
+ * events on the tool's span; steering and follow-up messages events on the run's.
  *
  * Contract: `agent_end` ends the run span with the run's summed usage and cost; a failed or
  * aborted run sets status ERROR and `error.type`. An unsubscribe ends every span still open
@@ -58,6 +60,7 @@ export function traceRun(tracer: Tracer, settings: SpanSettings, runSpans: RunSp
                   "gen_ai.operation.name": "execute_tool",
                   "gen_ai.tool.name": event.toolName,
                   "gen_ai.tool.call.id": event.toolCallId,
+                  ...(settings.conversationId !== undefined ? { "gen_ai.conversation.id": settings.conversationId } : {}),
                   ...contentAttribute(settings, "gen_ai.tool.call.arguments", event.args),
                 },
               },
@@ -79,7 +82,7 @@ export function traceRun(tracer: Tracer, settings: SpanSettings, runSpans: RunSp
             const span = openTools.get(event.toolCallId);
             if (span === undefined) return;
             span.setAttributes(contentAttribute(settings, "gen_ai.tool.call.result", event.result.content));
-            if (event.isError) failSpan(span, "tool_error");
+            if (event.isError) endFailedTool(span, event.result.content);
             span.end();
             openTools.delete(event.toolCallId);
             runSpans.open.delete(event.toolCallId);
@@ -131,4 +134,16 @@ export function traceRun(tracer: Tracer, settings: SpanSettings, runSpans: RunSp
         runSpan.end();
       };
     });
+}
+
+/** A failed call's span: a cancel (`cancellations`, `Agent.cancelToolCall`) is an event and `error.type` "cancelled", any other failure "tool_error". */
+function endFailedTool(span: Span, content: readonly AgentToolResult["content"][number][]): void {
+  const [first] = content;
+  const reason = content.length === 1 && first?.type === "text" ? cancelReasonOf(first.text) : undefined;
+  if (reason === undefined) {
+    failSpan(span, "tool_error");
+    return;
+  }
+  span.addEvent("rxagent.tool_cancelled", reason === "" ? {} : { "rxagent.reason": reason });
+  failSpan(span, "cancelled");
 }

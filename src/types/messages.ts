@@ -87,6 +87,12 @@ export interface AssistantMessage {
    * why, in order. `provider`/`model` above name the model that did answer.
    */
   fallbackFrom?: FailedModelCall[];
+  /**
+   * Set by `withRetry` on the final message when attempts it sent again had reported usage
+   * (tokens the server counted before failing): their sum, apart from `usage`, which is this
+   * answer's own. `runUsage` and `agent_end.usage` count it.
+   */
+  retriedUsage?: Usage;
   timestamp: number;
 }
 
@@ -95,6 +101,8 @@ export interface FailedModelCall {
   provider: string;
   model: string;
   errorMessage: string;
+  /** What the failed call reported spending (its retries' too), when anything: `runUsage` counts it. */
+  usage?: Usage;
 }
 
 export interface ToolResultMessage<TDetails = unknown> {

@@ -1,11 +1,19 @@
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
+import { RawClient, waitFor } from "../server/helpers.js";
 import { demoEnvironment, startCli } from "./cli-process.js";
 
 interface OtlpTraces {
   resourceSpans: { scopeSpans: { spans: { name: string; parentSpanId?: string; spanId: string }[] }[] }[];
 }
+
+/** The `span …` lines of a process's stderr, each as its name and attributes. */
+const spanLines = (stderr: string) =>
+  stderr
+    .split("\n")
+    .filter((line) => line.startsWith("span "))
+    .map((line) => ({ name: line.split(" ").slice(1, 3).join(" "), attributes: JSON.parse(line.slice(line.indexOf("{"))) as Record<string, unknown> }));
 
 /** A collector on 127.0.0.1: every request's path and body, as it arrives. */
 async function startCollector() {
@@ -40,6 +48,9 @@ describe("rxagent chat --otel (a real process on the demo model)", () => {
     const runId = /id=(\w+)/.exec(run)?.[1];
     expect(spans.slice(0, -1).every((line) => line.includes(`parent=${runId}`))).toBe(true);
     expect(cli.events().some((event) => event.type === "agent_end")).toBe(true);
+    // The chat is one conversation: every span carries its id.
+    const conversations = new Set(spanLines(cli.stderr()).map((span) => span.attributes["gen_ai.conversation.id"]));
+    expect([...conversations]).toStrictEqual([expect.stringMatching(/^[0-9a-f-]{36}$/)]);
   });
 
   it("sends the spans to the collector OTEL_EXPORTER_OTLP_ENDPOINT names, as OTLP/HTTP JSON at /v1/traces, before it exits", async () => {
@@ -59,6 +70,30 @@ describe("rxagent chat --otel (a real process on the demo model)", () => {
       expect(spans.filter((span) => span !== run).every((span) => span.parentSpanId === run.spanId)).toBe(true);
     } finally {
       await collector.close();
+    }
+  });
+});
+
+describe("rxagent serve --otel (a real process on the demo model)", () => {
+  it("prints each session's runs as spans on stderr, with the session's id as gen_ai.conversation.id", async () => {
+    const cli = startCli(["serve", "--otel", "--port", "0", "--delay", "0"]);
+    await cli.waitFor((stdout) => /Serving the web UI at/.test(stdout));
+    const port = /http:\/\/127\.0\.0\.1:(\d+)\//.exec(cli.stdout())?.[1] ?? "";
+    const client = await RawClient.open(`ws://127.0.0.1:${port}/ws`);
+    try {
+      await client.request({ type: "attach", session: "traced-session" });
+      await client.request({ type: "prompt", input: "what is 12*7" });
+      await waitFor(() => client.hasEvent("agent_end"), "agent_end");
+      const spans = await waitFor(() => {
+        const lines = spanLines(cli.stderr());
+        return lines.some((span) => span.name.startsWith("invoke_agent")) ? lines : undefined;
+      }, "the run's span");
+      expect(spans.map((span) => span.name.split(" ")[0]).sort()).toStrictEqual(["chat", "chat", "execute_tool", "invoke_agent"]);
+      expect(spans.map((span) => span.attributes["gen_ai.conversation.id"])).toStrictEqual(spans.map(() => "traced-session"));
+    } finally {
+      await client.close();
+      cli.child.kill("SIGINT");
+      await cli.exited;
     }
   });
 });

@@ -66,6 +66,29 @@ describe("withFallback", () => {
     }),
   );
 
+  it(
+    "a failed call that reported usage keeps it in its fallbackFrom record, counted once however many models failed",
+    marbles((m) => {
+      const third = modelEvents("third");
+      const billed = (events: ReturnType<typeof modelEvents>, input: number): ModelEvent => {
+        const failure = events.failed("503 overloaded", { transient: true, status: 503 }) as Extract<ModelEvent, { type: "error" }>;
+        return { ...failure, error: { ...failure.error, usage: { ...failure.error.usage, input, totalTokens: input } } };
+      };
+      const usage = (input: number) => ({ ...primary.done.type === "done" ? primary.done.message.usage : undefined!, input, totalTokens: input });
+      const model = withFallback([
+        modelOfAttempts([m.cold("(a|)", { a: billed(primary, 7) })]),
+        modelOfAttempts([m.cold("(b|)", { b: billed(secondary, 5) })], "secondary"),
+        modelOfAttempts([m.cold("(f|)", { f: third.done })], "third"),
+      ]);
+      const records = [
+        { provider: "test", model: "primary", errorMessage: "503 overloaded", usage: usage(7) },
+        { provider: "test", model: "secondary", errorMessage: "503 overloaded", usage: usage(5) },
+      ];
+      const answer = third.done as Extract<ModelEvent, { type: "done" }>;
+      m.expect(model.stream({ messages: [] }, live())).toBeObservable("(f|)", { f: { ...answer, message: { ...answer.message, fallbackFrom: records } } });
+    }),
+  );
+
   it("composes with withRetry and scripted models: retry the primary, then fall back", async () => {
     const rateLimited = { stopReason: "error", errorMessage: "429 Too Many Requests" } as const;
     const flaky = scriptedModel([rateLimited, rateLimited], { id: "flaky", provider: "a" });

@@ -109,6 +109,24 @@ describe("withRetry", () => {
     }),
   );
 
+  it(
+    "puts what the attempts it sent again reported spending on the final message, as retriedUsage",
+    marbles((m) => {
+      const spent = (input: number) => ({ ...overloaded.error.usage, input, totalTokens: input, cost: { ...overloaded.error.usage.cost, total: input } });
+      const billed = (input: number): ModelEvent => ({ ...overloaded, error: { ...overloaded.error, usage: spent(input) } });
+      const attempts = [m.cold("s-a", { ...values, a: billed(10) }), m.cold("s-b", { ...values, b: billed(20) }), m.cold("s-(f|)", values)];
+      const model = withRetry(modelOfAttempts(attempts), { retries: 2, initialDelayMs: 10, random: () => 0, scheduler: m.scheduler });
+      const answered = { ...done, message: { ...done.message, retriedUsage: spent(30) } } as ModelEvent;
+      m.expect(model.stream({ messages: [] }, live())).toBeObservable("-- 5ms -- 10ms --(sf|)", { ...values, f: answered });
+
+      // Given up: the last failure keeps its own usage, the earlier attempt's is its retriedUsage.
+      const failing = withRetry(modelOfAttempts([m.cold("s-a", { ...values, a: billed(10) }), m.cold("s-b", { ...values, b: billed(20) })]), { retries: 1, initialDelayMs: 10, random: () => 0, scheduler: m.scheduler });
+      const last = billed(20) as Extract<ModelEvent, { type: "error" }>;
+      const gaveUp = { ...last, error: { ...last.error, retriedUsage: spent(10), errorMessage: "503 overloaded (gave up after 2 attempts)" } };
+      m.expect(failing.stream({ messages: [] }, live())).toBeObservable("-- 5ms --(sg|)", { ...values, g: gaveUp });
+    }),
+  );
+
   it("reads transient failures from the message when the provider reports no `failure` (pi-ai, cassettes)", async () => {
     const { isTransientFailure } = await import("../../src/model/transient-failure.js");
     const cases = ["429 Too Many Requests", "529 Overloaded", "500 Internal error", "Connection error: ECONNRESET", "socket hang up", "terminated", '{"error":{"code":500,"message":"Internal error encountered.","status":"INTERNAL"}}'];

@@ -1,33 +1,17 @@
-import { context, trace } from "@opentelemetry/api";
-import { AsyncHooksContextManager } from "@opentelemetry/context-async-hooks";
+import { trace } from "@opentelemetry/api";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { Type } from "@sinclair/typebox";
 import { filter, lastValueFrom, take } from "rxjs";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent/agent.js";
 import { withFallback } from "../../src/model/with-fallback.js";
 import { withTelemetry } from "../../src/otel/index.js";
 import { agentLoop } from "../../src/streams/agent-loop.js";
 import { scriptedModel, type ScriptedTurn } from "../../src/testing/scripted-model.js";
 import type { AgentTool } from "../../src/types.js";
+import { idOf, named, parentOf, useTracing } from "./tracing.js";
 
-const exporter = new InMemorySpanExporter();
-const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-const tracer = provider.getTracer("test");
-const contextManager = new AsyncHooksContextManager();
-
-beforeAll(() => {
-  context.setGlobalContextManager(contextManager.enable());
-});
-afterAll(() => {
-  context.disable();
-});
-beforeEach(() => exporter.reset());
-
-const parentOf = (span: ReadableSpan): string | undefined => span.parentSpanContext?.spanId;
-const idOf = (span: ReadableSpan): string => span.spanContext().spanId;
-const named = (spans: ReadableSpan[], name: string): ReadableSpan[] => spans.filter((span) => span.name === name);
+const { exporter, tracer } = useTracing();
 
 /** A tool that waits a promise tick, reads the active span and opens a span of its own. */
 function lookupTool(name: string, seen: Record<string, string | undefined>): AgentTool {
@@ -91,7 +75,7 @@ describe("withTelemetry", () => {
       "gen_ai.usage.input_tokens": 10,
       "gen_ai.usage.output_tokens": 5,
     });
-    expect(weather.attributes).toStrictEqual({ "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "weather", "gen_ai.tool.call.id": "call_weather" });
+    expect(weather.attributes).toStrictEqual({ "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "weather", "gen_ai.tool.call.id": "call_weather", "gen_ai.conversation.id": "session-1" });
     expect(run!.attributes).toMatchObject({
       "gen_ai.operation.name": "invoke_agent",
       "gen_ai.conversation.id": "session-1",

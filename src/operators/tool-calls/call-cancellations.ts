@@ -1,9 +1,20 @@
 import { Observable } from "rxjs";
 import type { ToolCallCancellation } from "../../types.js";
 
+const CANCELLED = "Tool call was cancelled";
+
 /** The error text of a cancelled call. */
 export function cancelledToolText(reason: string | undefined): string {
-  return reason === undefined || reason === "" ? "Tool call was cancelled." : `Tool call was cancelled: ${reason}`;
+  return reason === undefined || reason === "" ? `${CANCELLED}.` : `${CANCELLED}: ${reason}`;
+}
+
+/**
+ * The reason in a cancelled call's error text (`""` when it gave none), or undefined for any
+ * other text: how an observer of the events (rxagent/otel) tells a cancel from a tool's failure.
+ */
+export function cancelReasonOf(text: string): string | undefined {
+  if (text === `${CANCELLED}.`) return "";
+  return text.startsWith(`${CANCELLED}: `) ? text.slice(CANCELLED.length + 2) : undefined;
 }
 
 /** A running call that wants to hear of its own cancellation. */
