@@ -47,6 +47,8 @@ export { agentLoop, agentLoopContinue } from "./streams/agent-loop.js";
 export { MessageQueue } from "./streams/message-queue.js";
 export { hasToolCall, stepCountIs, usageExceeds } from "./streams/stop-conditions.js";
 export type { UsageLimits } from "./streams/stop-conditions.js";
+export { queuedFrom } from "./streams/queued-from.js";
+export type { MessageQueueName } from "./streams/queued-from.js";
 export { compaction } from "./streams/compaction.js";
 export type { Compaction, CompactionOptions, Summarizer } from "./streams/compaction.js";
 export { compactedMessages, isCompactionSummary } from "./streams/compacted-messages.js";

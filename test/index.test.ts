@@ -39,6 +39,7 @@ const runtimeNames = [
   "mergeMapCapped",
   "missingToolResults",
   "parsePartialJson",
+  "queuedFrom",
   "reduceAgentState",
   "runUsage",
   "stepCountIs",

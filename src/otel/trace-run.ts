@@ -6,7 +6,8 @@ import { cancelReasonOf } from "../operators/tool-calls/call-cancellations.js";
 import type { AgentEvent } from "../types/events.js";
 import type { AgentToolResult } from "../types/tools.js";
 import { runUsage } from "../model/run-usage.js";
-import { isAssistantMessage, roleOf } from "../types/messages.js";
+import { isAssistantMessage } from "../types/messages.js";
+import { queuedFrom } from "../streams/queued-from.js";
 import type { SpanSettings } from "./attributes.js";
 import { contentAttribute, failSpan, usageAttributes } from "./attributes.js";
 import type { RunSpans } from "./run-spans.js";
@@ -47,10 +48,11 @@ export function traceRun(tracer: Tracer, settings: SpanSettings, runSpans: RunSp
           case "turn_start":
             turns += 1;
             return;
-          case "message_start":
-            // The prompts open the first turn; a user message in a later turn was queued.
-            if (turns > 1 && roleOf(event.message) === "user") runSpan.addEvent("rxagent.queued_message", { "rxagent.turn": turns });
+          case "message_start": {
+            const queue = queuedFrom(event.message);
+            if (queue !== undefined) runSpan.addEvent(queue === "steering" ? "rxagent.steering" : "rxagent.follow_up", { "rxagent.turn": turns });
             return;
+          }
           case "tool_execution_start": {
             const span = tracer.startSpan(
               `execute_tool ${event.toolName}`,

@@ -4,6 +4,7 @@ import type { AgentEndReason, AgentEvent, AgentMessage, AssistantMessage, Draina
 import { runUsage } from "../model/run-usage.js";
 import { newMessages, type RunState } from "./run-state.js";
 import { jsonDepthOf, nestsDeeperThan, tooDeepText } from "../util/json-depth.js";
+import { markQueued } from "./queued-from.js";
 
 /** What a turn decides: another turn that starts with `pending`, or the end of the run, and why. */
 export type NextStep = NextTurnStep | EndStep;
@@ -123,19 +124,21 @@ export function nextStep(run: RunState, outcome: TurnOutcome, hookAnswer?: HookA
  * overflow the stack writing it out). An `Agent`'s own queues were checked on `steer` and
  * `followUp`; this catches a caller's queue or Observable given to `agentLoop`.
  */
-export function drain(queue: DrainableQueue, mode: QueueMode | undefined, name: string, config: { readonly maxJsonDepth?: number }): AgentMessage[] | EndStep {
+export function drain(queue: DrainableQueue, mode: QueueMode | undefined, name: "steering" | "follow-up", config: { readonly maxJsonDepth?: number }): AgentMessage[] | EndStep {
   let messages: AgentMessage[];
   try {
     messages = queue.drain(mode ?? "one-at-a-time");
   } catch (error) {
     return { type: "end", reason: "failed", errorMessage: `The ${name} queue failed: ${errorText(error)}` };
   }
+  if (messages.length === 0) return messages;
   const limit = jsonDepthOf(config);
   for (let index = 0; index < messages.length; index++) {
     if (nestsDeeperThan(messages[index], limit)) {
       return { type: "end", reason: "failed", errorMessage: `The ${name} queue gave a message whose values ${tooDeepText(limit)}; what it gave was not added.` };
     }
   }
+  markQueued(messages, name === "steering" ? "steering" : "followUp");
   return messages;
 }
 

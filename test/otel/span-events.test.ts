@@ -63,16 +63,23 @@ describe("withTelemetry: span events and attributes", () => {
     expect(failed!.attributes["error.type"]).toBe("tool_error");
   });
 
-  it("a steering message is an event on the run's span, as a follow-up is", async () => {
+  it("steering and follow-up messages are events on the run's span, each named for its queue, also steering after a turn without tool calls", async () => {
     const slow = heldTool("slow");
-    const agent = new Agent(withTelemetry({ model: scriptedModel([callOf("call_1", "slow"), "Done"], { id: "m" }), tools: [slow.tool] }, { tracer }));
+    const agent = new Agent(withTelemetry({ model: scriptedModel([callOf("call_1", "slow"), "Done", "Noted", "Bye"], { id: "m" }), tools: [slow.tool] }, { tracer }));
     const ended = agent.run("go");
     await slow.running;
     agent.steer("and be quick");
+    agent.steer("and brief");
+    agent.followUp("then say bye");
     slow.release();
     await ended;
     const [run] = named(exporter.getFinishedSpans(), "invoke_agent");
-    expect(eventsOf(run)).toStrictEqual([["rxagent.queued_message", { "rxagent.turn": 2 }]]);
+    // Turn 3's steering follows turn 2's text reply: from the events alone it looks like a follow-up.
+    expect(eventsOf(run)).toStrictEqual([
+      ["rxagent.steering", { "rxagent.turn": 2 }],
+      ["rxagent.steering", { "rxagent.turn": 3 }],
+      ["rxagent.follow_up", { "rxagent.turn": 4 }],
+    ]);
   });
 
   it("the run's span carries its summed tokens, cache tokens and cost, a fallen-back call's included; the chat span its own", async () => {

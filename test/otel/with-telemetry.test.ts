@@ -183,7 +183,7 @@ describe("withTelemetry", () => {
     expect(eventsOf(second)).toStrictEqual(["rxagent.tool_approval_start", "rxagent.tool_approval_end", "rxagent.tool_slot_wait_start", "rxagent.tool_slot_wait_end"]);
     expect(first.events[1]?.attributes).toStrictEqual({ "rxagent.approved": true });
     const [run] = named(spans, "invoke_agent");
-    expect(eventsOf(run!)).toStrictEqual(["rxagent.queued_message"]);
+    expect(eventsOf(run!)).toStrictEqual(["rxagent.follow_up"]);
   });
 
   it("tools of the loop's context run in their span, and so do tools and models swapped in later", async () => {
