@@ -62,6 +62,7 @@ export type {
   ConvertMessageToLlm,
   DrainableQueue,
   HookResult,
+  PrepareFirstTurnContext,
   PrepareNextTurnContext,
   PrepareNextTurnResult,
   QueueMode,

@@ -129,6 +129,14 @@ export interface StopCondition {
 /** What `prepareNextTurn` sees: the turn just ended, as `shouldStopAfterTurn` sees it. */
 export type PrepareNextTurnContext = ShouldStopAfterTurnContext;
 
+/** What `prepareFirstTurn` sees: the run's context, its prompts already in it. */
+export interface PrepareFirstTurnContext {
+  /** The run's context as the run holds it: read it, do not change it (return changes). */
+  context: AgentContext;
+  /** Messages this run has added so far: its prompts (and the results of reopened tool calls). */
+  newMessages: AgentMessage[];
+}
+
 /** What `prepareNextTurn` may replace for the next turn; omitted fields stay as they are. */
 export interface PrepareNextTurnResult {
   /**
@@ -212,6 +220,19 @@ export interface AgentLoopConfig {
    * @example prepareNextTurn: ({ context }) => ({ context: { ...context, messages: compact(context.messages) } })
    */
   prepareNextTurn?: (context: PrepareNextTurnContext) => HookResult<PrepareNextTurnResult | undefined>;
+  /**
+   * Called once per run before its first model call, after the prompts' `message_end`; it may
+   * take time. `prepareNextTurn` covers the turns after it: a run of one turn (a chat without
+   * tools) asks only this one, e.g. `compaction` checks a session a new prompt would take past
+   * its budget here.
+   *
+   * Contract: as `prepareNextTurn`'s: `{ context, model, append }` (any may be omitted) changes
+   * the run from its first call on, nothing keeps it as it is; `append`ed messages follow the
+   * prompts. A throw or an answer that is not such an object ends the run with an error
+   * assistant message (`prepareFirstTurn failed: …`). Aborting while it is pending ends the run at once.
+   * @example prepareFirstTurn: ({ context }) => (context.messages.length > 200 ? { model: longContextModel } : undefined)
+   */
+  prepareFirstTurn?: (context: PrepareFirstTurnContext) => HookResult<PrepareNextTurnResult | undefined>;
   /** Ends the run after this many turns. */
   maxTurns?: number;
   /**
