@@ -22,10 +22,12 @@ export function prepareNextTurn(run: RunState): Observable<HookError | readonly 
   return prepared(run, "prepareNextTurn", callHook(run.config.prepareNextTurn!, context));
 }
 
+/** `prepareNextTurn`'s counterpart before a run's first model call: it sees the context and the run's prompts. */
 export function prepareFirstTurn(run: RunState): Observable<HookError | readonly AgentMessage[]> {
   return prepared(run, "prepareFirstTurn", callHook(run.config.prepareFirstTurn!, { context: run.context, newMessages: newMessages(run) }));
 }
 
+/** The hook's answer applied to the run, raced against an abort. */
 function prepared(run: RunState, hookName: string, answer$: Observable<PrepareNextTurnResult | undefined>): Observable<HookError | readonly AgentMessage[]> {
   return race(
     answer$.pipe(
