@@ -64,6 +64,7 @@ export type {
   ConvertMessageToLlm,
   DrainableQueue,
   HookResult,
+  PrepareFirstTurnContext,
   PrepareNextTurnContext,
   PrepareNextTurnResult,
   QueueMode,

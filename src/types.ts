@@ -45,6 +45,7 @@ export type {
   ToolCallCancellation,
   ToolCallDecision,
   AgentLoopTurnUpdate,
+  PrepareFirstTurnContext,
   PrepareNextTurnContext,
   PrepareNextTurnResult,
 } from "./types/loop-config.js";

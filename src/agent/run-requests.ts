@@ -7,9 +7,17 @@ import type { ActiveRun } from "./active-run.js";
  * Passes `Agent.cancelToolCall`'s cancel to the active run. Checked against the agent's state
  * first: the run would ignore an id not its own, so a wrong id is the caller's error, at once.
  *
- * Contract: throws an `InvalidStateError` unless `toolCallId` is an unfinished call of `run`.
+ * Contract: throws an `InvalidStateError` unless `toolCallId` is an unfinished call of `run`
+ * itself (a sub-agent's call waiting for approval is denied, or its parent call cancelled).
  */
 export function requestCancel(run: Pick<ActiveRun<unknown>, "cancellations" | "lastStartedToolCall"> | undefined, state: AgentState, toolCallId: string, reason: string | undefined): void {
+  // The run's cancels do not reach a sub-agent's calls (agentTool): the wait would go on unanswered.
+  const parent = state.pendingApprovals.find((pending) => pending.toolCallId === toolCallId)?.parentToolCallId;
+  if (parent !== undefined) {
+    throw new InvalidStateError(
+      `Cannot cancel tool call "${toolCallId}": it is a call of the sub-agent that tool call "${parent}" runs, waiting for approval. Deny it (deny("${toolCallId}")), or cancel "${parent}" to stop the sub-agent.`,
+    );
+  }
   if (!run || !isUnfinishedToolCall(state, run, toolCallId)) {
     throw new InvalidStateError(`Cannot cancel tool call "${String(toolCallId)}": no unfinished tool call of the running agent has that id.`);
   }

@@ -8,7 +8,8 @@ import { tooDeepMessage } from "./check-config.js";
 import { jsonDepthOf } from "../util/json-depth.js";
 
 /**
- * Asks `prepareNextTurn` before a next turn and applies its answer to the run.
+ * Asks `prepareNextTurn` before a next turn (`prepareFirstTurn` before the first) and applies
+ * its answer to the run.
  *
  * Emits once, then completes: the messages the answer asks to append (`append`; none when there
  * is no answer, or the run aborted meanwhile: the turn then ends at once as aborted) when the turn
@@ -16,15 +17,25 @@ import { jsonDepthOf } from "../util/json-depth.js";
  * is not an update).
  */
 export function prepareNextTurn(run: RunState): Observable<HookError | readonly AgentMessage[]> {
-  const hook = run.config.prepareNextTurn!;
   const lastTurn = run.lastTurn!;
+  const context = { message: lastTurn.message, toolResults: lastTurn.toolResults, context: run.context, newMessages: newMessages(run) };
+  return prepared(run, "prepareNextTurn", callHook(run.config.prepareNextTurn!, context));
+}
+
+/** `prepareNextTurn`'s counterpart before a run's first model call: it sees the context and the run's prompts. */
+export function prepareFirstTurn(run: RunState): Observable<HookError | readonly AgentMessage[]> {
+  return prepared(run, "prepareFirstTurn", callHook(run.config.prepareFirstTurn!, { context: run.context, newMessages: newMessages(run) }));
+}
+
+/** The hook's answer applied to the run, raced against an abort. */
+function prepared(run: RunState, hookName: string, answer$: Observable<PrepareNextTurnResult | undefined>): Observable<HookError | readonly AgentMessage[]> {
   return race(
-    callHook(hook, { message: lastTurn.message, toolResults: lastTurn.toolResults, context: run.context, newMessages: newMessages(run) }).pipe(
+    answer$.pipe(
       map((update) => {
         const problem = applyTurnUpdate(run, update);
-        return problem === undefined ? (update?.append ?? NOTHING) : new HookError("prepareNextTurn", problem);
+        return problem === undefined ? (update?.append ?? NOTHING) : new HookError(hookName, problem);
       }),
-      catchError((error: unknown) => of(new HookError("prepareNextTurn", error))),
+      catchError((error: unknown) => of(new HookError(hookName, error))),
     ),
     run.abort$.pipe(map(() => NOTHING)),
   ).pipe(take(1));

@@ -10,7 +10,7 @@ import type { AgentEvent, AgentMessage, AssistantMessage } from "../types.js";
 import { agentEndEvent, drain, endBeforeHook, type HookAnswer, nextStep, type NextStep, type NextTurnStep, type TurnOutcome, type TurnStart } from "./next-step.js";
 import { appendMessage, newMessages, type RunState } from "./run-state.js";
 import { EagerToolCalls } from "./eager-tool-calls.js";
-import { prepareNextTurn } from "./prepare-next-turn.js";
+import { prepareFirstTurn, prepareNextTurn } from "./prepare-next-turn.js";
 import { streamAssistant } from "./stream-assistant.js";
 
 /** What a turn emits: its events, and last, when the run goes on, its decision to go on. */
@@ -21,9 +21,10 @@ export type TurnOutput = AgentEvent | NextTurnStep;
  *
  * The first turn emits the run's opening events first (`agent_start`, its `turn_start`, the
  * prompts), and it takes its pending messages from the steering queue, so steering typed before
- * the first call lands in it. A next turn asks `prepareNextTurn` first, when there is one. A turn
- * ends in one of two ways: with `agent_end`, or with its decision to go on, a `next_turn` step, as
- * its last value (`playTurns` starts the next turn from it).
+ * the first call lands in it. Before its model call a turn asks `prepareFirstTurn` (the first)
+ * or `prepareNextTurn` (the others), when there is one. A turn ends in one of two ways: with
+ * `agent_end`, or with its decision to go on, a `next_turn` step, as its last value
+ * (`playTurns` starts the next turn from it).
  *
  * Why one Observable with its steps in sequence rather than `concat` of deferred parts: a turn
  * runs for every tool round trip, and each `concat` and `defer` costs subscriptions per turn and
@@ -38,15 +39,16 @@ export function runTurn(run: RunState, start: TurnStart): Observable<TurnOutput>
   return new Observable<TurnOutput>((subscriber) => {
     const turn = new TurnSteps(run, subscriber);
     const { steps } = turn;
-    if (start.type === "first_turn") {
+    const first = start.type === "first_turn";
+    if (first) {
       for (const event of start.opening) subscriber.next(event);
     }
-    if (start.type === "first_turn" || !run.config.prepareNextTurn) {
+    if (!(first ? run.config.prepareFirstTurn : run.config.prepareNextTurn)) {
       beginTurn(turn, start);
       return steps;
     }
     steps.add(
-      prepareNextTurn(run).subscribe(
+      (first ? prepareFirstTurn(run) : prepareNextTurn(run)).subscribe(
         forwardingObserver(subscriber, {
           next: (prepared: HookError | readonly AgentMessage[]) => (prepared instanceof HookError ? beginTurn(turn, start, prepared) : beginTurn(turn, start, undefined, prepared)),
         }),
@@ -58,9 +60,9 @@ export function runTurn(run: RunState, start: TurnStart): Observable<TurnOutput>
 
 /**
  * Injects the turn's pending messages (`turn_start` first, unless it is the first turn), then
- * calls the model. `failure`: what the model call must end with instead (`prepareNextTurn`, or a
+ * calls the model. `failure`: what the model call must end with instead (a prepare hook, or a
  * steering queue that threw: the run then ends as data, with a failed assistant message).
- * `appended`: what `prepareNextTurn` asked to append, injected before the pending messages.
+ * `appended`: what a prepare hook asked to append, injected before the pending messages.
  */
 function beginTurn(turn: TurnSteps, start: TurnStart, failure?: RxAgentError, appended: readonly AgentMessage[] = []): void {
   const { run, subscriber, steps } = turn;

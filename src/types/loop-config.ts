@@ -1,9 +1,14 @@
 import type { MonoTypeOperatorFunction, Observable, SchedulerLike } from "rxjs";
 import type { AgentEvent } from "./events.js";
-import type { AgentMessage, AssistantMessage, ImageContent, Message, TextContent, ToolCall, ToolResultMessage, Usage } from "./messages.js";
+import type { AgentMessage, AssistantMessage, ImageContent, Message, TextContent, ToolCall, Usage } from "./messages.js";
 import type { Model, ThinkingLevel } from "./model.js";
 import type { OutputSchema } from "./output.js";
-import type { AgentTool, AgentToolResult, ToolExecuteResult, ToolExecutionMode } from "./tools.js";
+import type { AgentToolResult, ToolExecuteResult, ToolExecutionMode } from "./tools.js";
+import type { AgentContext } from "./agent-context.js";
+import type { PrepareFirstTurnContext, PrepareNextTurnContext, PrepareNextTurnResult, ShouldStopAfterTurnContext, StopCondition } from "./turn-hooks.js";
+
+export type { AgentContext } from "./agent-context.js";
+export type { AgentLoopTurnUpdate, PrepareFirstTurnContext, PrepareNextTurnContext, PrepareNextTurnResult, ShouldStopAfterTurnContext, StopCondition, StopConditionContext } from "./turn-hooks.js";
 
 /**
  * What a hook may return. A plain value is used synchronously (so a scripted run stays
@@ -16,13 +21,6 @@ export type HookResult<T> = T | PromiseLike<T> | Observable<T>;
  * `undefined` (or `[]`) to leave it out of the model's context.
  */
 export type ConvertMessageToLlm = (message: AgentMessage) => Message | readonly Message[] | undefined;
-
-/** The transcript and tools a run works on. */
-export interface AgentContext {
-  systemPrompt?: string;
-  messages: AgentMessage[];
-  tools?: AgentTool[];
-}
 
 /** How many queued messages one drain takes. */
 export type QueueMode = "one-at-a-time" | "all";
@@ -93,62 +91,6 @@ export interface AfterToolCallContext extends BeforeToolCallContext {
   isError: boolean;
 }
 
-export interface ShouldStopAfterTurnContext {
-  message: AssistantMessage;
-  toolResults: ToolResultMessage[];
-  /** The run's context as the run holds it: read it, do not change it (`prepareNextTurn` returns changes). */
-  context: AgentContext;
-  /** Messages this run has added so far. */
-  newMessages: AgentMessage[];
-}
-
-/** What a `stopWhen` condition sees after a turn. */
-export interface StopConditionContext {
-  /** Turns this run has finished, the one just ended included. */
-  readonly turns: number;
-  /** The turn's assistant message. */
-  readonly message: AssistantMessage;
-  readonly toolResults: readonly ToolResultMessage[];
-  /** Messages this run has added so far. */
-  readonly newMessages: readonly AgentMessage[];
-  /** The run's tokens and cost so far (`runUsage` over `newMessages`), summed when read. */
-  readonly usage: Usage;
-}
-
-/**
- * One stop condition of `stopWhen`: `true` ends the run after the turn, with `agent_end.reason`
- * `"stop_condition"` and `agent_end.stopCondition` naming it (its `description`, else its
- * function name). `stepCountIs`, `hasToolCall` and `usageExceeds` make the common ones.
- */
-export interface StopCondition {
-  (context: StopConditionContext): boolean;
-  /** The name `agent_end.stopCondition` reports, e.g. `"stepCountIs(5)"`. */
-  readonly description?: string;
-}
-
-/** What `prepareNextTurn` sees: the turn just ended, as `shouldStopAfterTurn` sees it. */
-export type PrepareNextTurnContext = ShouldStopAfterTurnContext;
-
-/** What `prepareNextTurn` may replace for the next turn; omitted fields stay as they are. */
-export interface PrepareNextTurnResult {
-  /**
-   * The context the next model call uses from now on: its system prompt, tools and messages.
-   * Messages in another array than `context.messages` replace the run's transcript (e.g. after
-   * compaction); `agent_end` still reports every message the run added.
-   */
-  context?: AgentContext;
-  /** The model for the next turn and those after it. */
-  model?: Model;
-  /**
-   * Messages to add to the transcript before the next turn's steering, each announced with
-   * `message_start` / `message_end` after that turn's `turn_start`, so an `Agent` and its store
-   * keep them as they keep steering (e.g. `compaction`'s summary).
-   */
-  append?: AgentMessage[];
-}
-
-/** @deprecated use `PrepareNextTurnResult` (the name of what `prepareNextTurn` returns). */
-export type AgentLoopTurnUpdate = PrepareNextTurnResult;
 
 export interface AgentLoopConfig {
   model: Model;
@@ -212,6 +154,19 @@ export interface AgentLoopConfig {
    * @example prepareNextTurn: ({ context }) => ({ context: { ...context, messages: compact(context.messages) } })
    */
   prepareNextTurn?: (context: PrepareNextTurnContext) => HookResult<PrepareNextTurnResult | undefined>;
+  /**
+   * Called once per run before its first model call, after the prompts' `message_end`; it may
+   * take time. `prepareNextTurn` covers the turns after it: a run of one turn (a chat without
+   * tools) asks only this one, e.g. `compaction` checks a session a new prompt would take past
+   * its budget here.
+   *
+   * Contract: as `prepareNextTurn`'s: `{ context, model, append }` (any may be omitted) changes
+   * the run from its first call on, nothing keeps it as it is; `append`ed messages follow the
+   * prompts. A throw or an answer that is not such an object ends the run with an error
+   * assistant message (`prepareFirstTurn failed: …`). Aborting while it is pending ends the run at once.
+   * @example prepareFirstTurn: ({ context }) => (context.messages.length > 200 ? { model: longContextModel } : undefined)
+   */
+  prepareFirstTurn?: (context: PrepareFirstTurnContext) => HookResult<PrepareNextTurnResult | undefined>;
   /** Ends the run after this many turns. */
   maxTurns?: number;
   /**

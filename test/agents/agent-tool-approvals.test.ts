@@ -2,6 +2,7 @@ import { Type } from "@sinclair/typebox";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent/agent.js";
 import { agentTool } from "../../src/agents/agent-tool.js";
+import { InvalidStateError } from "../../src/errors.js";
 import { assertEventGrammar } from "../../src/testing/event-grammar.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";
 import { defineTool } from "../../src/tools/define-tool.js";
@@ -11,7 +12,7 @@ import { marbles } from "../helpers/marbles.js";
 import type { TestScheduler } from "rxjs/testing";
 
 /** An agent whose researcher's nested `write` needs approval; what ran is logged. */
-function setUp(scheduler: TestScheduler) {
+function setUp(scheduler: TestScheduler, researcherTimeoutMs?: number) {
   const log: string[] = [];
   const write = defineTool({
     name: "write",
@@ -29,6 +30,7 @@ function setUp(scheduler: TestScheduler) {
     tools: [write],
     model: scriptedModel([{ content: [{ type: "toolCall", id: "w1", name: "write", arguments: { text: "hi" } }] }, "Noted."], { scheduler, delay: 1 }),
     scheduler,
+    ...(researcherTimeoutMs === undefined ? {} : { timeoutMs: researcherTimeoutMs }),
   });
   const agent = new Agent({
     model: scriptedModel([{ content: [{ type: "toolCall", id: "r1", name: "researcher", arguments: { task: "note it" } }] }, "Done"], { scheduler, delay: 1 }),
@@ -84,6 +86,37 @@ describe("agentTool approvals", () => {
       m.scheduler.schedule(() => expect(agent.state.pendingApprovals).toStrictEqual([]), 21);
       m.flush();
       expect(resultsOf(agent)).toStrictEqual([["r1", true, [{ type: "text", text: "Tool call was cancelled: enough" }]]]);
+      expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "idle" });
+    }),
+  );
+
+  it(
+    "refuses to cancel a sub-agent's waiting call by its own id, saying to deny it or cancel the call that runs the sub-agent",
+    marbles((m) => {
+      const { agent, events } = setUp(m.scheduler);
+      // The parent's cancels do not reach the sub-agent's calls: accepting it would leave the call waiting.
+      m.scheduler.schedule(() => {
+        expect(() => agent.cancelToolCall("w1", "no")).toThrow(
+          new InvalidStateError('Cannot cancel tool call "w1": it is a call of the sub-agent that tool call "r1" runs, waiting for approval. Deny it (deny("w1")), or cancel "r1" to stop the sub-agent.'),
+        );
+        agent.deny("w1", "no");
+      }, 20);
+      m.flush();
+      expect(resultsOf(agent)).toStrictEqual([["r1", false, [{ type: "text", text: "Noted." }]]]);
+      expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "idle" });
+    }),
+  );
+
+  it(
+    "a nested wait counts against the agent tool's timeoutMs: past it the call fails and the wait leaves pendingApprovals",
+    marbles((m) => {
+      // The call starts at 5 and the nested call waits from 10; 100 ms run out at 105.
+      const { agent, events, log } = setUp(m.scheduler, 100);
+      m.scheduler.schedule(() => expect(agent.state.pendingApprovals.map((pending) => pending.toolCallId)).toStrictEqual(["w1"]), 104);
+      m.scheduler.schedule(() => expect(agent.state.pendingApprovals).toStrictEqual([]), 106);
+      m.flush();
+      expect(log).toStrictEqual([]);
+      expect(resultsOf(agent)).toStrictEqual([["r1", true, [{ type: "text", text: 'Tool "researcher" timed out after 100 ms' }]]]);
       expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "idle" });
     }),
   );

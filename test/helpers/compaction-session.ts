@@ -30,7 +30,8 @@ export async function expectReopenedFromSummary(store: TranscriptStore, settle: 
   expect(first.state.messages.map((message) => message.role)).toStrictEqual(roles);
 
   const model = scriptedModel(["Still here"]);
-  const reopened = await Agent.open({ model, tools: [read], store: reopenedStore(), ...compacting });
+  // A budget the new prompt stays within: the call continues from the stored summary, not from a new one.
+  const reopened = await Agent.open({ model, tools: [read], store: reopenedStore(), ...compaction({ maxInputTokens: 10_000, keepRecent: 2, summarize: summaryOf }) });
   // As JSON: a store writes no field that is undefined.
   expect(reopened.state.messages).toStrictEqual(JSON.parse(JSON.stringify(first.state.messages)));
   await reopened.run("Go on");

@@ -19,12 +19,12 @@ describe("compaction on a long cassette (twelve questions on the demo model, rec
     expect(answers.filter((answer) => answer.stopReason === "error").map((answer) => answer.errorMessage)).toStrictEqual([]);
     expect([model.calls, cassette.calls.length, answers.length]).toStrictEqual([24, 24, 24]);
     expect(answers.filter((answer) => answer.stopReason === "stop")).toHaveLength(questions.length);
-    expect(messages.filter((message) => message.role === ("compactionSummary" as string))).toHaveLength(9);
+    expect(messages.filter((message) => message.role === ("compactionSummary" as string))).toHaveLength(13);
   });
 
-  it("sent the model a context that stopped growing once compaction began (the transcript grew to 45 messages)", () => {
+  it("sent the model a context that stopped growing once compaction began, a question's first call included (the transcript grew to 61 messages)", () => {
     // Without compaction the n-th call would carry 2n - 1 messages, 47 at the end.
-    expect(cassette.calls.map((call) => call.request.messages.length)).toStrictEqual([1, 3, 5, 7, 9, 5, 7, 9, 11, 5, 7, 5, 7, 5, 7, 5, 7, 5, 7, 5, 7, 5, 7, 5]);
+    expect(cassette.calls.map((call) => call.request.messages.length)).toStrictEqual([1, 3, 5, 7, 9, 5, 7, 9, 5, 7, 5, 7, 5, 7, 5, 5, 7, 5, 5, 5, 5, 5, 5, 5]);
     expect(String(cassette.calls.at(-1)!.request.messages[0]!.content)).toMatch(/^The conversation so far was compacted/);
   });
 });

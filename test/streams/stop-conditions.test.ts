@@ -83,9 +83,19 @@ describe("stopWhen in a run", () => {
     expect(await endOf([callSearch, callSearch, "unreached"], { stopWhen: [(context) => context.turns === 2] })).toMatchObject({ reason: "stop_condition", stopCondition: "stopWhen[0]" });
   });
 
-  it("stops on the run's usage, a tool's reported usage included", async () => {
+  it("stops on the run's usage", async () => {
     const end = await endOf([callSearch, callSearch, callSearch, "unreached"], { stopWhen: usageExceeds({ inputTokens: 250 }) });
     expect([end.reason, end.stopCondition, end.usage?.input]).toStrictEqual(["stop_condition", "usageExceeds({ inputTokens: 250 })", 300]);
+  });
+
+  it("counts a tool's reported usage (a sub-agent's tokens) in the run's", async () => {
+    // The model's own calls read 100 each: alone they pass 250 only after the third turn.
+    const costly = defineTool({ name: "search", description: "Searches with a model of its own", parameters: Type.Object({}), execute: () => ({ ...textResult("found"), usage: { ...emptyUsage(), input: 200 } }) });
+    const events = await lastValueFrom(
+      agentLoop([userMessage("Go")], { messages: [], tools: [costly] }, { model: scriptedModel([callSearch, callSearch, callSearch, "unreached"]), stopWhen: usageExceeds({ inputTokens: 250 }) }).pipe(toArray()),
+    );
+    const end = events.at(-1) as Extract<AgentEvent, { type: "agent_end" }>;
+    expect([end.reason, end.messages.length, end.usage?.input]).toStrictEqual(["stop_condition", 3, 300]);
   });
 
   it("leaves maxTurns first, and shouldStopAfterTurn unasked once a condition stopped the run", async () => {
