@@ -148,9 +148,11 @@ function runSubAgent<TParameters extends ToolParameters, TOutputSchema extends O
       name, label: _label, description: _description, parameters: _parameters, prompt, systemPrompt, tools, messages, maxDepth: _maxDepth,
       forwardEvent, timeoutMs: _timeoutMs, concurrency: _concurrency, needsApproval: _needsApproval, ...loopConfig
     } = options;
-    const scheduler = loopConfig.scheduler ?? asyncScheduler;
+    // The parent run's time unless the options name a scheduler: a sub-agent's timestamps,
+    // timeouts and retries then follow a marble test's virtual time as the parent's do.
+    const scheduler = loopConfig.scheduler ?? context.scheduler ?? asyncScheduler;
     const nestedTools = (typeof tools === "function" ? tools() : (tools ?? [])).map((tool) => atDepth.get(tool)?.(depth + 1) ?? tool);
-    const config: AgentLoopConfig = { ...loopConfig };
+    const config: AgentLoopConfig = { ...loopConfig, scheduler };
     if (context.approvals !== undefined) config.approvals = context.approvals;
     const run$ = agentLoop(promptOf(prompt, args, scheduler.now()), { ...(systemPrompt === undefined ? {} : { systemPrompt }), messages: [...(messages ?? [])], tools: nestedTools }, config);
     let end: Extract<AgentEvent, { type: "agent_end" }> | undefined;

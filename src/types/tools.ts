@@ -1,4 +1,4 @@
-import type { Observable } from "rxjs";
+import type { Observable, SchedulerLike } from "rxjs";
 import type { ArgumentsOf, ToolParameters } from "../tools/tool-schema.js";
 import type { ImageContent, TextContent, Usage } from "./messages.js";
 import type { ModelTool } from "./model.js";
@@ -59,6 +59,12 @@ export interface ToolExecutionContext<TDetails = unknown> {
    */
   // `ApprovalDecision`'s shape, spelled out: loop-config.ts imports this file.
   readonly approvals?: Observable<{ toolCallId: string; approved: boolean; reason?: string }>;
+  /**
+   * The run's scheduler (`AgentLoopConfig.scheduler`), for a tool whose own timers or nested
+   * loop (`agentTool`) must keep the run's time, virtual time in a marble test included.
+   * Absent only where a caller builds a context by hand.
+   */
+  readonly scheduler?: SchedulerLike;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { lastValueFrom, NEVER, Observable, toArray, type SchedulerLike } from "rxjs";
+import { lastValueFrom, NEVER, Observable, toArray, VirtualTimeScheduler, type SchedulerLike } from "rxjs";
 import { describe, expect, it } from "vitest";
 import { agentTool } from "../../src/agents/agent-tool.js";
 import { agentLoop } from "../../src/streams/agent-loop.js";
@@ -178,6 +178,26 @@ describe("agentTool", () => {
       expect((events.at(-1) as End).reason).toBe("idle");
     }),
   );
+
+  it("runs on the parent run's scheduler when its options name none: the nested tool's timeout passes in the parent's virtual time", () => {
+    const scheduler = new VirtualTimeScheduler();
+    const log: string[] = [];
+    const wait = defineTool({
+      name: "wait",
+      description: "Waits forever",
+      parameters: Type.Object({}),
+      timeoutMs: 50,
+      execute: () => new Observable<never>(() => () => log.push(`nested tool stopped at ${scheduler.now()}`)),
+    });
+    const researcher = agentTool({ name: "researcher", description: "Researches", tools: [wait], model: scriptedModel([{ content: [{ type: "toolCall", id: "w1", name: "wait", arguments: {} }] }, "Gave up"]) });
+    const events: AgentEvent[] = [];
+    agentLoop([userMessage("Go")], { messages: [], tools: [researcher] }, { model: scriptedModel([callResearcher("r1"), "Done"]), scheduler }).subscribe((event) => events.push(event));
+    scheduler.flush();
+    expect(log).toStrictEqual(["nested tool stopped at 50"]);
+    const nestedPrompt = events.map((event) => subAgentUpdateOf(event)?.event).find((event) => event?.type === "message_start");
+    expect((nestedPrompt as { message: { timestamp: number } } | undefined)?.message.timestamp).toBe(0);
+    expect((events.at(-1) as End).reason).toBe("idle");
+  });
 
   it(
     "counts each call against the parent's maxConcurrency: the second sub-agent starts when the first ends",

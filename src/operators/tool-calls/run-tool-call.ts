@@ -1,4 +1,4 @@
-import { concatMap, isObservable, Observable, of, type Subscriber, type Subscription } from "rxjs";
+import { concatMap, isObservable, Observable, of, type SchedulerLike, type Subscriber, type Subscription } from "rxjs";
 import { errorText } from "../../errors.js";
 import { errorResult, isToolResult } from "../../tools/tool-results.js";
 import type { AgentEvent, AgentToolResult, ApprovalDecision, ToolExecutionContext } from "../../types.js";
@@ -159,6 +159,10 @@ class ToolExecution implements ToolExecutionContext, InterruptionListener, Cance
   /** The run's approvals, for a tool running a loop of its own (`agentTool`). */
   get approvals(): Observable<ApprovalDecision> | undefined {
     return this.batch.config.approvals;
+  }
+
+  get scheduler(): SchedulerLike {
+    return this.batch.scheduler;
   }
 
   report(partialResult: AgentToolResult): void {
