@@ -17,7 +17,10 @@ function holds(scenario: Scenario): void {
   }
 }
 
-describe("agentLoop invariants (property-based, virtual time)", () => {
+// Why 120 s and not the suite's 30 s: each property is 1,500 synchronous runs, 2-5 s on an idle
+// core, and one took 31.6 s at load 11. Vitest cannot stop a synchronous test, so the limit only
+// decides whether a slow pass counts as a failure; a wedged run would never return either way.
+describe("agentLoop invariants (property-based, virtual time)", { timeout: 120_000 }, () => {
   it("hold in runs that end on their own", () => {
     fc.assert(fc.property(scenarioArbitrary({ stops: ["none"] }), holds), { numRuns: 1500 });
   });
