@@ -1,6 +1,8 @@
 import type { AgentEvent, AssistantMessage, ModelEvent } from "../types.js";
 import { contentBlockAt, contentLength, withMessageFields } from "../util/shared-content.js";
-import { PatchedMessage } from "./patched-message.js";
+import { type MessagePatchOperation, PatchedMessage } from "./patched-message.js";
+
+export type { MessagePatchOperation } from "./patched-message.js";
 
 /**
  * Delta frames (protocol 2): a `message_update` travels as the model event without its
@@ -12,19 +14,6 @@ import { PatchedMessage } from "./patched-message.js";
 
 type Block = AssistantMessage["content"][number];
 type Fields = Record<string, unknown>;
-
-/** One change to a streaming assistant message; `i` names a content block, without it the message itself. */
-export type MessagePatchOperation =
-  /** Appends `a` to the string field `k`. */
-  | { i?: number; k: string; a: string }
-  /** Sets field `k` to `v`. */
-  | { i?: number; k: string; v: unknown }
-  /** Deletes field `k`. */
-  | { i?: number; k: string; d: 1 }
-  /** Puts a whole block at `i` (a new block, or one whose type changed). */
-  | { i: number; b: Block }
-  /** Cuts the content to `n` blocks. */
-  | { n: number };
 
 /** A model event as the wire carries it: no `partial`; `content` and `toolCall` of `*_end` events left out when they equal the block. */
 export interface WireModelEvent {

@@ -1,9 +1,21 @@
 import type { AssistantMessage } from "../types.js";
 import { SharedContent } from "../util/shared-content.js";
-import type { MessagePatchOperation } from "./message-delta.js";
 
 type Block = AssistantMessage["content"][number];
 type Fields = Record<string, unknown>;
+
+/** One change to a streaming assistant message; `i` names a content block, without it the message itself. */
+export type MessagePatchOperation =
+  /** Appends `a` to the string field `k`. */
+  | { i?: number; k: string; a: string }
+  /** Sets field `k` to `v`. */
+  | { i?: number; k: string; v: unknown }
+  /** Deletes field `k`. */
+  | { i?: number; k: string; d: 1 }
+  /** Puts a whole block at `i` (a new block, or one whose type changed). */
+  | { i: number; b: Block }
+  /** Cuts the content to `n` blocks. */
+  | { n: number };
 
 /**
  * A streaming assistant message changed by delta patches, as one end of the wire holds it (the
