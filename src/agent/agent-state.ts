@@ -9,6 +9,9 @@ import { hasSharedIds, type Ids, idsOf, withId, withoutId, withState } from "./s
  */
 const none: readonly never[] = Object.freeze([]);
 
+/** No change but the id lists'. */
+const unchanged: Partial<AgentState> = Object.freeze({});
+
 /** The state of an agent that has not run, on its own copy of `messages` (it grows in place). */
 export function initialAgentState(messages: readonly AgentMessage[]): AgentState {
   return {
@@ -60,24 +63,24 @@ export function reduceAgentState(state: AgentState, event: AgentEvent): AgentSta
       return next;
     }
     case "tool_execution_start":
-      return withState(state, {}, { pendingToolCalls: withId(idsOf(state, "pendingToolCalls"), event.toolCallId) });
+      return withState(state, unchanged, { pendingToolCalls: withId(idsOf(state, "pendingToolCalls"), event.toolCallId) });
     case "tool_execution_end": {
       const lists: Partial<Record<"pendingToolCalls" | "waitingToolCalls", Ids>> = { pendingToolCalls: withoutId(idsOf(state, "pendingToolCalls"), event.toolCallId) };
       // A call cancelled while it waited for a slot ends here, without tool_slot_wait_end.
       const waiting = idsOf(state, "waitingToolCalls");
       if (waiting.length > 0) lists.waitingToolCalls = withoutId(waiting, event.toolCallId);
-      return withoutNestedApprovalsOf(withState(state, {}, lists), event.toolCallId);
+      return withoutNestedApprovalsOf(withState(state, unchanged, lists), event.toolCallId);
     }
     case "tool_execution_update":
       return withNestedApproval(state, event);
     // A call waiting for a concurrency slot is not running either: it moves to `waitingToolCalls` until it starts.
     case "tool_slot_wait_start":
-      return withState(state, {}, {
+      return withState(state, unchanged, {
         pendingToolCalls: withoutId(idsOf(state, "pendingToolCalls"), event.toolCallId),
         waitingToolCalls: withId(idsOf(state, "waitingToolCalls"), event.toolCallId),
       });
     case "tool_slot_wait_end":
-      return withState(state, {}, {
+      return withState(state, unchanged, {
         pendingToolCalls: withId(idsOf(state, "pendingToolCalls"), event.toolCallId),
         waitingToolCalls: withoutId(idsOf(state, "waitingToolCalls"), event.toolCallId),
       });
@@ -94,7 +97,7 @@ export function reduceAgentState(state: AgentState, event: AgentEvent): AgentSta
       return withState(
         state,
         { pendingApprovals: state.pendingApprovals.filter((pending) => pending.toolCallId !== event.toolCallId) },
-        event.approved ? { pendingToolCalls: withId(idsOf(state, "pendingToolCalls"), event.toolCallId) } : {},
+        event.approved ? { pendingToolCalls: withId(idsOf(state, "pendingToolCalls"), event.toolCallId) } : undefined,
       );
     case "agent_end": {
       const next = withState(state, { isStreaming: false, pendingToolCalls: none, waitingToolCalls: none, pendingApprovals: none });

@@ -120,12 +120,16 @@ export function hasSharedIds(state: AgentState): boolean {
  * A copy of `state` with `changes` and the id lists `lists` applied: `{ ...state, ...changes }`,
  * except that shared lists are carried over (a spread would read them, building their arrays).
  */
-export function withState(state: AgentState, changes: Partial<AgentState>, lists: Partial<Record<IdField, Ids>> = {}): AgentState {
+export function withState(state: AgentState, changes: Partial<AgentState>, lists?: Partial<Record<IdField, Ids>>): AgentState {
   const carried = (state as unknown as WithShared)[SHARED];
+  // The common case (short lists, nothing shared): the spread it always was.
+  if (carried === undefined && !(lists?.pendingToolCalls instanceof IdWindow) && !(lists?.waitingToolCalls instanceof IdWindow)) {
+    return (lists === undefined ? { ...state, ...changes } : { ...state, ...changes, ...lists }) as AgentState;
+  }
   let shared: SharedLists | undefined;
   const plain: Record<string, unknown> = { ...changes };
-  for (const field of Object.keys(lists) as IdField[]) {
-    const ids = lists[field] as Ids;
+  for (const field of Object.keys(lists ?? {}) as IdField[]) {
+    const ids = lists?.[field] as Ids;
     if (ids instanceof IdWindow) (shared ??= {})[field] = ids;
     else plain[field] = ids;
   }
