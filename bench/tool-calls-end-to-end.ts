@@ -125,7 +125,7 @@ async function runCase(model: ModelKind, calls: number): Promise<CaseResult> {
   let clientEvents = 0;
   let ended: () => void = () => {};
   const agentEnd = new Promise<void>((resolve) => (ended = resolve));
-  const started = performance.now();
+  let started = 0;
   client.events$.subscribe((event) => {
     clientEvents++;
     if (event.type === "message_end" && event.message.role === "assistant" && streamed === 0) streamed = performance.now() - started;
@@ -143,6 +143,7 @@ async function runCase(model: ModelKind, calls: number): Promise<CaseResult> {
   });
   (globalThis as { gc?: () => void }).gc?.();
   gcMs = 0;
+  started = performance.now();
   const cpuBefore = process.cpuUsage();
   // BENCH_TRACE=1: the server's counters for the client every second, on stderr.
   const trace = process.env.BENCH_TRACE === "1" ? setInterval(() => process.stderr.write(`${Math.round(performance.now() - started)} ms: client at ${clientEvents} events (last seq ${client.lastSeq}), server at seq ${server.session("bench")?.lastSeq} running ${server.session("bench")?.agent.isRunning}, ${JSON.stringify(server.session("bench")?.clients)}\n`), 1000) : undefined;
