@@ -1,5 +1,6 @@
 import { innermostEventOf } from "../types/sub-agent.js";
 import type { AgentEvent, AgentState } from "../types.js";
+import { withState } from "./shared-ids.js";
 
 /**
  * The state after a sub-agent's approval event (`agentTool`), which reaches the agent inside a
@@ -11,14 +12,14 @@ export function withNestedApproval(state: AgentState, update: Extract<AgentEvent
   const nested = innermostEventOf(update);
   if (nested.type === "tool_approval_start") {
     const { toolCallId, toolName, args, since } = nested;
-    return { ...state, pendingApprovals: [...state.pendingApprovals, { toolCallId, toolName, args, since, parentToolCallId: update.toolCallId }] };
+    return withState(state, { pendingApprovals: [...state.pendingApprovals, { toolCallId, toolName, args, since, parentToolCallId: update.toolCallId }] });
   }
-  if (nested.type === "tool_approval_end") return { ...state, pendingApprovals: state.pendingApprovals.filter((pending) => pending.toolCallId !== nested.toolCallId) };
+  if (nested.type === "tool_approval_end") return withState(state, { pendingApprovals: state.pendingApprovals.filter((pending) => pending.toolCallId !== nested.toolCallId) });
   return state;
 }
 
 /** Drops the nested approvals of a parent's call that ended (cancelled, timed out, aborted): its sub-agent is gone. */
 export function withoutNestedApprovalsOf(state: AgentState, parentToolCallId: string): AgentState {
   if (!state.pendingApprovals.some((pending) => pending.parentToolCallId === parentToolCallId)) return state;
-  return { ...state, pendingApprovals: state.pendingApprovals.filter((pending) => pending.parentToolCallId !== parentToolCallId) };
+  return withState(state, { pendingApprovals: state.pendingApprovals.filter((pending) => pending.parentToolCallId !== parentToolCallId) });
 }

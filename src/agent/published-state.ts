@@ -1,5 +1,6 @@
 import type { AgentEvent, AgentMessage, AgentState } from "../types.js";
 import { initialAgentState, reduceAgentState } from "./agent-state.js";
+import { withState } from "./shared-ids.js";
 import { registerGrowingTranscript } from "../streams/transcript/checked-transcripts.js";
 import type { OnDemandSubject, OnDemandValue } from "./on-demand-subject.js";
 
@@ -27,5 +28,5 @@ export function publishRunEvent<TEvent extends AgentEvent>(event: TEvent, state:
 
 /** Publishes `state` changed by `patch`: a change that no event makes (queue counts, a loop that failed). */
 export function patchState(state: OnDemandValue<AgentState>, patch: Partial<AgentState>): void {
-  state.next({ ...state.value, ...patch });
+  state.next(withState(state.value, patch));
 }

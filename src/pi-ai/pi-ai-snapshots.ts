@@ -1,5 +1,6 @@
 import type { AssistantMessage as PiAiAssistantMessage, AssistantMessageEvent } from "@mariozechner/pi-ai";
 import { parseToolArguments } from "../model/partial-json.js";
+import { SharedContent } from "../util/shared-content.js";
 import type { AssistantMessage, TextContent, ThinkingContent, ToolCall } from "../types/messages.js";
 import type { ModelEvent } from "../types/model.js";
 
@@ -19,13 +20,14 @@ type PiAiBlock = PiAiAssistantMessage["content"][number];
  * arrives whole). Usage and the response id are copied from pi-ai's message on every event: they
  * may run ahead of the deltas, never behind. The final message is pi-ai's, copied.
  *
- * Every event gets a new message and a new content array; only a block that changed is a new
- * object. Only the fields of rxagent's shapes are copied, so pi-ai's scratch fields (`index`,
+ * Every event gets a new message; only a block that changed is a new object, and the content
+ * is shared between the snapshots (SharedContent: a message of 128 blocks or more builds its
+ * array when read; copying it per event made a reply of n tool calls cost n²). Only the fields of rxagent's shapes are copied, so pi-ai's scratch fields (`index`,
  * `partialJson`, `partialArgs`, ...) stay behind. A delta of no text is dropped (Gemini sends an
  * empty part to carry a thought signature; the signature shows at the block's end).
  */
 export class PiAiSnapshots {
-  private content: Block[] = [];
+  private readonly content = new SharedContent<Block>();
   /** Raw argument text of each open tool call, by content index. */
   private readonly rawArguments = new Map<number, string>();
 
@@ -50,20 +52,22 @@ export class PiAiSnapshots {
       case "text_delta":
       case "thinking_delta":
       case "toolcall_delta": {
-        const block = this.content[event.contentIndex];
+        const block = this.content.at(event.contentIndex);
         if (event.delta === "" || block === undefined) return undefined;
-        this.content[event.contentIndex] = appended(block, event.delta, this.rawArguments, event.contentIndex);
+        this.content.set(event.contentIndex, appended(block, event.delta, this.rawArguments, event.contentIndex));
         return { ...event, partial: this.snapshot(event.partial) };
       }
       case "text_end":
       case "thinking_end": {
         const live = event.partial.content[event.contentIndex];
-        if (live !== undefined) this.content[event.contentIndex] = copyBlock(live);
+        if (live !== undefined) this.content.set(event.contentIndex, copyBlock(live));
+        this.content.close(event.contentIndex);
         return { ...event, partial: this.snapshot(event.partial) };
       }
       case "toolcall_end": {
         const toolCall = copyBlock(event.toolCall) as ToolCall;
-        this.content[event.contentIndex] = toolCall;
+        this.content.set(event.contentIndex, toolCall);
+        this.content.close(event.contentIndex);
         this.rawArguments.delete(event.contentIndex);
         return { type: "toolcall_end", contentIndex: event.contentIndex, toolCall, partial: this.snapshot(event.partial) };
       }
@@ -75,12 +79,12 @@ export class PiAiSnapshots {
   }
 
   private open(event: { type: "text_start" | "thinking_start" | "toolcall_start"; contentIndex: number; partial: PiAiAssistantMessage }, block: Block): ModelEvent {
-    this.content[event.contentIndex] = block;
+    this.content.set(event.contentIndex, block);
     return { type: event.type, contentIndex: event.contentIndex, partial: this.snapshot(event.partial) };
   }
 
   private snapshot(live: PiAiAssistantMessage): AssistantMessage {
-    return { ...live, content: [...this.content], usage: { ...live.usage, cost: { ...live.usage.cost } } };
+    return this.content.snapshotInto({ ...live, content: [], usage: { ...live.usage, cost: { ...live.usage.cost } } });
   }
 }
 

@@ -1,5 +1,8 @@
 import type { AgentEvent, AssistantMessage, ModelEvent } from "../types.js";
-import { contentBlockAt, contentLength, SharedContent, withMessageFields } from "../util/shared-content.js";
+import { contentBlockAt, contentLength, withMessageFields } from "../util/shared-content.js";
+import { type MessagePatchOperation, PatchedMessage } from "./patched-message.js";
+
+export type { MessagePatchOperation } from "./patched-message.js";
 
 /**
  * Delta frames (protocol 2): a `message_update` travels as the model event without its
@@ -11,19 +14,6 @@ import { contentBlockAt, contentLength, SharedContent, withMessageFields } from 
 
 type Block = AssistantMessage["content"][number];
 type Fields = Record<string, unknown>;
-
-/** One change to a streaming assistant message; `i` names a content block, without it the message itself. */
-export type MessagePatchOperation =
-  /** Appends `a` to the string field `k`. */
-  | { i?: number; k: string; a: string }
-  /** Sets field `k` to `v`. */
-  | { i?: number; k: string; v: unknown }
-  /** Deletes field `k`. */
-  | { i?: number; k: string; d: 1 }
-  /** Puts a whole block at `i` (a new block, or one whose type changed). */
-  | { i: number; b: Block }
-  /** Cuts the content to `n` blocks. */
-  | { n: number };
 
 /** A model event as the wire carries it: no `partial`; `content` and `toolCall` of `*_end` events left out when they equal the block. */
 export interface WireModelEvent {
@@ -44,38 +34,8 @@ export interface UpdateFrame {
   message?: AssistantMessage;
 }
 
-/** Returns a new message with `operations` applied; `message` is not changed. */
-export function applyMessagePatch(message: AssistantMessage, operations: readonly MessagePatchOperation[]): AssistantMessage {
-  const next = { ...message } as AssistantMessage & Fields;
-  let content: Block[] | undefined;
-  const copied = new Set<number>();
-  for (const operation of operations) {
-    if ("n" in operation) {
-      content ??= [...next.content];
-      content.length = operation.n;
-      continue;
-    }
-    if ("b" in operation) {
-      content ??= [...next.content];
-      content[operation.i] = operation.b;
-      copied.add(operation.i);
-      continue;
-    }
-    let target: Fields = next;
-    if (operation.i !== undefined) {
-      content ??= [...next.content];
-      if (!copied.has(operation.i)) {
-        content[operation.i] = { ...content[operation.i] } as Block;
-        copied.add(operation.i);
-      }
-      target = content[operation.i] as unknown as Fields;
-    }
-    if ("a" in operation) target[operation.k] = `${(target[operation.k] as string | undefined) ?? ""}${operation.a}`;
-    else if ("v" in operation) target[operation.k] = operation.v;
-    else delete target[operation.k];
-  }
-  if (content) next.content = content;
-  return next;
+function isEnd(type: string): boolean {
+  return type === "text_end" || type === "thinking_end" || type === "toolcall_end";
 }
 
 /** What a `*_delta` event implies for its block, so the common case needs no patch. */
@@ -96,10 +56,8 @@ function impliedPatch(event: WireModelEvent): MessagePatchOperation[] {
  * (SharedContent), for the same reason.
  */
 export class MessageDeltaEncoder {
-  /** The message's own fields as receivers hold them (`content` is a placeholder). */
-  private fields: AssistantMessage | undefined;
-  private content = new SharedContent<Block>();
-  private message: AssistantMessage | undefined;
+  /** The message as receivers hold it. */
+  private readonly content = new PatchedMessage();
   /** What was last sent of the message's own fields, and of each block's, by block index. */
   private messageSent = new SentFields();
   private readonly blocksSent = new Map<number, SentFields>();
@@ -108,13 +66,12 @@ export class MessageDeltaEncoder {
 
   /** The message as receivers hold it after the last update, or undefined outside a message. */
   get current(): AssistantMessage | undefined {
-    return this.message;
+    return this.content.current;
   }
 
   /** Forgets the streaming message (the session was reset). */
   clear(): void {
-    this.fields = undefined;
-    this.message = undefined;
+    this.content.clear();
   }
 
   /** Follows the session's events; returns the frame body of a `message_update`, else undefined. */
@@ -128,7 +85,7 @@ export class MessageDeltaEncoder {
       return undefined;
     }
     if (event.type !== "message_update") return undefined;
-    if (this.fields === undefined) this.start(withMessageFields(event.message, { content: [] }));
+    if (this.content.current === undefined) this.start(withMessageFields(event.message, { content: [] }));
     const modelEvent = event.assistantMessageEvent;
     this.growing =
       modelEvent.type === "text_delta" || modelEvent.type === "thinking_delta"
@@ -136,9 +93,7 @@ export class MessageDeltaEncoder {
         : undefined;
     const named = "contentIndex" in modelEvent && typeof modelEvent.contentIndex === "number" ? modelEvent.contentIndex : undefined;
     const patch = this.diff(event.message, named);
-    this.apply(patch);
-    if (named !== undefined && (modelEvent.type === "text_end" || modelEvent.type === "thinking_end" || modelEvent.type === "toolcall_end")) this.content.close(named);
-    this.message = this.content.snapshotInto({ ...(this.fields as AssistantMessage) });
+    this.content.apply(patch, isEnd(modelEvent.type) ? named : undefined);
     const wireEvent = this.wireEvent(modelEvent);
     const frame: Omit<UpdateFrame, "seq"> = { type: "update", event: wireEvent };
     if (JSON.stringify(patch) !== JSON.stringify(impliedPatch(wireEvent))) frame.patch = patch;
@@ -146,19 +101,17 @@ export class MessageDeltaEncoder {
   }
 
   private start(message: AssistantMessage): void {
-    const copy = JSON.parse(JSON.stringify(message)) as AssistantMessage;
-    this.content = new SharedContent<Block>();
-    // Blocks the message starts with count as streaming: nothing said they ended.
-    for (const block of copy.content) this.content.push(block);
-    this.fields = { ...copy, content: [] };
-    this.message = this.content.snapshotInto({ ...this.fields });
+    // Its own copy (a provider may change its partial in place); blocks the message starts with
+    // count as streaming: nothing said they ended.
+    this.content.load(JSON.parse(JSON.stringify(message)) as AssistantMessage, 0);
     this.messageSent = new SentFields();
     this.blocksSent.clear();
   }
 
   private diff(next: AssistantMessage, named: number | undefined): MessagePatchOperation[] {
     const operations: MessagePatchOperation[] = [];
-    this.diffFields(undefined, this.fields as unknown as Fields, next as unknown as Fields, this.messageSent, operations);
+    // `content` of the message held is not read here (a long one is built when read).
+    this.diffFields(undefined, this.content.current as unknown as Fields, next as unknown as Fields, this.messageSent, operations);
     const length = contentLength(next);
     const compared = new Set(this.content.openIndices());
     if (named !== undefined && named < length) compared.add(named);
@@ -225,36 +178,6 @@ export class MessageDeltaEncoder {
     }
   }
 
-  /** Applies `operations` to the copy: a changed block or field set is a new object, the rest is shared. */
-  private apply(operations: readonly MessagePatchOperation[]): void {
-    let fields: Fields | undefined;
-    const copied = new Set<number>();
-    for (const operation of operations) {
-      if ("n" in operation) {
-        this.content.truncate(operation.n);
-        continue;
-      }
-      if ("b" in operation) {
-        this.content.set(operation.i, operation.b);
-        copied.add(operation.i);
-        continue;
-      }
-      let target: Fields;
-      if (operation.i === undefined) target = fields ??= { ...(this.fields as AssistantMessage) } as unknown as Fields;
-      else {
-        if (!copied.has(operation.i)) {
-          this.content.set(operation.i, { ...this.content.at(operation.i) } as Block);
-          copied.add(operation.i);
-        }
-        target = this.content.at(operation.i) as unknown as Fields;
-      }
-      if ("a" in operation) target[operation.k] = `${(target[operation.k] as string | undefined) ?? ""}${operation.a}`;
-      else if ("v" in operation) target[operation.k] = operation.v;
-      else delete target[operation.k];
-    }
-    if (fields) this.fields = fields as unknown as AssistantMessage;
-  }
-
   /** The event without `partial`, and without an `*_end`'s copy of its block when the receiver has it. */
   private wireEvent(event: ModelEvent): WireModelEvent {
     const { partial: _partial, ...rest } = event as ModelEvent & { partial?: unknown };
@@ -282,30 +205,47 @@ class SentFields {
  * `message_update` events the sender's agent emitted.
  */
 export class MessageDeltaDecoder {
-  private message: AssistantMessage | undefined;
+  /** The streaming message; its blocks are shared between the messages decoded (see PatchedMessage). */
+  private readonly message = new PatchedMessage();
 
   /** Sets the streaming message: from a snapshot, or undefined when none streams. */
   reset(message: AssistantMessage | undefined): void {
-    this.message = message;
+    if (message === undefined) this.message.clear();
+    else this.load(message);
   }
 
   /** Follows ordinary events, so the next update has its base. */
   observe(event: AgentEvent): void {
-    if (event.type === "message_start" && event.message.role === "assistant") this.message = event.message;
-    else if (event.type === "message_end") this.message = undefined;
-    else if (event.type === "message_update") this.message = event.message;
+    if (event.type === "message_start" && event.message.role === "assistant") this.load(event.message);
+    else if (event.type === "message_end") this.message.clear();
+    else if (event.type === "message_update") this.load(event.message);
   }
 
   decode(frame: UpdateFrame): Extract<AgentEvent, { type: "message_update" }> {
-    const base = frame.message ?? this.message;
-    if (base === undefined) throw new Error(`Update frame ${frame.seq} arrived outside a streaming message.`);
-    const message = frame.message ?? applyMessagePatch(base, frame.patch ?? impliedPatch(frame.event));
-    this.message = message;
+    if (frame.message === undefined && this.message.current === undefined) throw new Error(`Update frame ${frame.seq} arrived outside a streaming message.`);
+    let message: AssistantMessage;
+    if (frame.message !== undefined) {
+      message = frame.message;
+      this.load(message);
+    } else {
+      const named = typeof frame.event.contentIndex === "number" ? frame.event.contentIndex : undefined;
+      message = this.message.apply(frame.patch ?? impliedPatch(frame.event), isEnd(frame.event.type) ? named : undefined);
+    }
     const event = { ...frame.event, partial: message } as Fields;
-    const block = typeof event.contentIndex === "number" ? message.content[event.contentIndex] : undefined;
+    // contentBlockAt: reading `content` would build a long message's array.
+    const block = typeof event.contentIndex === "number" ? contentBlockAt(message, event.contentIndex) : undefined;
     if (event.type === "text_end" && event.content === undefined && block?.type === "text") event.content = block.text;
     if (event.type === "thinking_end" && event.content === undefined && block?.type === "thinking") event.content = block.thinking;
     if (event.type === "toolcall_end" && event.toolCall === undefined) event.toolCall = block;
     return { type: "message_update", message, assistantMessageEvent: event as unknown as ModelEvent };
+  }
+
+  /**
+   * A message from a snapshot or a whole event: which blocks still stream it does not say. Only
+   * the last counts as streaming (blocks stream in order); a patch to an earlier one still
+   * applies, at the cost of a copy of the content.
+   */
+  private load(message: AssistantMessage): void {
+    this.message.load(message, contentLength(message) - 1);
   }
 }

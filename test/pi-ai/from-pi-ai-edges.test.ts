@@ -1,7 +1,9 @@
 import { type AssistantMessage as PiAiAssistantMessage, createAssistantMessageEventStream } from "@mariozechner/pi-ai";
+import { lastValueFrom, toArray } from "rxjs";
 import { describe, expect, it } from "vitest";
 import { fromPiAi } from "../../src/pi-ai/index.js";
 import type { LlmContext } from "../../src/types.js";
+import { contentLength, isPendingSnapshot } from "../../src/util/shared-content.js";
 import { assertModelEventGrammar, collectModelEvents, finalMessage } from "../helpers/model-event-grammar.js";
 import { piAiTestModel, usageOf } from "../helpers/provider-fixtures.js";
 
@@ -48,6 +50,46 @@ describe("fromPiAi at the edges of pi-ai's contract", () => {
       [],
     ]);
     expect(finalMessage(events)).toStrictEqual({ ...liveMessage(), content: [{ type: "text", text: "Hello there" }], usage: usageOf(3, 2, 0, 0, 5) });
+  });
+
+  it("shares the content of a long reply between snapshots: 1,000 tool calls copy no block past the 128th", async () => {
+    const calls = 1_000;
+    const adapted = fromPiAi(model, {
+      apiKey: "test-key",
+      stream: () => {
+        const events = createAssistantMessageEventStream();
+        const live = liveMessage();
+        events.push({ type: "start", partial: live });
+        for (let index = 0; index < calls; index++) {
+          const call = { type: "toolCall" as const, id: `c${index}`, name: "f", arguments: {} };
+          live.content.push(call);
+          events.push({ type: "toolcall_start", contentIndex: index, partial: live });
+          events.push({ type: "toolcall_delta", contentIndex: index, delta: `{"n":${index}}`, partial: live });
+          const ended = { ...call, arguments: { n: index } };
+          live.content[index] = ended;
+          events.push({ type: "toolcall_end", contentIndex: index, toolCall: ended, partial: live });
+        }
+        live.stopReason = "toolUse";
+        events.push({ type: "done", reason: "toolUse", message: live });
+        events.end();
+        return events;
+      },
+    });
+    const events = await lastValueFrom(adapted.stream(context, { signal: signal() }).pipe(toArray()));
+    const partials = events.flatMap((event) => ("partial" in event ? [event.partial] : []));
+    // Blocks copied into content arrays made for the snapshots (a long one's array is built when read).
+    const copied = partials.reduce((total, partial) => total + (isPendingSnapshot(partial) ? 0 : contentLength(partial)), 0);
+
+    // Why: each event's snapshot copied the whole content: 1,501,500 block copies here, n² for n
+    // calls. Now a snapshot of fewer than 128 blocks is a copy (3 per call), a longer one shared.
+    expect(copied).toBe(3 * ((127 * 128) / 2));
+    // Read after the whole reply: each snapshot kept the blocks it saw.
+    const ended = (count: number) => Array.from({ length: count }, (_unused, index) => ({ type: "toolCall", id: `c${index}`, name: "f", arguments: { n: index } }));
+    for (const call of [0, 127, 128, 999]) {
+      expect(partials[1 + 3 * call]?.content).toStrictEqual([...ended(call), { type: "toolCall", id: `c${call}`, name: "f", arguments: {} }]);
+      expect(partials[3 + 3 * call]?.content).toStrictEqual(ended(call + 1));
+    }
+    expect(finalMessage(events).content).toStrictEqual(ended(calls));
   });
 
   it("a stream function that throws, and a stream that ends without done or error, end as error messages", async () => {

@@ -3,6 +3,7 @@ import { MessageDeltaDecoder, MessageDeltaEncoder, type UpdateFrame } from "../.
 import { AssistantMessageDraft } from "../../src/model/assistant-message-draft.js";
 import { emptyUsage } from "../../src/types/messages.js";
 import type { AgentEvent, AssistantMessage, ModelEvent } from "../../src/types.js";
+import { contentLength, isPendingSnapshot } from "../../src/util/shared-content.js";
 
 const base: AssistantMessage = { role: "assistant", content: [], api: "a", provider: "p", model: "m", usage: emptyUsage(), stopReason: "stop", timestamp: 1 };
 
@@ -130,6 +131,38 @@ describe("message delta frames", () => {
     expect(JSON.parse(JSON.stringify(decoded))).toStrictEqual(JSON.parse(JSON.stringify(events)));
     // The id that arrived late travels as a patch of the block still streaming.
     expect(frames.some((frame) => frame.patch?.some((operation) => "k" in operation && operation.k === "id" && operation.i === 9))).toBe(true);
+  });
+
+  it("decodes a reply of many tool calls without copying its content per frame", () => {
+    const calls = 1_000;
+    const draft = new AssistantMessageDraft({ api: "a", provider: "p", model: "m", timestamp: 1 });
+    const modelEvents: ModelEvent[] = [...draft.start()];
+    for (let call = 0; call < calls; call++) {
+      const opened = draft.openToolCall(`c${call}`, "f");
+      modelEvents.push(...opened.events);
+      for (const fragment of ['{"n":', `${call}}`]) modelEvents.push(...draft.appendToolArguments(opened.index, fragment));
+      modelEvents.push(...draft.close(opened.index));
+    }
+    const done = draft.finish("toolUse").at(-1);
+    if (done?.type !== "done") throw new Error("expected done");
+    const events: AgentEvent[] = [
+      ...modelEvents.map((event): AgentEvent => (event.type === "start" ? { type: "message_start", message: event.partial } : update((event as { partial: AssistantMessage }).partial, event))),
+      { type: "message_end", message: done.message },
+    ];
+    const { decoded } = roundTrip(events);
+    const updates = decoded.filter((event): event is Extract<AgentEvent, { type: "message_update" }> => event.type === "message_update");
+    // Blocks copied into content arrays built while decoding (a long message's array is built when read).
+    const copied = updates.reduce((total, event) => total + (isPendingSnapshot(event.message) ? 0 : contentLength(event.message)), 0);
+
+    // Why: each of the 4,000 frames (4 per call) copied the whole content: 2,002,000 block copies for
+    // 1,000 calls, n² (10,000 calls: 200 million). Now a message of fewer than 128 blocks is copied
+    // (as SharedContent does), a longer one shared.
+    expect(copied).toBe((4 * (127 * 128)) / 2);
+    expect(updates.every((event) => (event.assistantMessageEvent as { partial: unknown }).partial === event.message)).toBe(true);
+    // Events read after all were decoded (a shared content keeps what each frame saw); sampled,
+    // as deep equality of 4,000 messages of up to 1,000 blocks takes a minute.
+    const sampled = (list: AgentEvent[]) => JSON.parse(JSON.stringify(list.filter((_event, index) => index % 97 === 0 || index >= list.length - 3))) as unknown;
+    expect(sampled(decoded)).toStrictEqual(sampled(events));
   });
 
   it("reads only the blocks an event can change: the streaming ones, the one it names and new ones", () => {
