@@ -97,11 +97,15 @@ export class SessionFrames {
 
   /** A frame came after a gap (the channel was down): the missing ones come from the stream. */
   private catchUp(message: string): void {
-    this.held = [message];
+    const held = [message];
+    this.held = held;
     const from = this.current.lastSeq + 1;
     this.context.redis.xrange(this.keys.events, `${from}-0`, "+").then(
       (entries) => {
-        const held = this.held ?? [];
+        // The session is being read again (`reload`), which took over `held`: its read, sent after
+        // this one, covers these frames. Taking its `held` here sent the frames that came before
+        // its answer to the mirror it replaces, and the new mirror never had them.
+        if (this.held !== held) return;
         this.held = undefined;
         for (const [id, fields] of entries) this.apply(Number.parseInt(id, 10), fields[3] as string);
         for (const later of held) {
@@ -110,7 +114,7 @@ export class SessionFrames {
         }
       },
       (error: unknown) => {
-        this.held = undefined;
+        if (this.held === held) this.held = undefined;
         this.context.warn(`session ${this.id}: could not read missed frames: ${errorText(error)}`);
       },
     );
