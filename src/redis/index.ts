@@ -2,7 +2,7 @@
 
 export { redisSessions } from "./redis-sessions.js";
 export type { RedisSessions, RedisSessionsOptions } from "./redis-sessions.js";
-export { TAKEOVER_TEXT, takeoverLimitText } from "./redis-session.js";
+export { TAKEOVER_TEXT, takeoverLimitText } from "./session-takeover.js";
 export { RedisTranscriptStore } from "./redis-transcript-store.js";
 export { SESSION_MOVED_TEXT, transcriptLostText } from "./session-runner.js";
 export type { RedisTranscriptStoreOptions } from "./redis-transcript-store.js";

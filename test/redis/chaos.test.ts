@@ -89,6 +89,13 @@ describe.skipIf(!hasRedisServer)("chaos: three processes SIGKILLed, Redis SIGKIL
     await process.exited;
   }
 
+  /** The session on Redis as it is now: the lease, the stream's frames (seq and type), the meta. */
+  async function describeRedis(session: string): Promise<string> {
+    const keys = `rxagent:{${session}}:`;
+    const [lease, frames, meta] = await Promise.all([reader.get(`${keys}lease`), reader.xrange(`${keys}events`, "-", "+"), reader.hgetall(`${keys}meta`)]);
+    return `lease ${lease ?? "none"}, meta ${JSON.stringify(meta)}, frames ${frames.map(([id, fields]) => `${Number.parseInt(id, 10)}:${fields[1]}`).join(" ")}`;
+  }
+
   it.each(SEEDS)(`${RUNS} runs keep every promise (seed %i)`, async (seed) => {
     const random = seeded(seed);
     const sleep = (maxMs: number) => new Promise((resolve) => setTimeout(resolve, Math.floor(random() * maxMs)));
@@ -146,10 +153,12 @@ describe.skipIf(!hasRedisServer)("chaos: three processes SIGKILLed, Redis SIGKIL
           if ((await reader.exists(`rxagent:{${session}}:lease`)) !== 0) return undefined;
           const [newest] = await reader.xrevrange(`rxagent:{${session}}:events`, "+", "-", "COUNT", 1);
           return newest?.[1][1] === "agent_end" ? Number.parseInt(newest[0], 10) : undefined;
-        }, `the run to end on Redis, ${report()}`);
-        await waitFor(() => watchers.every((watcher) => lastSeqOf(watcher) === lastStored), "every watcher to show the run's end", END_MS).catch((error: unknown) => {
-          // Told as things are at the timeout: the processes' warnings during the wait, where each watcher stopped.
-          throw new Error(`${(error as Error).message} (stored ${lastStored}, watchers at ${watchers.map(lastSeqOf).join(", ")}), ${report()}`);
+        }, async () => `the run to end on Redis (now ${await describeRedis(session).catch((readError: unknown) => `not read: ${String(readError)}`)}), ${report()}`);
+        await waitFor(() => watchers.every((watcher) => lastSeqOf(watcher) === lastStored), "every watcher to show the run's end", END_MS).catch(async (error: unknown) => {
+          // Told as things are at the timeout: the processes' warnings during the wait, where each
+          // watcher stopped, and whether Redis moved on past the end it showed (seed 7, run 0).
+          const now = await describeRedis(session).catch((readError: unknown) => `Redis not read: ${String(readError)}`);
+          throw new Error(`${(error as Error).message} (stored ${lastStored}, watchers at ${watchers.map(lastSeqOf).join(", ")}; now ${now}), ${report()}`);
         });
         const [, endFields] = (await reader.xrevrange(`rxagent:{${session}}:events`, "+", "-", "COUNT", 1))[0]!;
         const last = (JSON.parse(endFields[3] as string) as { event: AgentEvent }).event;
@@ -199,13 +208,13 @@ function lastSeqOf(client: RawClient): number | undefined {
   return last && "seq" in last ? last.seq : undefined;
 }
 
-/** Polls Redis until `check` gives a value (a failed read, Redis being down, counts as none yet). */
-async function pollRedis<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = END_MS): Promise<T> {
+/** Polls Redis until `check` gives a value (a failed read, Redis being down, counts as none yet); `what` is told as it is at the timeout. */
+async function pollRedis<T>(check: () => Promise<T | undefined>, what: () => Promise<string>, timeoutMs = END_MS): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check().catch(() => undefined);
     if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${await what()}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
