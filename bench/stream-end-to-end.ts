@@ -21,13 +21,10 @@
 import { execFileSync } from "node:child_process";
 import { loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
-import { Observable } from "rxjs";
 import { WebSocket } from "ws";
 import { Agent } from "../src/agent/agent.js";
-import { AssistantMessageDraft } from "../src/model/assistant-message-draft.js";
 import { serveAgents } from "../src/server/index.js";
-import type { Model, ModelEvent } from "../src/types.js";
-import { megabyteArguments, smallCallArguments } from "./streamed-arguments.js";
+import { megabyteArguments, smallCallArguments, streamingModel } from "./streamed-arguments.js";
 
 const cases = {
   "1 MB in 1 KB deltas": { text: megabyteArguments, delta: 1024, calls: 1 },
@@ -50,53 +47,6 @@ interface CaseResult {
 }
 
 
-
-const EVENTS_PER_BATCH = 16;
-
-/** The first call streams `calls` tool calls of `text` in `delta`-sized fragments; the second answers "done". */
-function streamingModel(text: string, delta: number, calls: number, sample: () => void): Model {
-  let callIndex = 0;
-  return {
-    id: "bench",
-    provider: "bench",
-    api: "bench",
-    stream: () =>
-      new Observable<ModelEvent>((subscriber) => {
-        const first = callIndex++ === 0;
-        const draft = new AssistantMessageDraft({ api: "bench", provider: "bench", model: "bench", timestamp: 0 });
-        function* events(): Generator<ModelEvent> {
-          yield* draft.start();
-          if (!first) {
-            const { index, events: opened } = draft.openText();
-            yield* opened;
-            yield* draft.appendText(index, "done");
-            yield* draft.finish("stop");
-            return;
-          }
-          for (let call = 0; call < calls; call++) {
-            const { index, events: opened } = draft.openToolCall(`call_${call}`, "write_file");
-            yield* opened;
-            for (let offset = 0; offset < text.length; offset += delta) yield* draft.appendToolArguments(index, text.slice(offset, offset + delta));
-            yield* draft.close(index);
-          }
-          yield* draft.finish("toolUse");
-        }
-        const source = events();
-        let timer: NodeJS.Immediate | undefined;
-        const batch = (): void => {
-          sample();
-          for (let count = 0; count < EVENTS_PER_BATCH; count++) {
-            const next = source.next();
-            if (next.done === true) return subscriber.complete();
-            subscriber.next(next.value);
-          }
-          timer = setImmediate(batch);
-        };
-        timer = setImmediate(batch);
-        return () => clearImmediate(timer);
-      }),
-  };
-}
 
 function megabytes(bytes: number): number {
   return Math.round((bytes / (1024 * 1024)) * 10) / 10;

@@ -21,18 +21,16 @@ import { mkdirSync } from "node:fs";
 import { loadavg } from "node:os";
 import { PerformanceObserver } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { Observable } from "rxjs";
 import { Type } from "@sinclair/typebox";
 import { WebSocket } from "ws";
 import { Agent } from "../src/agent/agent.js";
 import { connectAgent } from "../src/client/index.js";
-import { AssistantMessageDraft } from "../src/model/assistant-message-draft.js";
 import { serveAgents } from "../src/server/index.js";
 import { scriptedModel } from "../src/testing/scripted-model.js";
 import { defineTool } from "../src/tools/define-tool.js";
 import { textResult } from "../src/tools/tool-results.js";
-import type { Model, ModelEvent } from "../src/types.js";
-import { smallCallArguments } from "./streamed-arguments.js";
+import type { Model } from "../src/types.js";
+import { smallCallArguments, streamingModel } from "./streamed-arguments.js";
 
 type ModelKind = "draft" | "scripted";
 
@@ -48,52 +46,11 @@ interface CaseResult {
   resyncs: number;
 }
 
-const EVENTS_PER_BATCH = 16;
 const DELTA = 16;
 
 /** The first call streams `calls` tool calls through the draft in 16 B deltas; the second answers "done". */
 function draftModel(calls: number): Model {
-  const text = smallCallArguments();
-  let callIndex = 0;
-  return {
-    id: "bench",
-    provider: "bench",
-    api: "bench",
-    stream: () =>
-      new Observable<ModelEvent>((subscriber) => {
-        const first = callIndex++ === 0;
-        const draft = new AssistantMessageDraft({ api: "bench", provider: "bench", model: "bench", timestamp: 0 });
-        function* events(): Generator<ModelEvent> {
-          yield* draft.start();
-          if (!first) {
-            const { index, events: opened } = draft.openText();
-            yield* opened;
-            yield* draft.appendText(index, "done");
-            yield* draft.finish("stop");
-            return;
-          }
-          for (let call = 0; call < calls; call++) {
-            const { index, events: opened } = draft.openToolCall(`call_${call}`, "write_file");
-            yield* opened;
-            for (let offset = 0; offset < text.length; offset += DELTA) yield* draft.appendToolArguments(index, text.slice(offset, offset + DELTA));
-            yield* draft.close(index);
-          }
-          yield* draft.finish("toolUse");
-        }
-        const source = events();
-        let timer: NodeJS.Immediate | undefined;
-        const batch = (): void => {
-          for (let count = 0; count < EVENTS_PER_BATCH; count++) {
-            const next = source.next();
-            if (next.done === true) return subscriber.complete();
-            subscriber.next(next.value);
-          }
-          timer = setImmediate(batch);
-        };
-        timer = setImmediate(batch);
-        return () => clearImmediate(timer);
-      }),
-  };
+  return streamingModel(smallCallArguments(), DELTA, calls, () => {});
 }
 
 function scripted(calls: number): Model {
