@@ -2,7 +2,9 @@
  * Child process for the chaos test (test/redis/chaos.test.ts): serves sessions on Redis with one
  * tool (`calc`, answers after 30 ms) and a model that calls it once per prompt and then answers,
  * says `URL <ws url>` once it listens, and runs until it is killed. Its warnings go to stdout as
- * `WARN <text>` lines, which the test prints when a run breaks a promise.
+ * `WARN <text>` lines, which the test prints when a run breaks a promise. With `CHAOS_STALL_MAX_MS`
+ * set, its event loop stalls now and then (about once in 2.5 s, 0 to that many ms), as on a
+ * loaded machine, so leases expire under live processes.
  */
 import { Type } from "@sinclair/typebox";
 import { asyncScheduler } from "rxjs";
@@ -39,3 +41,13 @@ const sessions = redisSessions({
 await sessions.ready();
 const server = await serveAgents({ port: 0, ...sessions.serveOptions });
 process.stdout.write(`URL ${server.url}\n`);
+
+const stallMaxMs = Number(process.env["CHAOS_STALL_MAX_MS"] ?? 0);
+if (stallMaxMs > 0) {
+  const stalls = setInterval(() => {
+    if (Math.random() >= 0.08) return;
+    // Blocks the event loop without using the CPU (a busy loop would load the machine for the other processes).
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Math.random() * stallMaxMs);
+  }, 200);
+  stalls.unref();
+}

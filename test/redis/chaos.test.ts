@@ -18,6 +18,7 @@ import { hasRedisServer, RedisServerProcess } from "./redis-server.js";
 // `npm test` runs 4 runs of seed 1 (two runners SIGKILLed, once with a second process, and
 // two Redis restarts); CHAOS_RUNS=20 runs 20 on each of seeds 7, 28 and 101, and
 // CHAOS_SEED picks others (CHAOS_RUNS=40 CHAOS_SEED=7,8 npx vitest run test/redis/chaos.test.ts).
+// CHAOS_STALL_MAX_MS=1400 makes the child processes stall now and then (chaos-process-child.ts).
 
 const RUNS = Number(process.env["CHAOS_RUNS"] ?? 4);
 const SEEDS = process.env["CHAOS_SEED"] !== undefined ? process.env["CHAOS_SEED"].split(",").map(Number) : process.env["CHAOS_RUNS"] !== undefined ? [7, 28, 101] : [1];
