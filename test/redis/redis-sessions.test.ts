@@ -360,16 +360,21 @@ describe.skipIf(!hasRedisServer)("sessions on Redis: bad input and odd states", 
       return newest?.[1][1] === "agent_end" && (await reader.exists("rxagent:{expired}:lease")) === 0 ? Number.parseInt(newest[0], 10) : undefined;
     }, "the run to end on Redis");
     const transcript = await new RedisTranscriptStore(reader, "expired").load();
-    const streamed = (await reader.xrange("rxagent:{expired}:events", "-", "+")).flatMap(([, fields]) => {
-      const frame = JSON.parse(fields[3] as string) as { event?: { type: string; message?: unknown } };
-      return frame.event?.type === "message_end" ? [frame.event.message] : [];
+    const events = (await reader.xrange("rxagent:{expired}:events", "-", "+")).flatMap(([, fields]) => {
+      const frame = JSON.parse(fields[3] as string) as { event?: { type: string; message?: unknown; reason?: string } };
+      return frame.event === undefined ? [] : [frame.event];
     });
+    const streamed = events.flatMap((event) => (event.type === "message_end" ? [event.message] : []));
     reader.disconnect();
     expect(transcript.map((message) => message.role)).toStrictEqual(["user", "assistant", "toolResult", "assistant"]);
     expect(streamed).toStrictEqual(transcript);
+    expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "idle" });
+    // A client shows what Redis holds, whether its last frames were events or a snapshot taken after the run
+    // ended (the runner's client can be moved to a snapshot after the other process has finished the run).
     for (const watcher of [onRunner, onOther]) {
-      await waitFor(() => watcher.events().at(-1)?.seq === lastStored, "each client to show the run's end on Redis", 20_000);
-      expect(watcher.agentEvents().at(-1)).toMatchObject({ type: "agent_end", reason: "idle" });
+      const view = await waitFor(() => (watcher.view()?.seq === lastStored ? watcher.view() : undefined), "each client to show the run's end on Redis", 20_000);
+      expect(view.state.isStreaming).toBe(false);
+      expect(view.state.messages).toStrictEqual(transcript);
     }
   }, 60_000);
 

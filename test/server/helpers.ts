@@ -4,7 +4,8 @@ import { Agent } from "../../src/agent/agent.js";
 import { scriptedModel, type ScriptedTurn } from "../../src/testing/scripted-model.js";
 import type { ServerFrame } from "../../src/protocol/protocol-schemas.js";
 import { MessageDeltaDecoder } from "../../src/protocol/message-delta.js";
-import type { AgentEvent } from "../../src/types.js";
+import { reduceAgentState } from "../../src/agent/agent-state.js";
+import type { AgentEvent, AgentState } from "../../src/types.js";
 
 /** A frame that carries an event: a whole one, or a `message_update` as a delta. */
 export type EventCarrier = Extract<ServerFrame, { type: "event" | "update" }>;
@@ -109,6 +110,27 @@ export class RawClient {
       }
     }
     return events;
+  }
+
+  /**
+   * What a client that follows the frames shows, rebuilt the way `connectAgent` does: the last
+   * snapshot with every event after it applied, and the number of the last frame applied.
+   */
+  view(): { seq: number; state: AgentState } | undefined {
+    let view: { seq: number; state: AgentState } | undefined;
+    const decoder = new MessageDeltaDecoder();
+    for (const frame of this.frames) {
+      if (frame.type === "snapshot") {
+        decoder.reset(frame.state.streamingMessage);
+        // `reduceAgentState` updates in place: a copy keeps the recorded frame as it came.
+        view = { seq: frame.seq, state: structuredClone(frame.state) };
+      } else if ((frame.type === "update" || frame.type === "event") && view !== undefined && frame.seq > view.seq) {
+        const event = frame.type === "update" ? decoder.decode(frame) : frame.event;
+        if (frame.type === "event") decoder.observe(event);
+        view = { seq: frame.seq, state: reduceAgentState(view.state, event) };
+      }
+    }
+    return view;
   }
 
   async close(): Promise<void> {
