@@ -53,7 +53,11 @@ export class RemoteCommandError extends RxAgentError {
  * `RemoteCommandError` on an `error` frame or when the connection drops before the ack.
  */
 export interface AgentClient {
-  /** Events in order, hot. After a snapshot (a resync) events continue past what it covered. */
+  /**
+   * Events in order, hot. After a snapshot (a resync) events continue past what it covered; when
+   * the snapshot covers the end of a run this client saw running, that run's `agent_end` (the
+   * latest run's, if several ended) comes first.
+   */
   readonly events$: Observable<AgentEvent>;
   /** Every frame from the server (fragments joined), for tools and tests. */
   readonly frames$: Observable<ServerFrame>;
@@ -112,6 +116,8 @@ export function connectAgent(url: string, options: ConnectAgentOptions = {}): Ag
   let session = options.session;
   let lastSeq: number | undefined;
   let epoch: string | undefined;
+  /** Set while a run this client followed has not ended: the number it was last seen open at. */
+  let openRunSeq: number | undefined;
   const decoder = new MessageDeltaDecoder();
   /** Pieces of a fragmented frame so far. */
   let fragments: string[] = [];
@@ -202,12 +208,18 @@ export function connectAgent(url: string, options: ConnectAgentOptions = {}): Ag
           current.close(1000, "Attach refused");
         }
         return settle(frame.id, new RemoteCommandError(frame.code, frame.message));
-      case "snapshot":
+      case "snapshot": {
         lastSeq = frame.seq;
         epoch = frame.epoch;
         decoder.reset(frame.state.streamingMessage);
         state.next(frame.state);
+        // A run followed here ended among the events the snapshot covers: its end is told, or a
+        // consumer waiting for it would wait forever.
+        const ended = frame.lastAgentEnd;
+        if (openRunSeq !== undefined && ended !== undefined && ended.seq > openRunSeq) events.next(ended.event);
+        openRunSeq = frame.state.isStreaming ? frame.seq : undefined;
         return;
+      }
       case "update":
       case "event": {
         // Frames for the old stream can still arrive while a resync attach is in flight.
@@ -222,6 +234,8 @@ export function connectAgent(url: string, options: ConnectAgentOptions = {}): Ag
         lastSeq = frame.seq;
         const event = frame.type === "update" ? decoder.decode(frame) : frame.event;
         if (frame.type === "event") decoder.observe(event);
+        if (event.type === "agent_start") openRunSeq = frame.seq;
+        else if (event.type === "agent_end") openRunSeq = undefined;
         state.next(reduceAgentState(state.value, event));
         events.next(event);
       }

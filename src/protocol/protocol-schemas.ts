@@ -119,6 +119,13 @@ export interface SnapshotFrame {
   /** Changes when the session is reset: send it back in `attach` with `lastSeq`. */
   epoch: string;
   state: AgentState;
+  /**
+   * The `agent_end` of the latest run that ended at or before `seq`, with its number. A client
+   * moved to this snapshot while it followed a run (a resync, a takeover) learns from it that the
+   * run ended: `connectAgent` emits it on `events$`, so a consumer waiting for the end is not left
+   * waiting. Absent when no run ended in this epoch, or the server no longer has it.
+   */
+  lastAgentEnd?: { seq: number; event: Extract<AgentEvent, { type: "agent_end" }> };
 }
 
 export interface AckFrame {

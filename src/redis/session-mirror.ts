@@ -5,6 +5,8 @@ import { MessageDeltaDecoder } from "../protocol/message-delta.js";
 import { initialAgentState, reduceAgentState } from "../agent/agent-state.js";
 import type { AgentEvent, AgentMessage, AgentState } from "../types.js";
 
+type AgentEndEvent = Extract<AgentEvent, { type: "agent_end" }>;
+
 /**
  * One process's copy of a session shared through Redis: the recent frames (for resume), the
  * state they lead to (for snapshots), and the clients attached here. Fed in order by the runner
@@ -16,6 +18,8 @@ export class SessionMirror {
   private readonly clients = new Set<ClientConnection>();
   private state: AgentState;
   private seq: number;
+  /** The latest run's end: its event when applied here, its frame's JSON when kept from the stream (parsed if a snapshot needs it). */
+  private lastAgentEnd: { seq: number; event?: AgentEndEvent; json?: string } | undefined;
   readonly replaySource: ReplaySource;
 
   constructor(
@@ -64,7 +68,13 @@ export class SessionMirror {
   }
 
   snapshot(): SnapshotFrame {
-    return { type: "snapshot", session: this.id, seq: this.seq, epoch: this.log.epoch, state: this.state };
+    const snapshot: SnapshotFrame = { type: "snapshot", session: this.id, seq: this.seq, epoch: this.log.epoch, state: this.state };
+    const end = this.lastAgentEnd;
+    if (end !== undefined) {
+      end.event ??= (JSON.parse(end.json ?? "") as { event: AgentEndEvent }).event;
+      snapshot.lastAgentEnd = { seq: end.seq, event: end.event };
+    }
+    return snapshot;
   }
 
   /** Same rules as `SessionHub.resumeMode`. */
@@ -118,6 +128,7 @@ export class SessionMirror {
       // The stream may have been trimmed: the log then starts at its first frame.
       if (frame.seq <= this.seq) continue;
       this.seq = frame.seq;
+      if (frame.type === "agent_end") this.lastAgentEnd = { seq: frame.seq, json: frame.json };
       this.log.append(frame);
     }
   }
@@ -131,6 +142,7 @@ export class SessionMirror {
   /** A reset: a new epoch after `seq`, an empty transcript; every client gets a snapshot. */
   reset(seq: number, epoch: string): void {
     this.seq = seq;
+    this.lastAgentEnd = undefined;
     this.log.reset(seq, epoch);
     this.decoder.reset(undefined);
     this.state = initialAgentState([]);
@@ -156,7 +168,10 @@ export class SessionMirror {
   private apply(frame: LoggedFrame, event: AgentEvent, mergeable: MergeableUpdate | undefined): void {
     this.seq = frame.seq;
     this.state = reduceAgentState(this.state, event);
-    if (event.type === "agent_end") this.decoder.reset(undefined);
+    if (event.type === "agent_end") {
+      this.decoder.reset(undefined);
+      this.lastAgentEnd = { seq: frame.seq, event };
+    }
     this.log.append(frame);
     for (const client of this.clients) client.sendEvent(frame, mergeable);
   }

@@ -22,6 +22,7 @@ export type { EventLogOptions } from "./event-log.js";
  */
 export class SessionHub implements HostedSession {
   private seq = 0;
+  private lastAgentEnd: SnapshotFrame["lastAgentEnd"];
   private readonly log: EventLog;
   private readonly encoder = new MessageDeltaEncoder();
   private readonly clients = new Set<ClientConnection>();
@@ -69,7 +70,9 @@ export class SessionHub implements HostedSession {
 
   /** The state after `lastSeq`. Read between events, so state and number always agree. */
   snapshot(): SnapshotFrame {
-    return { type: "snapshot", session: this.id, seq: this.seq, epoch: this.log.epoch, state: this.agent.state };
+    const snapshot: SnapshotFrame = { type: "snapshot", session: this.id, seq: this.seq, epoch: this.log.epoch, state: this.agent.state };
+    if (this.lastAgentEnd !== undefined) snapshot.lastAgentEnd = this.lastAgentEnd;
+    return snapshot;
   }
 
   /** How a client that last saw `lastSeq` (in `epoch`) catches up: the log still holds what it missed, or not. */
@@ -126,6 +129,7 @@ export class SessionHub implements HostedSession {
    */
   private startEpoch(): void {
     this.seq++;
+    this.lastAgentEnd = undefined;
     this.log.reset(this.seq, randomUUID());
     this.encoder.clear();
   }
@@ -138,6 +142,7 @@ export class SessionHub implements HostedSession {
    */
   private publish(event: AgentEvent): void {
     const seq = ++this.seq;
+    if (event.type === "agent_end") this.lastAgentEnd = { seq, event };
     let frame: LoggedFrame;
     let mergeable: { event: WireModelEvent; message: AssistantMessage } | undefined;
     try {

@@ -7,6 +7,8 @@ import { scriptedModel } from "../../src/testing/scripted-model.js";
 import { defineTool } from "../../src/tools/define-tool.js";
 import { type AgentServer, serveAgents } from "../../src/server/index.js";
 import type { ServerFrame } from "../../src/protocol/protocol-schemas.js";
+import { WebSocket } from "ws";
+import { connectAgent } from "../../src/client/index.js";
 import { assertContiguous, type EventCarrier, RawClient, waitFor } from "./helpers.js";
 
 /** 30 000 characters in 30-character deltas: ~1000 updates. */
@@ -108,5 +110,40 @@ describe("backpressure", () => {
 
     const stats = { ...slowStats, producedBytes, updates, runMs: Math.round(fastDoneAt - started) };
     console.log(`backpressure: ${JSON.stringify(stats)}`);
+  });
+
+  it("a connectAgent client paused through the whole run gets a snapshot and then the run's agent_end on events$", async () => {
+    const limits = { highWaterMark: 256 * 1024, maxQueuedFrames: 64, maxQueuedBytes: 3 * 1024 * 1024 };
+    server = await serveAgents({ port: 0, heartbeatIntervalMs: 0, backpressure: limits, createAgent: () => floodingAgent() });
+    const sockets: WebSocket[] = [];
+    const client = connectAgent(server.url, {
+      session: "s",
+      reconnect: false,
+      WebSocket: class extends WebSocket {
+        constructor(url: string) {
+          super(url);
+          sockets.push(this);
+        }
+      },
+    });
+    const seen: string[] = [];
+    client.events$.subscribe((event) => seen.push(event.type));
+    await client.ready;
+    const driver = await RawClient.open(server.url);
+    clients.push(driver);
+    await driver.request({ type: "attach", session: "s" });
+    await waitFor(() => (client.state.messages.length === 0 ? true : undefined), "the client's first snapshot");
+    const socket = sockets[0] as unknown as { _socket: Socket };
+    socket._socket.pause();
+    await driver.request({ type: "prompt", input: "flood" });
+    // The client saw the run start before it stopped reading, or gets it from the kernel's buffers.
+    await waitFor(() => driver.hasEvent("agent_end"), "the run's end", 20_000);
+    expect(server.session("s")?.clients.some((stats) => stats.resyncs >= 1)).toBe(true);
+    socket._socket.resume();
+    await waitFor(() => client.state.messages.length === 4 && !client.state.isStreaming, "the client's snapshot after the run", 20_000);
+    await waitFor(() => seen.includes("agent_end"), "the run's agent_end on events$", 5_000);
+    expect(seen[0]).toBe("agent_start");
+    expect(seen.filter((type) => type === "agent_end")).toHaveLength(1);
+    client.close();
   });
 });
