@@ -1,3 +1,5 @@
+import { setProperty } from "./json-grammar.js";
+
 /**
  * Finds runs of whole JSON values in a piece of text with one native regular-expression match,
  * so `PartialJsonParser` can hand them to `JSON.parse` in one call instead of reading them a
@@ -41,14 +43,37 @@ const ARRAY_RUN = new RegExp(`${ITEM}(?:,${ITEM})*(?=[,\\]])`, "y");
 /** Object members, the last followed by `,` or `}`. */
 const OBJECT_RUN = new RegExp(`${ITEM}(?:,${ITEM})*(?=[,}])`, "y");
 
-/** Where a run of array elements starting at `position` of `piece` ends, or -1 for none. */
-export function arrayRunEnd(piece: string, position: number): number {
+/**
+ * Reads the array elements that start at `position` of `piece` into `array`; returns where they
+ * end, or -1 when no run of whole elements is there (nothing is read then).
+ */
+export function readArrayRun(array: unknown[], piece: string, position: number): number {
   ARRAY_RUN.lastIndex = position;
-  return ARRAY_RUN.test(piece) ? ARRAY_RUN.lastIndex : -1;
+  if (!ARRAY_RUN.test(piece)) return -1;
+  const end = ARRAY_RUN.lastIndex;
+  const values = parseOrUndefined(`[${piece.slice(position, end)}]`) as unknown[] | undefined;
+  if (values === undefined) return -1;
+  for (let index = 0; index < values.length; index++) array.push(values[index]);
+  return end;
 }
 
-/** Where a run of object members starting at `position` of `piece` ends, or -1 for none. */
-export function objectRunEnd(piece: string, position: number): number {
+/** `readArrayRun` for the members of an object. */
+export function readObjectRun(object: Record<string, unknown>, piece: string, position: number): number {
   OBJECT_RUN.lastIndex = position;
-  return OBJECT_RUN.test(piece) ? OBJECT_RUN.lastIndex : -1;
+  if (!OBJECT_RUN.test(piece)) return -1;
+  const end = OBJECT_RUN.lastIndex;
+  const members = parseOrUndefined(`{${piece.slice(position, end)}}`) as Record<string, unknown> | undefined;
+  if (members === undefined) return -1;
+  // In JSON.parse's order, the last of duplicate keys winning: as one parse of the whole text.
+  for (const key of Object.keys(members)) setProperty(object, key, members[key]);
+  return end;
+}
+
+/** `JSON.parse(text)`, or `undefined` for text it refuses (a run the loose search took for whole values). */
+function parseOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
 }

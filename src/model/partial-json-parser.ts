@@ -1,13 +1,27 @@
 import { MAX_JSON_DEPTH } from "../util/json-depth.js";
-import { arrayRunEnd, objectRunEnd, RUN_DEPTH } from "./json-runs.js";
-
-/** One open array or object: the values closed in it so far, and for an object the key being read. */
-interface OpenContainer {
-  readonly array: unknown[] | undefined;
-  readonly object: Record<string, unknown> | undefined;
-  /** The key whose value comes next (objects only; stale once that value is in `object`). */
-  key: string;
-}
+import {
+  BACKSLASH,
+  CARRIAGE_RETURN,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  COLON,
+  COMMA,
+  ESCAPES,
+  hexValue,
+  isLiteralChar,
+  isPlainObject,
+  LETTER_U,
+  literalValue,
+  NEWLINE,
+  NOT_A_LITERAL,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+  SPACE,
+  TAB,
+} from "./json-grammar.js";
+import { readArrayRun, readObjectRun, RUN_DEPTH } from "./json-runs.js";
+import { addClosedValue, newContainer, type OpenContainer, snapshotOpen } from "./open-containers.js";
 
 // What the parser expects next. Numbers, not strings: the state is read for every character.
 const EXPECT_VALUE = 0;
@@ -169,22 +183,8 @@ export class PartialJsonParser {
         hasInner = true;
       }
     }
-    const open = this.open;
-    if (open.length === 0) return hasInner ? inner : this.root;
-    for (let depth = open.length - 1; depth >= 0; depth--) {
-      const container = open[depth] as OpenContainer;
-      if (container.array !== undefined) {
-        const copy = container.array.slice();
-        if (hasInner) copy.push(inner);
-        inner = copy;
-      } else {
-        const copy = { ...container.object };
-        if (hasInner) setProperty(copy, container.key, inner);
-        inner = copy;
-      }
-      hasInner = true;
-    }
-    return inner;
+    if (this.open.length === 0) return hasInner ? inner : this.root;
+    return snapshotOpen(this.open, inner, hasInner);
   }
 
   /**
@@ -197,21 +197,8 @@ export class PartialJsonParser {
     const container = open[open.length - 1];
     // The run's values must not take the text past the depth limit unseen.
     if (container === undefined || open.length + RUN_DEPTH > MAX_JSON_DEPTH) return -1;
-    if (container.array !== undefined) {
-      const end = state <= EXPECT_VALUE_OR_CLOSE ? arrayRunEnd(fragment, position) : -1;
-      const values = end < 0 ? undefined : (parseOrUndefined(`[${fragment.slice(position, end)}]`) as unknown[] | undefined);
-      if (values === undefined) return -1;
-      for (let index = 0; index < values.length; index++) container.array.push(values[index]);
-      this.state = AFTER_VALUE;
-      return end;
-    }
-    const end = state >= EXPECT_KEY_OR_CLOSE ? objectRunEnd(fragment, position) : -1;
-    const members = end < 0 ? undefined : (parseOrUndefined(`{${fragment.slice(position, end)}}`) as Record<string, unknown> | undefined);
-    if (members === undefined) return -1;
-    const object = container.object as Record<string, unknown>;
-    // In JSON.parse's order, the last of duplicate keys winning: as one parse of the whole text.
-    for (const key of Object.keys(members)) setProperty(object, key, members[key]);
-    this.state = AFTER_VALUE;
+    const end = container.array !== undefined ? (state <= EXPECT_VALUE_OR_CLOSE ? readArrayRun(container.array, fragment, position) : -1) : state >= EXPECT_KEY_OR_CLOSE ? readObjectRun(container.object as Record<string, unknown>, fragment, position) : -1;
+    if (end >= 0) this.state = AFTER_VALUE;
     return end;
   }
 
@@ -258,7 +245,7 @@ export class PartialJsonParser {
       this.state = TOO_DEEP;
       return;
     }
-    this.open.push(isArray ? { array: [], object: undefined, key: "" } : { array: undefined, object: {}, key: "" });
+    this.open.push(newContainer(isArray));
     this.state = isArray ? EXPECT_VALUE_OR_CLOSE : EXPECT_KEY_OR_CLOSE;
   }
 
@@ -275,9 +262,7 @@ export class PartialJsonParser {
       this.root = value;
       return;
     }
-    const container = open[open.length - 1] as OpenContainer;
-    if (container.array !== undefined) container.array.push(value);
-    else setProperty(container.object as Record<string, unknown>, container.key, value);
+    addClosedValue(open[open.length - 1] as OpenContainer, value);
   }
 
   /** Reads string characters from `position`; returns where reading stopped. */
@@ -354,43 +339,6 @@ export class PartialJsonParser {
   }
 }
 
-/** `JSON.parse(text)`, or `undefined` for text it refuses (a run the loose search took for whole values). */
-function parseOrUndefined(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** Sets an own property as JSON.parse does: `__proto__` becomes a plain key, not the prototype. */
-function setProperty(object: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === "__proto__") Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
-  else object[key] = value;
-}
-
-const NOT_A_LITERAL = Symbol("not a literal");
-
-/** The value of a whole literal (`true`, `-1.5e3`), or `NOT_A_LITERAL` (`tr`, `1.`, `01`). */
-function literalValue(text: string): unknown {
-  switch (text) {
-    case "true":
-      return true;
-    case "false":
-      return false;
-    case "null":
-      return null;
-  }
-  // Number() of text in JSON's number grammar is what JSON.parse gives (-0 included).
-  return JSON_NUMBER.test(text) ? Number(text) : NOT_A_LITERAL;
-}
-
-const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
-
 /** The longest piece of text read at once (see `readUnread`). */
 const READ_PIECE_LENGTH = 16 * 1024;
 /**
@@ -409,39 +357,3 @@ const LOOP_BEFORE_SEARCH = 32;
 /** What ends a run of ordinary characters in a string. */
 const STRING_STOP = /["\\\u0000-\u001f]/g;
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-const COLON = 0x3a;
-const COMMA = 0x2c;
-const SPACE = 0x20;
-const NEWLINE = 0x0a;
-const CARRIAGE_RETURN = 0x0d;
-const TAB = 0x09;
-const LETTER_U = 0x75;
-
-/** What each one-character escape stands for, by the code of the character after the backslash. */
-const ESCAPES: Record<number, string | undefined> = { 0x22: '"', 0x5c: "\\", 0x2f: "/", 0x62: "\b", 0x66: "\f", 0x6e: "\n", 0x72: "\r", 0x74: "\t" };
-
-/** 0–15 for a hex digit, else -1. */
-function hexValue(code: number): number {
-  if (code >= 0x30 && code <= 0x39) return code - 0x30;
-  if (code >= 0x61 && code <= 0x66) return code - 0x61 + 10;
-  if (code >= 0x41 && code <= 0x46) return code - 0x41 + 10;
-  return -1;
-}
-
-/** `[0-9a-zA-Z.+-]`: what numbers and literals are made of (false for NaN, past the end). */
-function isLiteralChar(code: number): boolean {
-  return (
-    (code >= 0x30 && code <= 0x39) ||
-    (code >= 0x61 && code <= 0x7a) ||
-    (code >= 0x41 && code <= 0x5a) ||
-    code === 0x2e ||
-    code === 0x2b ||
-    code === 0x2d
-  );
-}
