@@ -119,7 +119,11 @@ export class PartialJsonParser {
   private readUnread(): void {
     const unread = this.unread;
     if (unread.length === 0) return;
-    const text = unread.length === 1 ? (unread[0] as string) : unread.join("");
+    let first = 0;
+    // Fragments wholly inside a string (a file's content) are added as they are: joining them
+    // first would copy them for nothing (a third of the time at 1 MB).
+    while (first < unread.length && this.state === IN_STRING && !STRING_STOP_ANYWHERE.test(unread[first] as string)) this.stringValue += unread[first++] as string;
+    const text = first === unread.length ? "" : first === unread.length - 1 ? (unread[first] as string) : unread.slice(first).join("");
     unread.length = 0;
     if (text.length <= READ_PIECE_LENGTH) return this.read(text);
     for (let from = 0; from < text.length; from += READ_PIECE_LENGTH) this.read(text.slice(from, from + READ_PIECE_LENGTH));
@@ -356,4 +360,5 @@ const FAILED_RUNS_PER_FRAGMENT = 4;
 const LOOP_BEFORE_SEARCH = 32;
 /** What ends a run of ordinary characters in a string. */
 const STRING_STOP = /["\\\u0000-\u001f]/g;
+const STRING_STOP_ANYWHERE = /["\\\u0000-\u001f]/;
 
