@@ -227,6 +227,38 @@ describe("PartialJsonParser, read fragment by fragment", () => {
   });
 });
 
+describe("arguments streamed into the draft", () => {
+  const origin = { api: "test", provider: "test", model: "test", timestamp: 0 };
+
+  it("ends a call whose text stopped being JSON with arguments {} and the text in rawArguments", () => {
+    const text = '{"path": "a.txt", "lines": [1, 2,], "more": "x"}';
+    const draft = new AssistantMessageDraft(origin);
+    const { index } = draft.openToolCall("call_1", "write_file");
+    const partials: unknown[] = [];
+    for (let offset = 0; offset < text.length; offset += 8) {
+      const [event] = draft.appendToolArguments(index, text.slice(offset, offset + 8));
+      const block = event && "partial" in event ? event.partial.content[index] : undefined;
+      partials.push(block?.type === "toolCall" ? block.arguments : undefined);
+    }
+    expect(partials.slice(0, 4)).toStrictEqual([{}, { path: "a.txt" }, { path: "a.txt" }, { path: "a.txt", lines: [1, 2] }]);
+    expect(partials.slice(4)).toStrictEqual(partials.slice(4).map(() => ({})));
+    expect(draft.closeIfComplete(index)).toStrictEqual([]);
+    const [end] = draft.close(index);
+    expect(end?.type === "toolcall_end" && end.toolCall).toMatchObject({ arguments: {}, rawArguments: text });
+  });
+
+  it("closes early a call whose whole arguments nest deeper than the limit (JSON.parse judges them), with the text in rawArguments", () => {
+    const text = `{"a": ${"[".repeat(MAX_JSON_DEPTH + 5)}${"]".repeat(MAX_JSON_DEPTH + 5)}}`;
+    const draft = new AssistantMessageDraft(origin);
+    const { index } = draft.openToolCall("call_1", "deep");
+    draft.appendToolArguments(index, text.slice(0, -1));
+    expect(draft.closeIfComplete(index)).toStrictEqual([]);
+    draft.appendToolArguments(index, text.slice(-1));
+    const [end] = draft.closeIfComplete(index);
+    expect(end?.type === "toolcall_end" && end.toolCall).toMatchObject({ arguments: {}, rawArguments: text });
+  });
+});
+
 describe("a long argument streamed into the draft", () => {
   it("updates the partial arguments after every fragment up to 4 KiB, then each time they doubled, and ends with the whole value", () => {
     const content = "x".repeat(40_000);
