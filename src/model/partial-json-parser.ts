@@ -46,8 +46,11 @@ const FAILED = 10;
 const TOO_DEEP = 11;
 
 /**
- * Parses JSON text fragment by fragment, each character once, building the value as it goes;
- * `value()` gives the best guess of the value so far at any point.
+ * Parses JSON text fragment by fragment, keeping its state between them and building the value as
+ * it goes; `value()` gives the best guess of the value so far at any point. Each character is read
+ * once: by the loop here, or by one regular-expression match and one `JSON.parse` of a run of whole
+ * values around it (json-runs.ts); a search that finds no run may read on to the piece's end, at
+ * most `FAILED_RUNS_PER_FRAGMENT` times a piece. So the time is linear in the text's length.
  *
  * Streamed tool-call arguments arrive as fragments (`{"ci`, `ty": "Par`, ...); a UI wants the
  * fields already known, and the loop wants the whole value at the end. An unfinished string keeps
