@@ -247,6 +247,27 @@ describe("arguments streamed into the draft", () => {
     expect(end?.type === "toolcall_end" && end.toolCall).toMatchObject({ arguments: {}, rawArguments: text });
   });
 
+  it("builds each closed value once: partials and the final arguments share the records that had closed, and never change", () => {
+    const records = Array.from({ length: 400 }, (_unused, index) => ({ id: index, tags: ["a", { n: index }] }));
+    const text = JSON.stringify({ path: "notes.txt", records });
+    const draft = new AssistantMessageDraft(origin);
+    const { index } = draft.openToolCall("call_1", "write_file");
+    const seen: { value: Record<string, unknown>; copy: unknown }[] = [];
+    for (let offset = 0; offset < text.length; offset += 512) {
+      const [event] = draft.appendToolArguments(index, text.slice(offset, offset + 512));
+      const block = event && "partial" in event ? event.partial.content[index] : undefined;
+      if (block?.type === "toolCall" && seen[seen.length - 1]?.value !== block.arguments) seen.push({ value: block.arguments, copy: structuredClone(block.arguments) });
+    }
+    const [end] = draft.close(index);
+    const final = end?.type === "toolcall_end" ? (end.toolCall.arguments as { records: unknown[] }) : undefined;
+    expect(final).toStrictEqual(JSON.parse(text));
+    const last = seen[seen.length - 1]?.value as { records: unknown[] };
+    expect(last.records.length).toBeGreaterThan(100);
+    expect(final?.records[0]).toBe(last.records[0]);
+    expect(final?.records[99]).toBe(last.records[99]);
+    for (const { value, copy } of seen) expect(value).toStrictEqual(copy);
+  });
+
   it("closes early a call whose whole arguments nest deeper than the limit (JSON.parse judges them), with the text in rawArguments", () => {
     const text = `{"a": ${"[".repeat(MAX_JSON_DEPTH + 5)}${"]".repeat(MAX_JSON_DEPTH + 5)}}`;
     const draft = new AssistantMessageDraft(origin);
