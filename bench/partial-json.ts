@@ -4,9 +4,15 @@
  * `JSON.parse` of the final text (issue 27, item 3).
  *
  * Cases: about 1 MB of arguments (an object with a long string and an array of small records) in 1 KB
- * deltas; the adversarial `[[[…` then `1,1,1…` (48 KB) in 1 KB and in 64-byte deltas. Each case
- * runs in a fresh child process (`node --expose-gc --import tsx bench/partial-json.ts <case>`),
- * so one case's garbage and JIT state do not colour the next. Memory is the peak of `heapUsed`
+ * deltas, and 2 and 4 MB of the same shape (time should grow in proportion); 10,000 small calls;
+ * the adversarial `[[[…` then `1,1,1…` (48 KB) in 1 KB and in 64-byte deltas. Each case runs in a
+ * fresh child process (`node --expose-gc --import tsx bench/partial-json.ts <case>`), so one
+ * case's garbage and JIT state do not colour the next: the figures are a cold start, as the
+ * first long argument of a process is. `--runs N` (default 3) runs each case's child N times and
+ * reports medians (the ratio is the median of each run's own ratio), with the lowest and highest
+ * in brackets. JSON.parse is timed five times in the child, each after a full GC, and the median
+ * taken. CPU ms is the child's CPU time (the draft's compiler threads included), which a loaded
+ * machine inflates less than the wall time. Memory is the peak of `heapUsed`
  * sampled after every delta, less the heap before the case, and the child's peak RSS.
  *
  * Not part of `npm run bench`: that one compares three implementations of the whole loop; this
@@ -17,10 +23,12 @@ import { loadavg } from "node:os";
 import { getHeapStatistics } from "node:v8";
 import { fileURLToPath } from "node:url";
 import { AssistantMessageDraft } from "../src/model/assistant-message-draft.js";
-import { megabyteArguments, smallCallArguments } from "./streamed-arguments.js";
+import { argumentsOfMegabytes, megabyteArguments, smallCallArguments } from "./streamed-arguments.js";
 
 const cases = {
   "1 MB in 1 KB deltas": { text: megabyteArguments, delta: 1024 },
+  "2 MB in 1 KB deltas": { text: () => argumentsOfMegabytes(2), delta: 1024 },
+  "4 MB in 1 KB deltas": { text: () => argumentsOfMegabytes(4), delta: 1024 },
   "10k small calls in 16 B deltas": { text: smallCallArguments, delta: 16, calls: 10_000 },
   "48 KB [[[… in 1 KB deltas": { text: adversarialArguments, delta: 1024 },
   "48 KB [[[… in 64 B deltas": { text: adversarialArguments, delta: 64 },
@@ -31,8 +39,10 @@ interface CaseResult {
   name: CaseName;
   bytes: number;
   draftMs: number;
+  draftCpuMs: number;
   draftPeakHeapMB: number;
   parseMs: number;
+  parseCpuMs: number;
   parsePeakHeapMB: number;
   maxRssMB: number;
 }
@@ -73,9 +83,11 @@ function runCase(name: CaseName): CaseResult {
   // Timed without sampling the heap (a sample per fragment costs more than the fragment),
   // then run again for the heap's peak.
   collect();
+  const cpuBefore = process.cpuUsage();
   const started = performance.now();
   streamIntoDraft(text, delta, calls, () => {});
   const draftMs = performance.now() - started;
+  const cpu = process.cpuUsage(cpuBefore);
   collect();
   const baseline = getHeapStatistics().used_heap_size;
   let peak = baseline;
@@ -84,43 +96,86 @@ function runCase(name: CaseName): CaseResult {
   });
   const draftPeak = peak - baseline;
 
-  collect();
-  const parseBaseline = process.memoryUsage().heapUsed;
-  const parseStarted = performance.now();
+  // The parses of the whole text, five times (each after a full GC), for a steadier denominator
+  // than one: the first parse's heap figure, the median time.
+  const parseWall: number[] = [];
+  const parseCpu: number[] = [];
+  let parsePeak = 0;
   let parsed: unknown;
-  for (let call = 0; call < calls; call++) {
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      // The adversarial text is not complete JSON: the parse fails at its end, as a provider's would.
+  for (let repeat = 0; repeat < PARSE_REPEATS; repeat++) {
+    collect();
+    const parseBaseline = process.memoryUsage().heapUsed;
+    const parseCpuBefore = process.cpuUsage();
+    const parseStarted = performance.now();
+    for (let call = 0; call < calls; call++) {
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        // The adversarial text is not complete JSON: the parse fails at its end, as a provider's would.
+      }
     }
+    parseWall.push(performance.now() - parseStarted);
+    const spent = process.cpuUsage(parseCpuBefore);
+    parseCpu.push((spent.user + spent.system) / 1000);
+    if (repeat === 0) parsePeak = process.memoryUsage().heapUsed - parseBaseline;
   }
-  const parseMs = performance.now() - parseStarted;
-  const parsePeak = process.memoryUsage().heapUsed - parseBaseline;
+  const parseMs = middle(parseWall);
+  const parseCpuMs = middle(parseCpu);
   void parsed;
   return {
     name,
     bytes: text.length * calls,
     draftMs: Math.round(draftMs * 10) / 10,
+    draftCpuMs: Math.round((cpu.user + cpu.system) / 100) / 10,
     draftPeakHeapMB: megabytes(draftPeak),
     parseMs: Math.round(parseMs * 100) / 100,
+    parseCpuMs: Math.round(parseCpuMs * 100) / 100,
     parsePeakHeapMB: megabytes(parsePeak),
     maxRssMB: Math.round(process.resourceUsage().maxRSS / 102.4) / 10,
   };
 }
 
-const requested = process.argv[2] as CaseName | undefined;
+const PARSE_REPEATS = 5;
+
+function middle(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length % 2 === 1 ? (sorted[(sorted.length - 1) / 2] as number) : ((sorted[sorted.length / 2 - 1] as number) + (sorted[sorted.length / 2] as number)) / 2;
+}
+
+/** The median of `values`, with the lowest and highest in brackets when they differ. */
+function median(values: readonly number[], digits: number): string {
+  const low = Math.min(...values);
+  const high = Math.max(...values);
+  return low === high ? middle(values).toFixed(digits) : `${middle(values).toFixed(digits)} [${low.toFixed(digits)}–${high.toFixed(digits)}]`;
+}
+
+function optionValue(name: string): string | undefined {
+  const at = process.argv.indexOf(name);
+  return at < 0 ? undefined : process.argv[at + 1];
+}
+
+const requested = process.argv[2]?.startsWith("--") === false ? (process.argv[2] as CaseName) : undefined;
 if (requested !== undefined) {
   if (!(requested in cases)) throw new Error(`Unknown case ${requested}; known: ${Object.keys(cases).join(", ")}`);
   process.stdout.write(`${JSON.stringify(runCase(requested))}\n`);
 } else {
+  const runs = Number(optionValue("--runs") ?? 3);
+  if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs wants a whole number of runs, 1 or more; got ${optionValue("--runs")}`);
+  const only = optionValue("--cases")?.split(",");
   const script = fileURLToPath(import.meta.url);
-  process.stdout.write(`load average before: ${loadavg().map((load) => load.toFixed(2)).join(" ")}\n\n`);
-  process.stdout.write("| case | bytes | draft ms | JSON.parse ms | draft / JSON.parse | draft peak heap MB | JSON.parse heap MB | child max RSS MB |\n|---|---|---|---|---|---|---|---|\n");
+  process.stdout.write(`load average before: ${loadavg().map((load) => load.toFixed(2)).join(" ")}; ${runs} runs of each case, medians [lowest–highest]\n\n`);
+  process.stdout.write("| case | bytes | draft ms | JSON.parse ms | draft / JSON.parse | draft CPU ms | JSON.parse CPU ms | same, CPU | draft peak heap MB | JSON.parse heap MB | child max RSS MB |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const name of Object.keys(cases) as CaseName[]) {
-    const output = execFileSync(process.execPath, ["--expose-gc", "--import", "tsx", script, name], { encoding: "utf8" });
-    const result = JSON.parse(output) as CaseResult;
-    process.stdout.write(`| ${result.name} | ${result.bytes} | ${result.draftMs} | ${result.parseMs} | ${(result.draftMs / result.parseMs).toFixed(1)}x | ${result.draftPeakHeapMB} | ${result.parsePeakHeapMB} | ${result.maxRssMB} |\n`);
+    if (only !== undefined && !only.some((part) => name.startsWith(part))) continue;
+    const results: CaseResult[] = [];
+    for (let run = 0; run < runs; run++) {
+      const output = execFileSync(process.execPath, ["--expose-gc", "--import", "tsx", script, name], { encoding: "utf8" });
+      results.push(JSON.parse(output) as CaseResult);
+    }
+    const of = (pick: (result: CaseResult) => number, digits: number): string => median(results.map(pick), digits);
+    process.stdout.write(
+      `| ${name} | ${results[0]?.bytes} | ${of((result) => result.draftMs, 1)} | ${of((result) => result.parseMs, 2)} | ${of((result) => result.draftMs / result.parseMs, 1)}x | ${of((result) => result.draftCpuMs, 1)} | ${of((result) => result.parseCpuMs, 2)} | ${of((result) => result.draftCpuMs / Math.max(result.parseCpuMs, 0.01), 1)}x | ${of((result) => result.draftPeakHeapMB, 1)} | ${of((result) => result.parsePeakHeapMB, 1)} | ${of((result) => result.maxRssMB, 1)} |\n`,
+    );
   }
   process.stdout.write(`\nload average after: ${loadavg().map((load) => load.toFixed(2)).join(" ")}\n`);
 }

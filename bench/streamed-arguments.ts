@@ -7,8 +7,13 @@ import type { Model, ModelEvent } from "../src/types.js";
 
 /** About 1 MB: a long string and 6,000 small records. */
 export function megabyteArguments(): string {
-  const records = Array.from({ length: 6000 }, (_unused, index) => ({ id: index, name: `item ${index}`, tags: ["a", "b"], done: index % 2 === 0 }));
-  const content = "lorem ipsum dolor sit amet ".repeat(26_000);
+  return argumentsOfMegabytes(1);
+}
+
+/** About `megabytes` MB, shaped as `megabyteArguments`: a longer string and more records. */
+export function argumentsOfMegabytes(megabytes: number): string {
+  const records = Array.from({ length: 6000 * megabytes }, (_unused, index) => ({ id: index, name: `item ${index}`, tags: ["a", "b"], done: index % 2 === 0 }));
+  const content = "lorem ipsum dolor sit amet ".repeat(26_000 * megabytes);
   return JSON.stringify({ path: "notes.txt", content, records });
 }
 

@@ -1,7 +1,8 @@
 import type { AssistantMessage, StopReason, TextContent, ThinkingContent, ToolCall, Usage } from "../types/messages.js";
 import { emptyUsage } from "../types/messages.js";
 import type { ModelEvent } from "../types/model.js";
-import { objectOrEmpty, PartialJsonScanner, parseToolArguments } from "./partial-json.js";
+import { objectOrEmpty, parseToolArguments } from "./partial-json.js";
+import { PartialJsonParser } from "./partial-json-parser.js";
 import { textNestsDeeperThan } from "../util/json-depth.js";
 import { SharedContent } from "../util/shared-content.js";
 
@@ -27,8 +28,8 @@ export interface AssistantMessageOrigin {
 export class AssistantMessageDraft {
   /** The blocks so far; the open ones (still streaming) are those `content.isOpen` names. */
   private readonly content = new SharedContent<Block>();
-  /** Each tool call's arguments text as read so far, by content index. */
-  private readonly argumentScanners = new Map<number, PartialJsonScanner>();
+  /** Each tool call's arguments as read so far (text and value), by content index. */
+  private readonly argumentParsers = new Map<number, PartialJsonParser>();
   /** How long each call's arguments were when last parsed for the partials. */
   private readonly parsedLengths = new Map<number, number>();
   private usage: Usage = emptyUsage();
@@ -84,7 +85,7 @@ export class AssistantMessageDraft {
 
   openToolCall(id: string, name: string): { index: number; events: ModelEvent[] } {
     const result = this.openBlock({ type: "toolCall", id, name, arguments: {} }, "toolcall_start");
-    this.argumentScanners.set(result.index, new PartialJsonScanner());
+    this.argumentParsers.set(result.index, new PartialJsonParser());
     return result;
   }
 
@@ -103,24 +104,24 @@ export class AssistantMessageDraft {
   }
 
   /**
-   * Adds an argument fragment; the block's `arguments` become the best parse so far: after every
+   * Adds an argument fragment; the block's `arguments` become the best guess so far: after every
    * fragment up to 4 KiB of arguments, then each time they have doubled. Why not after every
-   * fragment: each parse reads the whole text, so a long argument (a file's content, in small
-   * fragments) would cost time in the square of its length; the scanner reads each character
-   * once, and doubling keeps all the parses together under twice one parse of the final text.
-   * Measured on 1 MB in 1 KB fragments (`npm run bench:partial-json`): see bench/README.md.
-   * `toolcall_end` always carries the full parse.
+   * fragment: each guess copies the arrays and objects still open (the parser builds the value
+   * once, but a guess handed out must never change), so an open array of n records copied per
+   * fragment would cost time in the square of its length; doubling keeps all the copies together
+   * under twice the final value's open containers. Measured on 1 MB in 1 KB fragments
+   * (`npm run bench:partial-json`): see bench/README.md. `toolcall_end` always carries the whole value.
    */
   appendToolArguments(index: number, delta: string): ModelEvent[] {
     const block = this.blockAt(index, "toolCall");
-    const scanner = this.argumentScanners.get(index);
-    if (!block || !scanner || delta === "") return [];
-    scanner.append(delta);
-    const length = scanner.text.length;
+    const parser = this.argumentParsers.get(index);
+    if (!block || !parser || delta === "") return [];
+    parser.append(delta);
+    const length = parser.text.length;
     const parsedLength = this.parsedLengths.get(index) ?? 0;
     if (length <= PARSE_EVERY_FRAGMENT_UP_TO || length >= parsedLength * 2) {
       this.parsedLengths.set(index, length);
-      this.replace(index, { ...block, arguments: objectOrEmpty(scanner.value()) });
+      this.replace(index, { ...block, arguments: objectOrEmpty(parser.value()) });
     }
     return [{ type: "toolcall_delta", contentIndex: index, delta, partial: this.snapshot() }];
   }
@@ -168,16 +169,16 @@ export class AssistantMessageDraft {
     }
   }
 
-  /** The call as it ends: arguments parsed in full from `finalArguments` or the streamed text. */
+  /** The call as it ends: arguments parsed in full from `finalArguments`, or the streamed ones. */
   private finalToolCall(index: number, block: ToolCall, finalArguments: string | undefined): ToolCall {
-    const streamed = this.argumentScanners.get(index);
+    const streamed = finalArguments === undefined ? this.argumentParsers.get(index) : undefined;
     const raw = finalArguments ?? streamed?.text ?? "";
-    const complete = completeArguments(raw, finalArguments === undefined ? streamed : undefined);
+    const complete = streamed ? streamedArguments(streamed) : completeArguments(raw);
     const toolCall: ToolCall = {
       ...block,
       // Some servers send no id at all; the loop still needs one to pair the result.
       id: block.id || `call_${index}`,
-      arguments: complete ?? parseToolArguments(raw),
+      arguments: complete ?? (streamed ? objectOrEmpty(streamed.value()) : parseToolArguments(raw)),
     };
     // The raw text stays when the arguments could not come from it: not an object, or nested
     // too deep (then `arguments` is `{}` and validation refuses the call with a clear result).
@@ -191,8 +192,8 @@ export class AssistantMessageDraft {
    * another never says when one ends, and a call ended early can start early (eager tools).
    */
   closeIfComplete(index: number): ModelEvent[] {
-    const raw = this.argumentScanners.get(index)?.text ?? "";
-    if (!this.content.isOpen(index) || raw.trim() === "" || !isJsonObjectText(raw)) return [];
+    const parser = this.argumentParsers.get(index);
+    if (!this.content.isOpen(index) || parser === undefined || !isWholeObject(parser)) return [];
     return this.close(index);
   }
 
@@ -257,14 +258,18 @@ export class AssistantMessageDraft {
 const PARSE_EVERY_FRAGMENT_UP_TO = 4096;
 
 /**
- * The arguments when `raw` is a whole JSON object within the depth limit (an empty text counts
- * as `{}`), else `undefined`. One parse: at the end of a long argument every extra pass over the
- * text is as dear as the streaming before it. `scanned` is the scanner that read `raw`, if one
- * did; its depth check then stands for a new walk.
+ * The arguments when the streamed text is a whole JSON object within the depth limit (an empty
+ * text counts as `{}`), else `undefined`: the parser's own value, no parse of the text again (at
+ * the end of a long argument a pass over it is as dear as the streaming before it).
  */
-function completeArguments(raw: string, scanned: PartialJsonScanner | undefined): Record<string, unknown> | undefined {
+function streamedArguments(parser: PartialJsonParser): Record<string, unknown> | undefined {
+  return parser.completeObject ?? (parser.text.trim() === "" ? {} : undefined);
+}
+
+/** The arguments when `raw` is a whole JSON object within the depth limit (an empty text counts as `{}`), else `undefined`. */
+function completeArguments(raw: string): Record<string, unknown> | undefined {
   if (raw.trim() === "") return {};
-  if (scanned ? scanned.nestsTooDeep : textNestsDeeperThan(raw)) return undefined;
+  if (textNestsDeeperThan(raw)) return undefined;
   try {
     const value: unknown = JSON.parse(raw);
     return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
@@ -273,11 +278,16 @@ function completeArguments(raw: string, scanned: PartialJsonScanner | undefined)
   }
 }
 
-/** True for text that is a complete JSON object; an empty text counts as `{}`. */
-function isJsonObjectText(text: string): boolean {
-  if (text.trim() === "") return true;
+/**
+ * True when the streamed text is a whole JSON object. Text nested past the parser's limit is
+ * judged by `JSON.parse` (it parses any depth): such a call still ends here, and its arguments
+ * are refused when it closes.
+ */
+function isWholeObject(parser: PartialJsonParser): boolean {
+  if (parser.completeObject !== undefined) return true;
+  if (!parser.nestsTooDeep) return false;
   try {
-    const value: unknown = JSON.parse(text);
+    const value: unknown = JSON.parse(parser.text);
     return typeof value === "object" && value !== null && !Array.isArray(value);
   } catch {
     return false;
