@@ -1,7 +1,7 @@
 import type { AssistantMessage, StopReason, TextContent, ThinkingContent, ToolCall, Usage } from "../types/messages.js";
 import { emptyUsage } from "../types/messages.js";
 import type { ModelEvent } from "../types/model.js";
-import { objectOrEmpty, parseToolArguments } from "./partial-json.js";
+import { isGuessDue, objectOrEmpty, parseToolArguments } from "./partial-json.js";
 import { PartialJsonParser } from "./partial-json-parser.js";
 import { textNestsDeeperThan } from "../util/json-depth.js";
 import { SharedContent } from "../util/shared-content.js";
@@ -104,13 +104,9 @@ export class AssistantMessageDraft {
   }
 
   /**
-   * Adds an argument fragment; the block's `arguments` become the best guess so far: after every
-   * fragment up to 4 KiB of arguments, then each time they have doubled. Why not after every
-   * fragment: each guess copies the arrays and objects still open (the parser builds the value
-   * once, but a guess handed out must never change), so an open array of n records copied per
-   * fragment would cost time in the square of its length; doubling keeps all the copies together
-   * under twice the final value's open containers. Measured on 1 MB in 1 KB fragments
-   * (`npm run bench:partial-json`): see bench/README.md. `toolcall_end` always carries the whole value.
+   * Adds an argument fragment; the block's `arguments` become the best guess so far when one is
+   * due (`isGuessDue`: every fragment up to 4 KiB, then each time they have doubled).
+   * `toolcall_end` always carries the whole value.
    */
   appendToolArguments(index: number, delta: string): ModelEvent[] {
     const block = this.blockAt(index, "toolCall");
@@ -118,8 +114,7 @@ export class AssistantMessageDraft {
     if (!block || !parser || delta === "") return [];
     parser.append(delta);
     const length = parser.text.length;
-    const parsedLength = this.parsedLengths.get(index) ?? 0;
-    if (length <= PARSE_EVERY_FRAGMENT_UP_TO || length >= parsedLength * 2) {
+    if (isGuessDue(length, this.parsedLengths.get(index) ?? 0)) {
       this.parsedLengths.set(index, length);
       this.replace(index, { ...block, arguments: objectOrEmpty(parser.value()) });
     }
@@ -254,8 +249,6 @@ export class AssistantMessageDraft {
     return end ? message : this.content.snapshotInto(message);
   }
 }
-
-const PARSE_EVERY_FRAGMENT_UP_TO = 4096;
 
 /**
  * The arguments when the streamed text is a whole JSON object within the depth limit (an empty

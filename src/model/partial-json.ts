@@ -27,6 +27,20 @@ export function parseToolArguments(text: string): Record<string, unknown> {
   return objectOrEmpty(parsePartialJson(text));
 }
 
+/**
+ * Whether streamed arguments of `length` characters are due a new best guess, the last one having
+ * been made at `guessedLength`: after every fragment up to 4 KiB, then each time the text has
+ * doubled. Why not after every fragment: each guess copies the arrays and objects still open (a
+ * guess handed out must never change), so an open array of n records copied per fragment would
+ * cost time in the square of its length; doubling keeps all the copies together under twice the
+ * final value's open containers (bench/README.md, `npm run bench:partial-json`).
+ */
+export function isGuessDue(length: number, guessedLength: number): boolean {
+  return length <= GUESS_EVERY_FRAGMENT_UP_TO || length >= guessedLength * 2;
+}
+
+const GUESS_EVERY_FRAGMENT_UP_TO = 4096;
+
 /** `value` when it is a plain object, else a fresh `{}`. */
 export function objectOrEmpty(value: unknown): Record<string, unknown> {
   return isPlainObject(value) ? value : {};

@@ -1,5 +1,6 @@
 import type { AssistantMessage as PiAiAssistantMessage, AssistantMessageEvent } from "@mariozechner/pi-ai";
-import { parseToolArguments } from "../model/partial-json.js";
+import { isGuessDue, objectOrEmpty } from "../model/partial-json.js";
+import { PartialJsonParser } from "../model/partial-json-parser.js";
 import { SharedContent } from "../util/shared-content.js";
 import type { AssistantMessage, TextContent, ThinkingContent, ToolCall } from "../types/messages.js";
 import type { ModelEvent } from "../types/model.js";
@@ -28,8 +29,8 @@ type PiAiBlock = PiAiAssistantMessage["content"][number];
  */
 export class PiAiSnapshots {
   private readonly content = new SharedContent<Block>();
-  /** Raw argument text of each open tool call, by content index. */
-  private readonly rawArguments = new Map<number, string>();
+  /** The arguments of each open tool call as read so far, and their length at the last guess, by content index. */
+  private readonly streamedArguments = new Map<number, StreamedArguments>();
 
   /** The rxagent event for a pi-ai event, or `undefined` for one that carries nothing. */
   next(event: AssistantMessageEvent): ModelEvent | undefined {
@@ -46,7 +47,7 @@ export class PiAiSnapshots {
       case "toolcall_start": {
         const live = event.partial.content[event.contentIndex];
         const call: ToolCall = { type: "toolCall", id: live?.type === "toolCall" ? live.id : "", name: live?.type === "toolCall" ? live.name : "", arguments: {} };
-        this.rawArguments.set(event.contentIndex, "");
+        this.streamedArguments.set(event.contentIndex, { parser: new PartialJsonParser(), guessedLength: 0 });
         return this.open(event, call);
       }
       case "text_delta":
@@ -54,7 +55,7 @@ export class PiAiSnapshots {
       case "toolcall_delta": {
         const block = this.content.at(event.contentIndex);
         if (event.delta === "" || block === undefined) return undefined;
-        this.content.set(event.contentIndex, appended(block, event.delta, this.rawArguments, event.contentIndex));
+        this.content.set(event.contentIndex, appended(block, event.delta, this.streamedArguments.get(event.contentIndex)));
         return { ...event, partial: this.snapshot(event.partial) };
       }
       case "text_end":
@@ -68,7 +69,7 @@ export class PiAiSnapshots {
         const toolCall = copyBlock(event.toolCall) as ToolCall;
         this.content.set(event.contentIndex, toolCall);
         this.content.close(event.contentIndex);
-        this.rawArguments.delete(event.contentIndex);
+        this.streamedArguments.delete(event.contentIndex);
         return { type: "toolcall_end", contentIndex: event.contentIndex, toolCall, partial: this.snapshot(event.partial) };
       }
       case "done":
@@ -102,17 +103,27 @@ function finalCopy(message: PiAiAssistantMessage): AssistantMessage {
   return { ...message, content: message.content.map(copyBlock), usage: { ...message.usage, cost: { ...message.usage.cost } } };
 }
 
-function appended(block: Block, delta: string, rawArguments: Map<number, string>, index: number): Block {
+interface StreamedArguments {
+  parser: PartialJsonParser;
+  guessedLength: number;
+}
+
+function appended(block: Block, delta: string, streamed: StreamedArguments | undefined): Block {
   switch (block.type) {
     case "text":
       return { ...block, text: block.text + delta };
     case "thinking":
       return { ...block, thinking: block.thinking + delta };
     case "toolCall": {
-      // Parsed on every fragment, as pi-ai itself does; `toolcall_end` brings pi-ai's own parse.
-      const raw = (rawArguments.get(index) ?? "") + delta;
-      rawArguments.set(index, raw);
-      return { ...block, arguments: parseToolArguments(raw) };
+      // Each character read once, a new guess when one is due, as AssistantMessageDraft does (it
+      // was a parse of the whole text on every fragment: time in the square of the arguments'
+      // length); `toolcall_end` brings pi-ai's own parse.
+      if (streamed === undefined) return block;
+      streamed.parser.append(delta);
+      const length = streamed.parser.text.length;
+      if (!isGuessDue(length, streamed.guessedLength)) return block;
+      streamed.guessedLength = length;
+      return { ...block, arguments: objectOrEmpty(streamed.parser.value()) };
     }
   }
 }

@@ -92,6 +92,41 @@ describe("fromPiAi at the edges of pi-ai's contract", () => {
     expect(finalMessage(events).content).toStrictEqual(ended(calls));
   });
 
+  it("guesses long streamed arguments at the draft's cadence, each character read once: 1 MB in 1 KB deltas makes 12 guesses, not 1,024 parses of the text so far", async () => {
+    const value = { rows: Array.from({ length: 9_000 }, (_unused, index) => ({ index, text: "x".repeat(100) })) };
+    const text = JSON.stringify(value);
+    const deltas = Array.from({ length: Math.ceil(text.length / 1024) }, (_unused, index) => text.slice(index * 1024, (index + 1) * 1024));
+    const adapted = fromPiAi(model, {
+      apiKey: "test-key",
+      stream: () => {
+        const events = createAssistantMessageEventStream();
+        const live = liveMessage();
+        events.push({ type: "start", partial: live });
+        live.content.push({ type: "toolCall", id: "c1", name: "f", arguments: {} });
+        events.push({ type: "toolcall_start", contentIndex: 0, partial: live });
+        for (const delta of deltas) events.push({ type: "toolcall_delta", contentIndex: 0, delta, partial: live });
+        const ended = { type: "toolCall" as const, id: "c1", name: "f", arguments: value };
+        live.content[0] = ended;
+        events.push({ type: "toolcall_end", contentIndex: 0, toolCall: ended, partial: live });
+        live.stopReason = "toolUse";
+        events.push({ type: "done", reason: "toolUse", message: live });
+        events.end();
+        return events;
+      },
+    });
+    const events = await lastValueFrom(adapted.stream(context, { signal: signal() }).pipe(toArray()));
+    const guesses = events.flatMap((event) => (event.type === "toolcall_delta" && event.partial.content[0]?.type === "toolCall" ? [event.partial.content[0].arguments] : []));
+    expect(guesses).toHaveLength(deltas.length);
+    // Why: every fragment parsed the whole text so far, 1,024 parses here (time in the square of
+    // the length). Now a new guess for each of the first 4 KiB, then each time the text doubled.
+    const distinct = new Set(guesses);
+    expect(distinct.size).toBe(4 + Math.floor(Math.log2(text.length / 4096)));
+    expect(distinct.size).toBe(12);
+    expect((guesses.at(-1) as typeof value).rows.length).toBeGreaterThan(value.rows.length / 2);
+    expect((guesses.at(-1) as typeof value).rows.slice(0, 3)).toStrictEqual(value.rows.slice(0, 3));
+    expect(finalMessage(events).content).toStrictEqual([{ type: "toolCall", id: "c1", name: "f", arguments: value }]);
+  });
+
   it("a stream function that throws, and a stream that ends without done or error, end as error messages", async () => {
     const throwing = fromPiAi(model, { stream: () => { throw new Error("No API key for provider: anthropic"); } });
     const thrown = await collectModelEvents(throwing.stream(context, { signal: signal() }));
