@@ -97,6 +97,8 @@ export type ErrorCode =
   | "busy"
   | "invalid_state"
   | "rate_limited"
+  /** Sessions on Redis: the process lost the session's lease before Redis stored the command; it was not taken, send it again. */
+  | "session_moved"
   | "internal";
 
 /** One agent event with its per-session sequence number. */

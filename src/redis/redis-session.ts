@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { errorText } from "../errors.js";
-import type { ClientCommand, SnapshotFrame } from "../protocol/protocol-schemas.js";
+import type { ClientCommand, ServerFrame, SnapshotFrame } from "../protocol/protocol-schemas.js";
 import type { ClientConnection, ClientStats } from "../server/client-connection.js";
 import { errorFrame, executeCommand } from "../server/execute-command.js";
 import type { CommandReplies, HostedSession } from "../server/hosted-session.js";
 import type { Agent } from "../agent/agent.js";
+import { confirmAck, sessionMovedText } from "./command-confirmation.js";
 import { CommandQueue } from "./command-queue.js";
 import { answerWithoutRunner, forwardedCommand, type ForwardedCommand, remoteReplies } from "./forwarded-command.js";
 import type { RedisSessionContext } from "./redis-session-context.js";
@@ -108,7 +109,8 @@ export class RedisSession implements HostedSession {
 
   execute(command: Command, replies: CommandReplies): void {
     if (!this.queue.busy && this.runner) {
-      this.executeHere(this.runner, command, replies);
+      // Later commands of this process wait for its answer: they share the client's held frames.
+      this.queue.track(this.executeHere(this.runner, command, replies).catch((error: unknown) => replies.release(errorFrame(command.id, "internal", errorText(error)))));
       return;
     }
     replies.hold();
@@ -148,18 +150,48 @@ export class RedisSession implements HostedSession {
       // Undefined twice only when another process holds the lease; once also when this takeover ended a run past `maxTakeovers`.
       const runner = (await takeLease(this.leaseTaker)) ?? (this.frames.mirror.isRunning ? undefined : await takeLease(this.leaseTaker));
       if (runner) {
-        this.executeHere(runner, command, replies, true);
-        // A continue with nothing to do, or a reset, leaves no run: the lease goes back.
+        const answered = this.executeHere(runner, command, replies, true);
+        // A continue with nothing to do, or a reset, leaves no run: the lease goes back (after the command's confirmation was sent).
         if (!runner.agent.isRunning) runner.release();
-        return;
+        return answered;
       }
     }
     await this.forward(command, replies);
   }
 
-  private executeHere(runner: SessionRunner, command: Command, replies: CommandReplies, held = false): void {
-    const target: CommandReplies = held ? { sendFrame: (frame) => replies.release(frame), hold: () => undefined, release: (frame) => replies.release(frame) } : replies;
+  /**
+   * Runs a command on the runner made here; its ack goes out once Redis stored what it wrote
+   * (`confirmAck`), else the sender hears that the session moved. Resolves once answered. Until
+   * then the sender's frames are held (its `hold`), so the answer still comes before the events
+   * the command caused. Its synchronous part runs the command: the caller may release the lease
+   * right after it.
+   */
+  private async executeHere(runner: SessionRunner, command: Command, replies: CommandReplies, held = false): Promise<void> {
+    if (command.type === "approve") {
+      // An approved call may start its tool at once: a side effect Redis cannot take back. It
+      // starts only on a lease Redis has just confirmed, so the tool does not run here for a
+      // session another process has taken (where the call waits again for an approval).
+      if (!held) replies.hold();
+      held = true;
+      const holds = await runner.confirmWrites().catch(() => true);
+      if (!holds) return replies.release(errorFrame(command.id, "session_moved", sessionMovedText(command.type)));
+    }
+    const confirmation = confirmAck(runner, command);
+    let answer: Promise<ServerFrame> | undefined;
+    let holding = held;
+    const reply = (frame: ServerFrame): void => {
+      if (frame.type !== "ack") return holding ? replies.release(frame) : replies.sendFrame(frame);
+      replies.hold();
+      answer = confirmation.onAck(frame);
+    };
+    const hold = (): void => {
+      holding = true;
+      replies.hold();
+    };
+    const target: CommandReplies = { sendFrame: reply, hold, release: reply };
     executeCommand(runner.agent, command, target, () => this.resetHere(runner, command.id, target));
+    confirmation.done();
+    if (answer) replies.release(await answer);
   }
 
   /** A reset by the runner: the transcript and frames go, a new epoch starts after one more sequence number. */
@@ -196,7 +228,7 @@ export class RedisSession implements HostedSession {
       const runner = this.runner;
       // The run ended between the publish and now: answered as if no process had listened.
       if (!runner) return replies.sendFrame(answerWithoutRunner(forwarded.command, this.context.leaseMs));
-      executeCommand(runner.agent, forwarded.command, replies, () => this.resetHere(runner, forwarded.command.id, replies));
+      this.executeHere(runner, forwarded.command, replies, true).catch((error: unknown) => replies.release(errorFrame(forwarded.command.id, "internal", errorText(error))));
     };
     // While this process is still opening the Agent it took the lease for, the command waits for it.
     if (!this.runner && this.queue.busy) this.queue.afterCurrent(answer);

@@ -66,6 +66,8 @@ export class RedisTranscriptStore implements TranscriptStore {
   private nextAppend = 0;
   private deadline: ReturnType<typeof setTimeout> | undefined;
   private superseded = false;
+  /** Set by `watchNextWrite`: where the outcome of the next fenced write goes. */
+  private watching: { outcome?: Promise<boolean> } | undefined;
 
   constructor(
     private readonly redis: Redis,
@@ -144,6 +146,21 @@ export class RedisTranscriptStore implements TranscriptStore {
     this.superseded = true;
   }
 
+  /**
+   * Watches the next fenced append or record: the returned function gives whether Redis stored it
+   * (false: the lease was lost before it), or undefined when none was sent since. Why: a command
+   * that reached the runner is taken once its first transcript write is stored (a takeover
+   * goes on from it), and not taken at all when Redis refused that write.
+   */
+  watchNextWrite(): () => Promise<boolean> | undefined {
+    const watch: { outcome?: Promise<boolean> } = {};
+    this.watching = watch;
+    return () => {
+      if (this.watching === watch) this.watching = undefined;
+      return watch.outcome;
+    };
+  }
+
   private push(json: string, what: string): void {
     if (this.superseded) return;
     if (this.failure) throw new Error(`${this.key}: could not ${what}: an earlier write failed (${this.failure.message})`);
@@ -157,12 +174,17 @@ export class RedisTranscriptStore implements TranscriptStore {
     if (token === undefined) return this.track(this.redis.rpush(this.key, json), what, bytes);
     const index = this.length ?? "";
     if (this.length !== undefined) this.length += 1;
-    const fenced = withSessionScripts(this.redis)
-      .rxagentFencedPush(this.lease, this.key, this.meta, token, json, index)
-      .then((length) => {
-        if (length === 0) throw new Error("this process no longer holds the session's lease");
-        if (length === -1) throw new Error("an earlier append never reached Redis (the session is marked broken)");
-      });
+    const sent = withSessionScripts(this.redis).rxagentFencedPush(this.lease, this.key, this.meta, token, json, index);
+    if (this.watching) {
+      this.watching.outcome = sent.then((length) => length > 0);
+      // Its failure is the store's to handle (below); the watcher hears it from its own promise.
+      this.watching.outcome.catch(() => undefined);
+      this.watching = undefined;
+    }
+    const fenced = sent.then((length) => {
+      if (length === 0) throw new Error("this process no longer holds the session's lease");
+      if (length === -1) throw new Error("an earlier append never reached Redis (the session is marked broken)");
+    });
     this.track(fenced, what, bytes);
   }
 

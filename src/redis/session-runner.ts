@@ -31,6 +31,8 @@ export class SessionRunner {
   private readonly renewal: ReturnType<typeof setInterval>;
   private ended = false;
   private lost = false;
+  /** Whether Redis took the release (the lease was still this runner's), once `release` sent it. */
+  private released: Promise<boolean> | undefined;
 
   constructor(
     private readonly context: RedisSessionContext,
@@ -118,13 +120,34 @@ export class SessionRunner {
     const { redis } = this.context;
     // Sent before anything else this process sends for the session, on the same connection,
     // so a prompt right after this one finds the lease free.
-    redis.rxagentReleaseLease(this.keys.lease, this.keys.meta, this.token).then(
-      (released) => {
-        if (released === 0) this.lose("its lease expired before the run's end reached Redis");
+    const released = redis.rxagentReleaseLease(this.keys.lease, this.keys.meta, this.token);
+    this.released = released.then((count) => count === 1);
+    this.released.catch(() => undefined);
+    released.then(
+      (count) => {
+        if (count === 0) this.lose("its lease expired before the run's end reached Redis");
       },
       (error: unknown) => this.context.warn(`session ${this.mirror.id}: could not release its lease: ${errorText(error)}`),
     );
     this.dispose();
+  }
+
+  /**
+   * Resolves true once Redis has confirmed that this runner still held the lease after every
+   * write it sent so far, so Redis stored each of them; false when it had lost the lease (Redis
+   * refused them from some point on); rejects when Redis did not answer. Why it proves every
+   * earlier write: they went before it on the same connection, Redis runs one connection's
+   * commands in order, and a lease that left this token never comes back to it. A runner that
+   * released its lease has its answer in the release, the last write it sent.
+   */
+  confirmWrites(): Promise<boolean> {
+    if (this.lost) return Promise.resolve(false);
+    if (this.released) return this.released;
+    return this.context.redis.rxagentRenewLease(this.keys.lease, this.token, this.context.leaseMs).then((renewed) => {
+      if (renewed === 1) return true;
+      this.lose("its lease expired before a command's writes reached Redis");
+      return false;
+    });
   }
 
   private renew(): void {
