@@ -220,7 +220,7 @@ export class AgentConnection {
     if (this.status === "paused") this.open();
     return new Promise((resolve, reject) => {
       const sendNow = this.status === "open" && this.attachId === undefined;
-      this.pending.set(id, { text, sent: sendNow, resolve, reject });
+      this.pending.set(id, { text, sent: sendNow, moves: 0, resolve, reject });
       if (sendNow) this.socket.send(text);
     });
   }
@@ -243,6 +243,8 @@ export class AgentConnection {
       }
       this.settle(frame.id);
     } else if (frame.type === "error") {
+      // Not taken (a session on Redis changed hands first): sent again, as connectAgent does.
+      if (frame.code === "session_moved" && this.sendAgain(frame.id)) return;
       this.lastError = frame;
       if (frame.id !== undefined && frame.id === this.attachId) {
         // The session is gone or refused (as in client.ts): reconnecting would get the same answer.
@@ -304,6 +306,14 @@ export class AgentConnection {
     } else if (event.type === "tool_execution_update") run.progress = event.partialResult;
     if (event.type === "tool_execution_end") Object.assign(run, { result: event.result, isError: event.isError, done: true });
     this.toolRuns.set(event.toolCallId, run);
+  }
+
+  sendAgain(id) {
+    const command = this.pending.get(id);
+    if (!command || command.moves >= 3) return false;
+    command.moves++;
+    this.socket.send(command.text);
+    return true;
   }
 
   settle(id, error) {

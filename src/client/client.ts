@@ -50,7 +50,8 @@ export class RemoteCommandError extends RxAgentError {
 /**
  * A remote agent. Commands return Promises: resolved when the server acks the command (a
  * prompt is acked once its run has started, not when it ends), rejected with a
- * `RemoteCommandError` on an `error` frame or when the connection drops before the ack.
+ * `RemoteCommandError` on an `error` frame or when the connection drops before the ack. A
+ * command answered `session_moved` (sessions on Redis: not taken) is sent again, up to 3 times.
  */
 export interface AgentClient {
   /**
@@ -90,9 +91,19 @@ interface PendingCommand {
   text: string;
   /** False while waiting for a connection: such a command survives a reconnect. */
   sent: boolean;
+  /** Times the server answered `session_moved` and the command was sent again. */
+  moves: number;
   resolve: () => void;
   reject: (error: RemoteCommandError) => void;
 }
+
+/**
+ * How often a command answered `session_moved` is sent again. Why resend at all: the answer says
+ * Redis never stored the command (its process lost the session first), so no process acts on it
+ * and sending it again cannot run it twice; a few times, because each answer means the session
+ * changed hands once more.
+ */
+const MAX_SESSION_MOVES = 3;
 
 /**
  * Connects to an agent served by `serveAgents`, attaches to a session, and keeps it: on a lost
@@ -207,6 +218,7 @@ export function connectAgent(url: string, options: ConnectAgentOptions = {}): Ag
           closed = true;
           current.close(1000, "Attach refused");
         }
+        if (frame.code === "session_moved" && sendAgain(frame.id, current)) return;
         return settle(frame.id, new RemoteCommandError(frame.code, frame.message));
       case "snapshot": {
         lastSeq = frame.seq;
@@ -240,6 +252,15 @@ export function connectAgent(url: string, options: ConnectAgentOptions = {}): Ag
         events.next(event);
       }
     }
+  };
+
+  /** Sends a command that was not taken (`session_moved`) again; false once it moved too often. */
+  const sendAgain = (id: string | undefined, current: WebSocketLike): boolean => {
+    const command = id === undefined ? undefined : pending.get(id);
+    if (command === undefined || command.moves >= MAX_SESSION_MOVES) return false;
+    command.moves++;
+    current.send(command.text);
+    return true;
   };
 
   const settle = (id: string | undefined, error?: RemoteCommandError) => {
@@ -276,7 +297,7 @@ export function connectAgent(url: string, options: ConnectAgentOptions = {}): Ag
     const text = JSON.stringify({ ...body, id });
     return new Promise<void>((resolve, reject) => {
       const sendNow = socket !== undefined && socket.readyState === 1 && attachId === undefined && status.value === "open";
-      pending.set(id, { text, sent: sendNow, resolve, reject });
+      pending.set(id, { text, sent: sendNow, moves: 0, resolve, reject });
       if (sendNow) socket?.send(text);
     });
   };

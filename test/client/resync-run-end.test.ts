@@ -1,41 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { connectAgent, type WebSocketLike } from "../../src/client/index.js";
-import type { ServerFrame, SnapshotFrame } from "../../src/protocol/protocol-schemas.js";
+import { connectAgent } from "../../src/client/index.js";
+import type { SnapshotFrame } from "../../src/protocol/protocol-schemas.js";
+import { ScriptedSocket } from "./scripted-socket.js";
 import { initialAgentState } from "../../src/agent/agent-state.js";
 import type { AgentEvent, AgentMessage } from "../../src/types.js";
-
-/** A socket the test plays the server on: it opens at once and answers what the test sends. */
-class ScriptedSocket implements WebSocketLike {
-  static last: ScriptedSocket | undefined;
-  readyState = 1;
-  readonly sent: { type: string; id?: string }[] = [];
-  private readonly listeners = new Map<string, ((event: never) => void)[]>();
-
-  constructor(_url: string) {
-    ScriptedSocket.last = this;
-    queueMicrotask(() => this.emit("open", undefined as never));
-  }
-
-  send(data: string): void {
-    this.sent.push(JSON.parse(data) as { type: string; id?: string });
-  }
-
-  close(): void {
-    this.readyState = 3;
-  }
-
-  addEventListener(type: string, listener: (event: never) => void): void {
-    this.listeners.set(type, [...(this.listeners.get(type) ?? []), listener]);
-  }
-
-  serve(frame: ServerFrame): void {
-    this.emit("message", { data: JSON.stringify(frame) } as never);
-  }
-
-  private emit(type: string, event: never): void {
-    for (const listener of this.listeners.get(type) ?? []) listener(event);
-  }
-}
 
 const user: AgentMessage = { role: "user", content: "go", timestamp: 1 };
 const end: Extract<AgentEvent, { type: "agent_end" }> = { type: "agent_end", messages: [user], reason: "idle" };
