@@ -15,6 +15,7 @@ export const isolatedFiles = [
   "test/otel/span-events.test.ts",
   "test/otel/with-telemetry.test.ts",
   "test/pi-ai/from-pi-ai-failures.test.ts",
+  "test/redis/acked-commands.test.ts",
   "test/redis/takeover-faults.test.ts",
   "test/reliability/async.test.ts",
   "test/server/jsonl-transcript-store-writes.test.ts",
