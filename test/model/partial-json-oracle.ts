@@ -3,6 +3,7 @@
 // there. It reads the whole text again for every value, so it was too slow to keep; its answers
 // for text cut anywhere are what the new parser must give.
 import { MAX_JSON_DEPTH } from "../../src/util/json-depth.js";
+import { isLiteralChar } from "../../src/model/json-grammar.js";
 
 /**
  * One open container, linked to the one around it. Why a linked list and not an array: the
@@ -182,18 +183,6 @@ const CUT_UNICODE_ESCAPE = /\\u[0-9a-fA-F]{0,3}$/;
 /** A literal run at the very end of the text counts only when it is complete (`true`, `12`). */
 function isCompleteLiteral(run: string): boolean {
   return /(true|false|null|-?\d+(\.\d+)?([eE][+-]?\d+)?)$/.test(run);
-}
-
-/** `[0-9a-zA-Z.+-]`: what numbers and literals are made of (false for NaN, past the end). */
-function isLiteralChar(code: number): boolean {
-  return (
-    (code >= 0x30 && code <= 0x39) ||
-    (code >= 0x61 && code <= 0x7a) ||
-    (code >= 0x41 && code <= 0x5a) ||
-    code === 0x2e ||
-    code === 0x2b ||
-    code === 0x2d
-  );
 }
 
 /** The old `parsePartialJson`: one scan of `text`, then its value. */

@@ -16,28 +16,34 @@ function liveMessage(): PiAiAssistantMessage {
   return { role: "assistant", content: [], api: "anthropic-messages", provider: "anthropic", model: "claude-test", usage: usageOf(0, 0, 0, 0, 0), stopReason: "stop", timestamp: 5 };
 }
 
+/** `fromPiAi` over a pi-ai stream that `push` fills at once, on one live message, and then ends. */
+function replaying(push: (events: ReturnType<typeof createAssistantMessageEventStream>, live: PiAiAssistantMessage) => void) {
+  return fromPiAi(model, {
+    apiKey: "test-key",
+    stream: () => {
+      const events = createAssistantMessageEventStream();
+      push(events, liveMessage());
+      events.end();
+      return events;
+    },
+  });
+}
+
 describe("fromPiAi at the edges of pi-ai's contract", () => {
   it("snapshots each event as it was, although pi-ai changes its message before the consumer reads the event", async () => {
-    const adapted = fromPiAi(model, {
-      apiKey: "test-key",
-      stream: () => {
-        const events = createAssistantMessageEventStream();
-        const live = liveMessage();
-        // Everything is pushed at once, as a provider does with several SSE frames in one read.
-        events.push({ type: "start", partial: live });
-        const block = { type: "text" as const, text: "" };
-        live.content.push(block);
-        events.push({ type: "text_start", contentIndex: 0, partial: live });
-        for (const word of ["Hello", " there"]) {
-          block.text += word;
-          events.push({ type: "text_delta", contentIndex: 0, delta: word, partial: live });
-        }
-        events.push({ type: "text_end", contentIndex: 0, content: block.text, partial: live });
-        live.usage = usageOf(3, 2, 0, 0, 5);
-        events.push({ type: "done", reason: "stop", message: live });
-        events.end();
-        return events;
-      },
+    const adapted = replaying((events, live) => {
+      // Everything is pushed at once, as a provider does with several SSE frames in one read.
+      events.push({ type: "start", partial: live });
+      const block = { type: "text" as const, text: "" };
+      live.content.push(block);
+      events.push({ type: "text_start", contentIndex: 0, partial: live });
+      for (const word of ["Hello", " there"]) {
+        block.text += word;
+        events.push({ type: "text_delta", contentIndex: 0, delta: word, partial: live });
+      }
+      events.push({ type: "text_end", contentIndex: 0, content: block.text, partial: live });
+      live.usage = usageOf(3, 2, 0, 0, 5);
+      events.push({ type: "done", reason: "stop", message: live });
     });
     const { events, copies } = await collectModelEvents(adapted.stream(context, { signal: signal() }));
     assertModelEventGrammar(events, copies);
@@ -54,26 +60,19 @@ describe("fromPiAi at the edges of pi-ai's contract", () => {
 
   it("shares the content of a long reply between snapshots: 1,000 tool calls copy no block past the 128th", async () => {
     const calls = 1_000;
-    const adapted = fromPiAi(model, {
-      apiKey: "test-key",
-      stream: () => {
-        const events = createAssistantMessageEventStream();
-        const live = liveMessage();
-        events.push({ type: "start", partial: live });
-        for (let index = 0; index < calls; index++) {
-          const call = { type: "toolCall" as const, id: `c${index}`, name: "f", arguments: {} };
-          live.content.push(call);
-          events.push({ type: "toolcall_start", contentIndex: index, partial: live });
-          events.push({ type: "toolcall_delta", contentIndex: index, delta: `{"n":${index}}`, partial: live });
-          const ended = { ...call, arguments: { n: index } };
-          live.content[index] = ended;
-          events.push({ type: "toolcall_end", contentIndex: index, toolCall: ended, partial: live });
-        }
-        live.stopReason = "toolUse";
-        events.push({ type: "done", reason: "toolUse", message: live });
-        events.end();
-        return events;
-      },
+    const adapted = replaying((events, live) => {
+      events.push({ type: "start", partial: live });
+      for (let index = 0; index < calls; index++) {
+        const call = { type: "toolCall" as const, id: `c${index}`, name: "f", arguments: {} };
+        live.content.push(call);
+        events.push({ type: "toolcall_start", contentIndex: index, partial: live });
+        events.push({ type: "toolcall_delta", contentIndex: index, delta: `{"n":${index}}`, partial: live });
+        const ended = { ...call, arguments: { n: index } };
+        live.content[index] = ended;
+        events.push({ type: "toolcall_end", contentIndex: index, toolCall: ended, partial: live });
+      }
+      live.stopReason = "toolUse";
+      events.push({ type: "done", reason: "toolUse", message: live });
     });
     const events = await lastValueFrom(adapted.stream(context, { signal: signal() }).pipe(toArray()));
     const partials = events.flatMap((event) => ("partial" in event ? [event.partial] : []));
@@ -96,23 +95,16 @@ describe("fromPiAi at the edges of pi-ai's contract", () => {
     const value = { rows: Array.from({ length: 9_000 }, (_unused, index) => ({ index, text: "x".repeat(100) })) };
     const text = JSON.stringify(value);
     const deltas = Array.from({ length: Math.ceil(text.length / 1024) }, (_unused, index) => text.slice(index * 1024, (index + 1) * 1024));
-    const adapted = fromPiAi(model, {
-      apiKey: "test-key",
-      stream: () => {
-        const events = createAssistantMessageEventStream();
-        const live = liveMessage();
-        events.push({ type: "start", partial: live });
-        live.content.push({ type: "toolCall", id: "c1", name: "f", arguments: {} });
-        events.push({ type: "toolcall_start", contentIndex: 0, partial: live });
-        for (const delta of deltas) events.push({ type: "toolcall_delta", contentIndex: 0, delta, partial: live });
-        const ended = { type: "toolCall" as const, id: "c1", name: "f", arguments: value };
-        live.content[0] = ended;
-        events.push({ type: "toolcall_end", contentIndex: 0, toolCall: ended, partial: live });
-        live.stopReason = "toolUse";
-        events.push({ type: "done", reason: "toolUse", message: live });
-        events.end();
-        return events;
-      },
+    const adapted = replaying((events, live) => {
+      events.push({ type: "start", partial: live });
+      live.content.push({ type: "toolCall", id: "c1", name: "f", arguments: {} });
+      events.push({ type: "toolcall_start", contentIndex: 0, partial: live });
+      for (const delta of deltas) events.push({ type: "toolcall_delta", contentIndex: 0, delta, partial: live });
+      const ended = { type: "toolCall" as const, id: "c1", name: "f", arguments: value };
+      live.content[0] = ended;
+      events.push({ type: "toolcall_end", contentIndex: 0, toolCall: ended, partial: live });
+      live.stopReason = "toolUse";
+      events.push({ type: "done", reason: "toolUse", message: live });
     });
     const events = await lastValueFrom(adapted.stream(context, { signal: signal() }).pipe(toArray()));
     const guesses = events.flatMap((event) => (event.type === "toolcall_delta" && event.partial.content[0]?.type === "toolCall" ? [event.partial.content[0].arguments] : []));
