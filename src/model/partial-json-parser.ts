@@ -36,7 +36,7 @@ const AFTER_VALUE = 5;
 const IN_STRING = 6;
 /** Just after a backslash in a string. */
 const IN_ESCAPE = 7;
-/** Reading the four hex digits of `\uXXXX`. */
+/** Reading the four hex digits after `\u`. */
 const IN_UNICODE = 8;
 /** Reading a number, `true`, `false` or `null`. */
 const IN_LITERAL = 9;
