@@ -86,7 +86,10 @@ export interface RedisSessions {
  */
 export function redisSessions(options: RedisSessionsOptions): RedisSessions {
   const redis = withSessionScripts(typeof options.redis === "string" ? new Redis(options.redis) : options.redis);
-  const subscriber = redis.duplicate();
+  // ioredis's own resubscription after a reconnect is a promise nobody catches: a refusal
+  // (NOPERM) or the connection dropping again before Redis answers it is an unhandled rejection,
+  // which ends the process. This one is off; the "ready" handler below subscribes again instead.
+  const subscriber = redis.duplicate({ autoResubscribe: false });
   const processId = randomUUID();
   const keyPrefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
   const replyChannel = `${keyPrefix}process:${processId}`;
@@ -106,16 +109,13 @@ export function redisSessions(options: RedisSessionsOptions): RedisSessions {
   redis.on("ready", () => (connected = true));
   subscriber.on("error", () => undefined);
   // Frames published while the channel was down are read from the streams, once Redis has
-  // confirmed the channels again. ioredis subscribes again by itself but tells no one when Redis
-  // has done it; a stream read before that missed every frame published between the read and the
-  // subscription, and a watching process showed a run's end only once its orphan check read the
-  // stream, up to `leaseMs / 2` after the lease was free (issue 28). Subscribing again here (a
-  // no-op on Redis) gives the reply to wait for.
+  // confirmed the channels again: a stream read before that missed every frame published between
+  // the read and the subscription, and a watching process showed a run's end only once its orphan
+  // check read the stream, up to `leaseMs / 2` after the lease was free (issue 28).
   let subscriberReady = false;
   subscriber.on("ready", () => {
     if (!subscriberReady) return void (subscriberReady = true);
-    const channels = [...handlers.keys()];
-    const confirmed = channels.length === 0 ? Promise.resolve() : subscriber.subscribe(...channels);
+    const confirmed = subscriber.subscribe(replyChannel, ...handlers.keys());
     confirmed.then(
       () => {
         for (const session of sessions) session.resync();
