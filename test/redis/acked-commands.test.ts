@@ -157,6 +157,8 @@ describe.skipIf(!hasRedisServer)("commands are acked only once Redis stored them
       await waitFor(() => client.agentEvents().filter((event) => event.type === "agent_end").length === 2, "the takeover to end the dead run and finish it", 20_000);
       await pollUntil(async () => ((await reader.exists(`rxagent:{${session}}:lease`)) === 0 ? true : undefined), "the lease to go back");
       expect(await transcriptRoles(session)).toStrictEqual(["user:go", "assistant:", "toolResult:", "assistant:"]);
+      // Refused by Redis, a steer or follow-up is not in the session's queue either: no run delivers it later.
+      expect(await reader.lrange(`rxagent:{${session}}:queue`, 0, -1)).toStrictEqual([]);
     }, 60_000);
   }
 

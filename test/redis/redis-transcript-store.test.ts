@@ -195,9 +195,9 @@ describe.skipIf(!hasRedisServer)("RedisTranscriptStore", () => {
     await store.flush();
     const scripted = withSessionScripts(redis);
     // The same append again (index 0), as after a reconnect: the list keeps one copy.
-    expect(await scripted.rxagentFencedPush("rxagent:{once}:lease", "rxagent:{once}:transcript", "rxagent:{once}:meta", "mine", JSON.stringify(user("one")), 0)).toBe(1);
+    expect(await scripted.rxagentFencedPush("rxagent:{once}:lease", "rxagent:{once}:transcript", "rxagent:{once}:meta", "rxagent:{once}:queue", "mine", JSON.stringify(user("one")), 0, "")).toBe(1);
     // An append whose predecessor (index 1) never arrived.
-    expect(await scripted.rxagentFencedPush("rxagent:{once}:lease", "rxagent:{once}:transcript", "rxagent:{once}:meta", "mine", JSON.stringify(user("three")), 2)).toBe(-1);
+    expect(await scripted.rxagentFencedPush("rxagent:{once}:lease", "rxagent:{once}:transcript", "rxagent:{once}:meta", "rxagent:{once}:queue", "mine", JSON.stringify(user("three")), 2, "")).toBe(-1);
     expect(await store.load()).toStrictEqual([user("one")]);
     expect(await redis.hget("rxagent:{once}:meta", "broken")).toBe("1");
   });
