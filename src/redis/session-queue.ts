@@ -28,8 +28,9 @@ export class SessionQueue {
   private entries: QueuedEntry[] = [];
   /**
    * What the append of a message that was not queued here resolved to. Why: the run may take a
-   * steer before this hears of it (the queue is fed first, and a run whose tools the steer
-   * interrupts may end its turn and append the steer at once); then the append decides its ack.
+   * steer before this hears of it (the Agent's queue is fed first, and with
+   * `steeringInterruptsTools` the steer ends the turn and is appended within the same call); then
+   * no queue write is sent (it would come after the append and stay), and the append decides its ack.
    */
   private readonly appended = new WeakMap<object, Promise<boolean>>();
   /** Set by `watchNextAdd`: where the outcome of the next `add` goes. */

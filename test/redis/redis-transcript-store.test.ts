@@ -202,6 +202,29 @@ describe.skipIf(!hasRedisServer)("RedisTranscriptStore", () => {
     expect(await redis.hget("rxagent:{once}:meta", "broken")).toBe("1");
   });
 
+  it("a queued message leaves the session's queue with its append, exactly once also when ioredis sends both again after a reconnect", async () => {
+    await redis.set("rxagent:{requeue}:lease", "mine");
+    const scripted = withSessionScripts(redis);
+    const keys = ["rxagent:{requeue}:lease", "rxagent:{requeue}:transcript", "rxagent:{requeue}:meta", "rxagent:{requeue}:queue"] as const;
+    const element = JSON.stringify({ id: "q1", kind: "steer", message: user("steered") });
+    const queue = () => scripted.rxagentQueueMessage(keys[0], keys[3], "mine", element);
+    const append = () => scripted.rxagentFencedPush(...keys, "mine", JSON.stringify(user("steered")), 0, element);
+    expect(await queue()).toBe(1);
+    // Sent again (its reply lost): one copy.
+    expect(await queue()).toBe(1);
+    expect(await append()).toBe(1);
+    expect(await redis.llen(keys[3])).toBe(0);
+    // Both sent again, in their order, as ioredis resends what a reconnect left unanswered: the
+    // append's resend removes the copy the enqueue's resend put back, and stores nothing twice.
+    expect(await queue()).toBe(1);
+    expect(await append()).toBe(1);
+    expect(await redis.llen(keys[3])).toBe(0);
+    expect(await redis.lrange(keys[1], 0, -1)).toStrictEqual([JSON.stringify(user("steered"))]);
+    // Fenced: a token that lost the lease queues nothing.
+    expect(await scripted.rxagentQueueMessage(keys[0], keys[3], "theirs", element)).toBe(0);
+    expect(await redis.llen(keys[3])).toBe(0);
+  });
+
   it("an Agent opened on the store repairs a transcript whose run died during a tool call, and goes on", async () => {
     const call: AssistantMessage = {
       role: "assistant",

@@ -17,7 +17,7 @@ import { kill, startProcess } from "./session-process.js";
 const LEASE_MS = 1000;
 
 /** A prompt "go" gets a call of `wait`, every other model call a short answer. */
-const callOnGo: ScriptedTurn = (context) => {
+const callOnGo: Extract<ScriptedTurn, (...args: never[]) => unknown> = (context) => {
   const last = context.messages.at(-1);
   return last?.role === "user" && last.content === "go" ? { content: [{ type: "toolCall", id: "w1", name: "wait", arguments: {} }] } : "Noted.";
 };
@@ -61,8 +61,12 @@ describe.skipIf(!hasRedisServer)("steers and follow-ups on Redis survive the run
     await redisServer?.stop();
   });
 
-  async function serveHere(redis: string | Redis = redisServer.url) {
-    const sessions = redisSessions({ redis, leaseMs: LEASE_MS, onWarning: () => undefined, createAgent: (_id, store) => Agent.open({ store, tools: [waitForever], model: scriptedModel([callOnGo, callOnGo, callOnGo, callOnGo], { scheduler: asyncScheduler, delay: 5 }) }) });
+  /** With `steeringInterruptsTools`, each answer after the first call streams slowly (500 ms a chunk): the run is still going when the test looks at Redis. */
+  async function serveHere(redis: string | Redis = redisServer.url, steeringInterruptsTools = false) {
+    const slowly: ScriptedTurn = (context, call) => (call === 0 ? callOnGo(context, call) : { content: [{ type: "text", text: "Noted." }], delay: 500 });
+    const turn = steeringInterruptsTools ? slowly : callOnGo;
+    const model = () => scriptedModel([turn, turn, turn, turn], { scheduler: asyncScheduler, delay: 5 });
+    const sessions = redisSessions({ redis, leaseMs: LEASE_MS, onWarning: () => undefined, createAgent: (_id, store) => Agent.open({ store, tools: [waitForever], model: model(), steeringInterruptsTools }) });
     const server = await serveAgents({ port: 0, ...sessions.serveOptions });
     closing.push(async () => {
       await server.close();
@@ -141,6 +145,22 @@ describe.skipIf(!hasRedisServer)("steers and follow-ups on Redis survive the run
     await waitFor(() => client.agentEvents().filter((event) => event.type === "agent_end").length === 2, "the takeover to end the dead run and finish it", 20_000);
     const { transcript, streamed, queue } = await storedSession("cut-steer");
     expect(transcript.map(line)).toStrictEqual(["user:go", "assistant:toolCall", `toolResult:${INTERRUPTED_TOOL_TEXT}`, "user:and this", "assistant:Noted."]);
+    expect(streamed).toStrictEqual(transcript);
+    expect(queue).toStrictEqual([]);
+  }, 60_000);
+
+  it("a steer the run takes before the runner hears of it (it interrupts the tools and ends the turn at once): acked, in the transcript once, and not left in the queue", async () => {
+    const client = await attach((await serveHere(redisServer.url, true)).url, "interrupting");
+    expect(await client.request({ type: "prompt", input: "go" })).toMatchObject({ type: "ack" });
+    await waitFor(() => client.agentEvents().some((event) => event.type === "tool_execution_start"), "the tool to run", 20_000);
+    expect(await client.request({ type: "steer", input: "stop that" })).toMatchObject({ type: "ack" });
+    // The run took it, and it is not queued: a takeover from here on must not deliver it again.
+    // Without the guard, the queue write went out after the append had taken it, and a copy stayed
+    // until the run's end (a runner dying before that left it for the takeover to deliver twice).
+    expect(await reader.lrange("rxagent:{interrupting}:queue", 0, -1)).toStrictEqual([]);
+    await waitFor(() => client.agentEvents().some((event) => event.type === "agent_end"), "the run to end", 20_000);
+    const { transcript, streamed, queue } = await storedSession("interrupting");
+    expect(transcript.map(line)).toStrictEqual(["user:go", "assistant:toolCall", expect.stringMatching(/^toolResult:/), "user:stop that", "assistant:Noted."]);
     expect(streamed).toStrictEqual(transcript);
     expect(queue).toStrictEqual([]);
   }, 60_000);
