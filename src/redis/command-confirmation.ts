@@ -13,11 +13,13 @@ export function sessionMovedText(type: Command["type"]): string {
 /**
  * Commands taken once Redis stored their first transcript write (a prompt's message, an
  * approval's record): a takeover goes on from it, so the sender must not be told to send it again
- * even when the lease was lost right after it. The others are taken once Redis confirmed the lease
- * after all their writes: a steer or a follow-up lives only in this process's queue, and an abort
- * whose run end Redis refused is undone by the takeover, which goes on with the run.
+ * even when the lease was lost right after it. A steer or a follow-up is taken once Redis stored
+ * it in the session's queue (`SessionQueue`), for the same reason. The others are taken once Redis
+ * confirmed the lease after all their writes: an abort whose run end Redis refused is undone by
+ * the takeover, which goes on with the run.
  */
 const DECIDED_BY_FIRST_WRITE: ReadonlySet<Command["type"]> = new Set(["prompt", "approve", "deny"]);
+const DECIDED_BY_QUEUE_WRITE: ReadonlySet<Command["type"]> = new Set(["steer", "follow_up"]);
 
 /**
  * Runs `execute` (the command on the runner's Agent) and gives the answer for its `ack` only once
@@ -28,7 +30,7 @@ const DECIDED_BY_FIRST_WRITE: ReadonlySet<Command["type"]> = new Set(["prompt", 
  * writes on the same connection, and resolves with the frame to send.
  */
 export function confirmAck(runner: SessionRunner, command: Command): { onAck: (ack: ServerFrame) => Promise<ServerFrame>; done: () => void } {
-  const firstWrite = DECIDED_BY_FIRST_WRITE.has(command.type) ? runner.store.watchNextWrite() : undefined;
+  const firstWrite = DECIDED_BY_QUEUE_WRITE.has(command.type) ? runner.store.queue?.watchNextAdd() : DECIDED_BY_FIRST_WRITE.has(command.type) ? runner.store.watchNextWrite() : undefined;
   return {
     onAck: (ack) => {
       const stored = firstWrite?.() ?? runner.confirmWrites();

@@ -11,31 +11,54 @@ const SCRIPTS = {
     numberOfKeys: 1,
     lua: `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) end return 0`,
   },
-  /** Ends the run (its end told the clients what went wrong): forgets where its state starts, its takeovers, a `broken` mark, and frees the lease, if this token holds it. */
+  /**
+   * Ends the run (its end told the clients what went wrong): forgets where its state starts, its
+   * takeovers, a `broken` mark, drops the queued messages (ARGV[2..]) the run dropped, and frees
+   * the lease, if this token holds it.
+   */
   rxagentReleaseLease: {
-    numberOfKeys: 2,
-    lua: `if redis.call("get", KEYS[1]) == ARGV[1] then redis.call("hdel", KEYS[2], "runSeq", "runLength", "takeovers", "broken") return redis.call("del", KEYS[1]) end return 0`,
+    numberOfKeys: 3,
+    lua: `if redis.call("get", KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call("hdel", KEYS[2], "runSeq", "runLength", "takeovers", "broken")
+for index = 2, #ARGV do redis.call("lrem", KEYS[3], 1, ARGV[index]) end
+return redis.call("del", KEYS[1])`,
   },
   /**
    * Appends one transcript element (a message or a record) if this token still holds the lease.
    * With an index (ARGV[3], else ""), exactly once and without a gap: an element already there
    * (ioredis sent it again after a reconnect) is not pushed twice, and one whose predecessor
    * never arrived marks the session `broken` and is refused (-1). An append is progress: the
-   * count of takeovers without progress starts again.
+   * count of takeovers without progress starts again. A message the run took from the session's
+   * queue leaves it here (its queue element ARGV[4], else ""), in the same step as its append, so
+   * no crash loses it or delivers it twice; also on a resend, which removes a copy the resend of
+   * its enqueue may have put back.
    */
   rxagentFencedPush: {
-    numberOfKeys: 3,
+    numberOfKeys: 4,
     lua: `if redis.call("get", KEYS[1]) ~= ARGV[1] then return 0 end
+local stored = nil
 if ARGV[3] ~= "" then
   local length = redis.call("llen", KEYS[2])
   local index = tonumber(ARGV[3])
-  if length > index then return length end
   if length < index then
     redis.call("hset", KEYS[3], "broken", "1")
     return -1
   end
+  if length > index then stored = length end
 end
+if ARGV[4] ~= "" then redis.call("lrem", KEYS[4], 1, ARGV[4]) end
+if stored then return stored end
 redis.call("hdel", KEYS[3], "takeovers")
+return redis.call("rpush", KEYS[2], ARGV[2])`,
+  },
+  /**
+   * Queues a steering or follow-up message (its element ARGV[2], unique) on the session's queue if
+   * this token still holds the lease. Removed first, so a resend after a reconnect keeps one copy.
+   */
+  rxagentQueueMessage: {
+    numberOfKeys: 2,
+    lua: `if redis.call("get", KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call("lrem", KEYS[2], 1, ARGV[2])
 return redis.call("rpush", KEYS[2], ARGV[2])`,
   },
   /**
@@ -89,11 +112,11 @@ return 1`,
 redis.call("hset", KEYS[2], "runSeq", ARGV[2], "runLength", ARGV[3])
 return 1`,
   },
-  /** Forgets the transcript and the frames, starts a new epoch after `seq`, and tells the watchers. */
+  /** Forgets the transcript, the frames and the queued messages, starts a new epoch after `seq`, and tells the watchers. */
   rxagentResetSession: {
-    numberOfKeys: 4,
+    numberOfKeys: 5,
     lua: `if redis.call("get", KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call("del", KEYS[2], KEYS[3])
+redis.call("del", KEYS[2], KEYS[3], KEYS[5])
 redis.call("hset", KEYS[4], "epoch", ARGV[3], "seq", ARGV[2])
 redis.call("hdel", KEYS[4], "runSeq", "runLength")
 redis.call("publish", ARGV[5], ARGV[4])
@@ -104,14 +127,15 @@ return 1`,
 /** A connection with the session scripts defined (ioredis sends each by its SHA after the first call). */
 export interface ScriptedRedis extends Redis {
   rxagentRenewLease(lease: string, token: string, ttlMs: number): Promise<number>;
-  rxagentReleaseLease(lease: string, meta: string, token: string): Promise<number>;
-  rxagentFencedPush(lease: string, transcript: string, meta: string, token: string, json: string, index: number | ""): Promise<number>;
+  rxagentReleaseLease(lease: string, meta: string, queue: string, token: string, ...dropped: string[]): Promise<number>;
+  rxagentFencedPush(lease: string, transcript: string, meta: string, queue: string, token: string, json: string, index: number | "", queued: string): Promise<number>;
+  rxagentQueueMessage(lease: string, queue: string, token: string, element: string): Promise<number>;
   rxagentMarkBroken(lease: string, meta: string, token: string): Promise<number>;
   rxagentReplaceTranscript(lease: string, transcript: string, token: string, ...elements: string[]): Promise<number>;
   rxagentCountTakeover(lease: string, meta: string, token: string): Promise<number>;
   rxagentAppendFrame(lease: string, events: string, meta: string, token: string, seq: number, type: string, json: string, maxLength: number, ttlMs: number, channel: string): Promise<number>;
   rxagentStartRun(lease: string, meta: string, token: string, runSeq: number, runLength: number): Promise<number>;
-  rxagentResetSession(lease: string, transcript: string, events: string, meta: string, token: string, seq: number, epoch: string, json: string, channel: string): Promise<number>;
+  rxagentResetSession(lease: string, transcript: string, events: string, meta: string, queue: string, token: string, seq: number, epoch: string, json: string, channel: string): Promise<number>;
 }
 
 export function withSessionScripts(redis: Redis): ScriptedRedis {

@@ -200,7 +200,8 @@ export class RedisSession implements HostedSession {
     const epoch = randomUUID();
     const json = JSON.stringify({ type: "reset", seq, epoch });
     const { keys } = this;
-    this.context.redis.rxagentResetSession(keys.lease, keys.transcript, keys.events, keys.meta, runner.token, seq, epoch, json, keys.frames).catch((error: unknown) => this.context.warn(`session ${this.id}: could not reset it on Redis: ${errorText(error)}`));
+    runner.store.queue?.forget();
+    this.context.redis.rxagentResetSession(keys.lease, keys.transcript, keys.events, keys.meta, keys.queue, runner.token, seq, epoch, json, keys.frames).catch((error: unknown) => this.context.warn(`session ${this.id}: could not reset it on Redis: ${errorText(error)}`));
     replies.sendFrame({ type: "ack", id: commandId });
     this.frames.mirror.reset(seq, epoch);
   }

@@ -5,6 +5,7 @@ import { safeJsonLine } from "../server/safe-json-line.js";
 import type { AgentMessage, StoredTranscript, TranscriptRecord, TranscriptStore } from "../types.js";
 import { withSessionScripts } from "./redis-scripts.js";
 import { DEFAULT_KEY_PREFIX, sessionKeys } from "./session-keys.js";
+import { SessionQueue } from "./session-queue.js";
 
 export interface RedisTranscriptStoreOptions {
   /** Default `"rxagent:"`; the list is `<prefix>{<sessionId>}:transcript`. */
@@ -55,8 +56,14 @@ interface PendingAppend {
  */
 export class RedisTranscriptStore implements TranscriptStore {
   readonly key: string;
+  /**
+   * With `fenceToken` (the runner's store): the session's queued steering and follow-up messages,
+   * which an append of one of them removes in the same script (`SessionQueue`).
+   */
+  readonly queue: SessionQueue | undefined;
   private readonly lease: string;
   private readonly meta: string;
+  private readonly queueKey: string;
   private pending: Promise<unknown> = Promise.resolve();
   private failure: Error | undefined;
   /** The list's length once every append so far lands; undefined until `load` (or without a fence). */
@@ -78,6 +85,8 @@ export class RedisTranscriptStore implements TranscriptStore {
     this.key = keys.transcript;
     this.lease = keys.lease;
     this.meta = keys.meta;
+    this.queueKey = keys.queue;
+    this.queue = options.fenceToken === undefined ? undefined : new SessionQueue(withSessionScripts(redis), keys, options.fenceToken);
   }
 
   async load(): Promise<AgentMessage[]> {
@@ -93,7 +102,7 @@ export class RedisTranscriptStore implements TranscriptStore {
   append(message: AgentMessage): void {
     const { line, repaired } = safeJsonLine(message);
     if (repaired) this.warn(`${this.key}: a message held values JSON cannot store (a BigInt or a cycle); stored them in a safe form.`);
-    this.push(line.slice(0, -1), "append a message");
+    this.push(line.slice(0, -1), "append a message", message);
   }
 
   record(record: TranscriptRecord): void {
@@ -161,7 +170,8 @@ export class RedisTranscriptStore implements TranscriptStore {
     };
   }
 
-  private push(json: string, what: string): void {
+  /** `message`: the message appended, when it is one (it may be a queued one, which leaves the queue with its append). */
+  private push(json: string, what: string, message?: AgentMessage): void {
     if (this.superseded) return;
     if (this.failure) throw new Error(`${this.key}: could not ${what}: an earlier write failed (${this.failure.message})`);
     const bytes = Buffer.byteLength(json);
@@ -174,11 +184,20 @@ export class RedisTranscriptStore implements TranscriptStore {
     if (token === undefined) return this.track(this.redis.rpush(this.key, json), what, bytes);
     const index = this.length ?? "";
     if (this.length !== undefined) this.length += 1;
-    const sent = withSessionScripts(this.redis).rxagentFencedPush(this.lease, this.key, this.meta, token, json, index);
+    const queued = message && this.queue ? this.queue.take(message) : "";
+    const sent = withSessionScripts(this.redis).rxagentFencedPush(this.lease, this.key, this.meta, this.queueKey, token, json, index, queued);
+    let outcome: Promise<boolean> | undefined;
+    const stored = (): Promise<boolean> => {
+      if (!outcome) {
+        outcome = sent.then((length) => length > 0);
+        // Its failure is the store's to handle (below); a watcher hears it from its own promise.
+        outcome.catch(() => undefined);
+      }
+      return outcome;
+    };
+    if (message && queued === "") this.queue?.noteAppended(message, stored);
     if (this.watching) {
-      this.watching.outcome = sent.then((length) => length > 0);
-      // Its failure is the store's to handle (below); the watcher hears it from its own promise.
-      this.watching.outcome.catch(() => undefined);
+      this.watching.outcome = stored();
       this.watching = undefined;
     }
     const fenced = sent.then((length) => {

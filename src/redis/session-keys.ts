@@ -15,6 +15,11 @@ export interface SessionKeys {
   meta: string;
   /** A string: the token of the process that runs the session, with an expiry. */
   lease: string;
+  /**
+   * A list: the steering and follow-up messages the runner took and its run has not yet turned
+   * into transcript messages, in the order they came (`SessionQueue`).
+   */
+  queue: string;
   /** Pub/sub: every frame the runner appends, for the processes watching live. */
   frames: string;
   /** Pub/sub: commands for the runner, from any process. */
@@ -28,6 +33,7 @@ export function sessionKeys(prefix: string, sessionId: string): SessionKeys {
     events: `${base}events`,
     meta: `${base}meta`,
     lease: `${base}lease`,
+    queue: `${base}queue`,
     frames: `${base}frames`,
     commands: `${base}commands`,
   };

@@ -2,11 +2,12 @@ import { concat, EMPTY, type Subscription } from "rxjs";
 import { errorText } from "../errors.js";
 import { MessageDeltaEncoder } from "../protocol/message-delta.js";
 import type { Agent } from "../agent/agent.js";
-import type { AgentEvent } from "../types.js";
+import type { AgentEvent, AgentMessage } from "../types.js";
 import type { RedisSessionContext } from "./redis-session-context.js";
 import type { RedisTranscriptStore } from "./redis-transcript-store.js";
 import type { SessionKeys } from "./session-keys.js";
 import type { SessionMirror } from "./session-mirror.js";
+import type { QueuedKind, SessionQueue } from "./session-queue.js";
 
 /** What clients read in `agent_end.errorMessage` when the run's transcript could not be saved to Redis. */
 export function transcriptLostText(cause: string): string {
@@ -58,7 +59,7 @@ export class SessionRunner {
    */
   start(): void {
     const { agent } = this;
-    this.subscription = concat(agent.currentRun$ ?? EMPTY, agent.events$).subscribe({
+    const subscription = concat(agent.currentRun$ ?? EMPTY, agent.events$).subscribe({
       next: (event) => {
         this.publish(event);
         if (event.type === "agent_end" && !agent.isRunning) this.release();
@@ -66,6 +67,12 @@ export class SessionRunner {
       // The agent's loop failed: the run is over here, and its lease goes back.
       error: () => this.release(),
     });
+    this.subscription = subscription;
+    const queue = this.store.queue;
+    if (!queue || this.ended) return;
+    // Every steer or follow-up the agent queues from now on is kept on Redis until its run takes it.
+    subscription.add(agent.steering.subscribe((message) => this.keepQueued(queue, "steer", message)));
+    subscription.add(agent.followUps.subscribe((message) => this.keepQueued(queue, "follow_up", message)));
   }
 
   /** Records where the run's state starts (so a process that joins later rebuilds it). */
@@ -120,7 +127,9 @@ export class SessionRunner {
     const { redis } = this.context;
     // Sent before anything else this process sends for the session, on the same connection,
     // so a prompt right after this one finds the lease free.
-    const released = redis.rxagentReleaseLease(this.keys.lease, this.keys.meta, this.token);
+    const { queuedSteering, queuedFollowUp } = this.agent.state;
+    const dropped = this.store.queue?.dropped(queuedSteering, queuedFollowUp) ?? [];
+    const released = redis.rxagentReleaseLease(this.keys.lease, this.keys.meta, this.keys.queue, this.token, ...dropped);
     this.released = released.then((count) => count === 1);
     this.released.catch(() => undefined);
     released.then(
@@ -148,6 +157,16 @@ export class SessionRunner {
       this.lose("its lease expired before a command's writes reached Redis");
       return false;
     });
+  }
+
+  /** A message the agent queued: kept on Redis; a refusal means the lease was lost before it. */
+  private keepQueued(queue: SessionQueue, kind: QueuedKind, message: AgentMessage): void {
+    queue.add(kind, message).then(
+      (stored) => {
+        if (!stored) this.lose(`its lease expired before a ${kind} reached Redis`);
+      },
+      (error: unknown) => this.context.warn(`session ${this.mirror.id}: could not keep a ${kind} on Redis: ${errorText(error)}`),
+    );
   }
 
   private renew(): void {

@@ -40,6 +40,7 @@ export async function takeLease(session: LeaseTaker): Promise<SessionRunner | un
   const token = `${processId}:${randomUUID()}`;
   if ((await redis.set(keys.lease, token, "PX", leaseMs, "NX")) !== "OK") return undefined;
   let takeovers = 0;
+  let queued: string[];
   try {
     // Only the runner listens for commands: a command no process receives has no runner to answer it.
     await context.listen(keys.commands, (message) => session.receiveCommand(message));
@@ -49,6 +50,8 @@ export async function takeLease(session: LeaseTaker): Promise<SessionRunner | un
     // lease that expires, and a later one starts again. A runner made first kept renewing the
     // lease of a run it never started, and the session was wedged for as long as the process lived.
     if (frames.mirror.isRunning) takeovers = await redis.rxagentCountTakeover(keys.lease, keys.meta, token);
+    // Steers and follow-ups a runner took that its run never turned into messages: final now, as only a lease holder writes them.
+    queued = await redis.lrange(keys.queue, 0, -1);
   } catch (error) {
     context.unlisten(keys.commands);
     throw error;
@@ -66,9 +69,10 @@ export async function takeLease(session: LeaseTaker): Promise<SessionRunner | un
     agent = await context.createAgent(session.id, store);
   } catch (error) {
     context.unlisten(keys.commands);
-    await redis.rxagentReleaseLease(keys.lease, keys.meta, token);
+    await redis.rxagentReleaseLease(keys.lease, keys.meta, keys.queue, token);
     throw new Error(`createAgent failed: ${errorText(error)}`, { cause: error });
   }
+  requeue(agent, store, queued, context.warn);
   runner = new SessionRunner(context, keys, frames.mirror, agent, store, token, (ended, lost) => session.runnerEnded(ended, lost));
   session.adopt(runner);
   if (frames.mirror.isRunning) {
@@ -103,5 +107,22 @@ function announceUnframedMessages(runner: SessionRunner, frames: SessionFrames):
   for (const message of runner.agent.state.messages.slice(frames.mirror.messages.length)) {
     runner.publish({ type: "message_start", message });
     runner.publish({ type: "message_end", message });
+  }
+}
+
+/**
+ * Queues on the new agent, in their order and kind, the messages the session's queue holds: a
+ * steer goes in before the run's next model call, a follow-up once it would stop; a takeover's
+ * `continue` of a run that had answered takes them at once (as `Agent.continue` does), a new
+ * prompt's run on its way. The run's transcript append of each removes it from Redis.
+ */
+function requeue(agent: Agent, store: RedisTranscriptStore, elements: readonly string[], warn: (message: string) => void): void {
+  for (const { kind, message } of store.queue?.restore(elements, warn) ?? []) {
+    try {
+      if (kind === "steer") agent.steer(message);
+      else agent.followUp(message);
+    } catch (error) {
+      warn(`${store.key}: could not queue a kept ${kind} again: ${errorText(error)}`);
+    }
   }
 }

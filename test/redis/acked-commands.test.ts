@@ -157,8 +157,41 @@ describe.skipIf(!hasRedisServer)("commands are acked only once Redis stored them
       await waitFor(() => client.agentEvents().filter((event) => event.type === "agent_end").length === 2, "the takeover to end the dead run and finish it", 20_000);
       await pollUntil(async () => ((await reader.exists(`rxagent:{${session}}:lease`)) === 0 ? true : undefined), "the lease to go back");
       expect(await transcriptRoles(session)).toStrictEqual(["user:go", "assistant:", "toolResult:", "assistant:"]);
+      // Refused by Redis, a steer or follow-up is not in the session's queue either: no run delivers it later.
+      expect(await reader.lrange(`rxagent:{${session}}:queue`, 0, -1)).toStrictEqual([]);
     }, 60_000);
   }
+
+  it("Redis does not answer (paused past the connection's commandTimeout): the sender of a steer and of an abort gets internal, saying it may or may not have been taken; nothing hangs", async () => {
+    // A server of its own: pausing it leaves the other tests' server alone.
+    const stalled = await RedisServerProcess.start();
+    closing.push(() => stalled.stop());
+    const { wait, toolStarted } = waitTool();
+    const connection = new Redis(stalled.url, { commandTimeout: 300 });
+    const warnings: string[] = [];
+    const server = await serve(connection, [wait], callThenAnswer("wait"), warnings);
+    const client = await attached(server.url, "stalled");
+    expect(await client.request({ type: "prompt", input: "go" })).toMatchObject({ type: "ack" });
+    await toolStarted();
+    // The tool may start before its assistant message ends (eager calls): paused only once Redis
+    // holds that message and the tool's start, so what fails below is the commands' own writes.
+    const stalledReader = new Redis(stalled.url);
+    await pollUntil(async () => {
+      const [length, last] = await Promise.all([stalledReader.llen("rxagent:{stalled}:transcript"), stalledReader.xrevrange("rxagent:{stalled}:events", "+", "-", "COUNT", 1)]);
+      return length === 2 && last[0]?.[1][1] === "tool_execution_start" ? true : undefined;
+    }, "Redis to hold the run so far");
+    stalledReader.disconnect();
+    stalled.pause();
+    try {
+      for (const type of ["steer", "abort"] as const) {
+        const reply = await client.request(type === "abort" ? { type } : { type, input: "and also this" });
+        expect(reply).toMatchObject({ type: "error", code: "internal", message: `Redis did not confirm this ${type} (Command timed out): it may or may not have been taken; look at the session before sending it again.` });
+      }
+    } finally {
+      stalled.resume();
+    }
+    expect(warnings).toContain("session stalled: could not keep a steer on Redis: Command timed out");
+  }, 60_000);
 
   for (const type of ["approve", "deny"] as const) {
     it(`${type}, taken after the lease was lost: the sender gets session_moved and the tool does not run; the call waits again on the takeover, and the ${type} sent again there settles it once`, async () => {

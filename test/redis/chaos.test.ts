@@ -21,6 +21,10 @@ import { hasRedisServer, RedisServerProcess } from "./redis-server.js";
 // two Redis restarts); CHAOS_RUNS=20 runs 20 on each of seeds 7, 28 and 101, and
 // CHAOS_SEED picks others (CHAOS_RUNS=40 CHAOS_SEED=7,8 npx vitest run test/redis/chaos.test.ts).
 // CHAOS_STALL_MAX_MS=1400 makes the child processes stall now and then (chaos-process-child.ts).
+// After the prompt, a steer or a follow-up goes to the run through a random process (its own seeded
+// sequence, so the faults of a seed stay as they were): acked, it is in the transcript once, or
+// still in the session's queue for the next run (it came after the run's last look), never both;
+// refused (session_moved, invalid_state), it is in neither; unconfirmed (internal), at most once.
 
 const RUNS = Number(process.env["CHAOS_RUNS"] ?? 4);
 const SEEDS = process.env["CHAOS_SEED"] !== undefined ? process.env["CHAOS_SEED"].split(",").map(Number) : process.env["CHAOS_RUNS"] !== undefined ? [7, 28, 101] : [1];
@@ -56,7 +60,7 @@ describe.skipIf(!hasRedisServer)("chaos: three processes SIGKILLed, Redis SIGKIL
   let bundle: string;
   let entry: string;
   const children: ChaosProcess[] = [];
-  const counts = { runs: 0, runnerKilled: 0, takeoverKilled: 0, redisRestarted: 0, endedIdle: 0, endedFailed: 0, replays: 0, snapshots: 0, moved: 0 };
+  const counts = { runs: 0, runnerKilled: 0, takeoverKilled: 0, redisRestarted: 0, endedIdle: 0, endedFailed: 0, replays: 0, snapshots: 0, moved: 0, queuedAcked: 0, queuedDelivered: 0, queuedLeft: 0, queuedRefused: 0, queuedUnconfirmed: 0 };
 
   beforeAll(async () => {
     // Bundled once: a start through tsx transpiles the whole module graph each time (seconds at load 10).
@@ -101,6 +105,7 @@ describe.skipIf(!hasRedisServer)("chaos: three processes SIGKILLed, Redis SIGKIL
 
   it.each(SEEDS)(`${RUNS} runs keep every promise (seed %i)`, async (seed) => {
     const random = seeded(seed);
+    const queuedRandom = seeded(seed ^ 0x5eed);
     const sleep = (maxMs: number) => new Promise((resolve) => setTimeout(resolve, Math.floor(random() * maxMs)));
     // Replacements start as soon as a process dies, and are awaited when the next run begins.
     let processes: Promise<ChaosProcess>[] = [startProcess(), startProcess(), startProcess()];
@@ -130,6 +135,9 @@ describe.skipIf(!hasRedisServer)("chaos: three processes SIGKILLed, Redis SIGKIL
           counts.moved += 1;
           if (attempt === 5) throw new Error(`seed ${seed}, run ${run}: the prompt was refused as moved 5 times`);
         }
+        const queuedKind = queuedRandom() < 0.5 ? "steer" : "follow_up";
+        const queuedText = `${queuedKind} ${run}`;
+        const queuedAnswer = await attached[Math.floor(queuedRandom() * 3)]!.request({ type: queuedKind, input: queuedText });
         const fault = random();
         const killed = new Set<number>();
         let what = "none";
@@ -180,16 +188,33 @@ describe.skipIf(!hasRedisServer)("chaos: three processes SIGKILLed, Redis SIGKIL
         else counts.endedFailed += 1;
 
         const transcript = await new RedisTranscriptStore(reader, session).load();
-        const answers = transcript.filter((message) => message.role === "assistant" && message.content.some((block) => block.type === "text"));
         const streamed = (await reader.xrange(`rxagent:{${session}}:events`, "-", "+")).flatMap(([, fields]) => {
           const frame = JSON.parse(fields[3] as string) as { type: string; event?: { type: string; message?: AgentMessage } };
           return frame.type === "event" && frame.event?.type === "message_end" && frame.event.message ? [frame.event.message] : [];
         });
         const roles = (messages: AgentMessage[]) => messages.map((message) => message.role).join(",");
-        const found = { unpaired: unpairedCalls(transcript), answers: answers.length, streamed: roles(streamed), transcript: roles(transcript) };
-        const promised = { unpaired: [], answers: endedIdle ? 1 : Math.min(answers.length, 1), streamed: roles(transcript), transcript: roles(transcript) };
+        // Each question (the prompt, a steer or follow-up the run took) at most one answer; one for the last when the run ended idle.
+        const answers = answersPerQuestion(transcript);
+        const found = { unpaired: unpairedCalls(transcript), answers, streamed: roles(streamed), transcript: roles(transcript) };
+        const promised = { unpaired: [], answers: answers.map((count, index) => (endedIdle && index === answers.length - 1 ? 1 : Math.min(count, 1))), streamed: roles(transcript), transcript: roles(transcript) };
         expect(found, report()).toStrictEqual(promised);
         expect(streamed, report()).toStrictEqual(transcript);
+
+        const delivered = transcript.filter((message) => message.role === "user" && message.content === queuedText).length;
+        const left = (await reader.lrange(`rxagent:{${session}}:queue`, 0, -1)).filter((element) => (JSON.parse(element) as { message: { content?: unknown } }).message.content === queuedText).length;
+        const queued = { answer: queuedAnswer.type === "ack" ? "ack" : queuedAnswer.code, delivered, left };
+        if (queuedAnswer.type === "ack") {
+          counts.queuedAcked += 1;
+          expect({ ...queued, kept: delivered + left }, `${queuedKind}: ${report()}`).toStrictEqual({ ...queued, kept: 1 });
+        } else if (queuedAnswer.code === "internal") {
+          counts.queuedUnconfirmed += 1;
+          expect(delivered + left, `${queuedKind}: ${JSON.stringify(queued)} ${report()}`).toBeLessThanOrEqual(1);
+        } else {
+          counts.queuedRefused += 1;
+          expect(queued, `${queuedKind}: ${report()}`).toMatchObject({ answer: expect.stringMatching(/^(session_moved|invalid_state)$/), delivered: 0, left: 0 });
+        }
+        counts.queuedDelivered += delivered;
+        counts.queuedLeft += left;
 
         // Every watcher resumes from its last seq on a random process: an exact replay or a snapshot.
         for (const watcher of watchers) {
@@ -236,4 +261,14 @@ function unpairedCalls(messages: AgentMessage[]): string[] {
   const calls = messages.flatMap((message) => (message.role === "assistant" ? message.content.flatMap((block) => (block.type === "toolCall" ? [block.id] : [])) : []));
   const results = messages.flatMap((message) => (message.role === "toolResult" ? [message.toolCallId] : []));
   return calls.filter((id) => results.filter((result) => result === id).length !== 1);
+}
+
+/** How many text answers follow each user message, up to the next one: a question answered twice shows as 2. */
+function answersPerQuestion(messages: AgentMessage[]): number[] {
+  const answers: number[] = [];
+  for (const message of messages) {
+    if (message.role === "user") answers.push(0);
+    else if (message.role === "assistant" && message.content.some((block) => block.type === "text") && answers.length > 0) answers[answers.length - 1]! += 1;
+  }
+  return answers;
 }

@@ -43,6 +43,15 @@ export class RedisServerProcess {
     await this.launch();
   }
 
+  /** Pauses the server (SIGSTOP): connections stay open and nothing is answered until `resume`, as a stalled server. */
+  pause(): void {
+    this.child?.kill("SIGSTOP");
+  }
+
+  resume(): void {
+    this.child?.kill("SIGCONT");
+  }
+
   async stop(): Promise<void> {
     await this.stopProcess();
     rmSync(this.folder, { recursive: true, force: true });

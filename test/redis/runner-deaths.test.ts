@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { Redis } from "ioredis";
 import { asyncScheduler } from "rxjs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -11,32 +10,11 @@ import type { ToolResultMessage } from "../../src/types.js";
 import { approvalTools } from "../server/approval-restart-tools.js";
 import { RawClient, waitFor } from "../server/helpers.js";
 import { hasRedisServer, RedisServerProcess } from "./redis-server.js";
+import { kill, type SessionProcess, startProcess as startChild } from "./session-process.js";
 
 const LEASE_MS = 1000;
-/** Process start through tsx on a loaded machine can take a while. */
-const START_MS = 60_000;
 
-/** A process serving sessions on Redis (test/redis/session-process-child.ts), its URL and what it printed. */
-interface SessionProcess {
-  child: ChildProcess;
-  url: string;
-  stdout(): string;
-  exited: Promise<unknown>;
-}
-
-async function startProcess(redisUrl: string, mode: "normal" | "hang" | "crash"): Promise<SessionProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", "test/redis/session-process-child.ts", redisUrl, mode, String(LEASE_MS)], { stdio: ["ignore", "pipe", "inherit"] });
-  let output = "";
-  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  const url = await waitFor(() => /URL (\S+)/.exec(output)?.[1], "the child process to listen", START_MS);
-  return { child, url, stdout: () => output, exited };
-}
-
-async function kill(process: SessionProcess): Promise<void> {
-  process.child.kill("SIGKILL");
-  await process.exited;
-}
+const startProcess = (redisUrl: string, mode: "normal" | "hang" | "crash") => startChild(redisUrl, mode, LEASE_MS);
 
 describe.skipIf(!hasRedisServer)("approvals on Redis survive the runner's death", () => {
   let redisServer: RedisServerProcess;

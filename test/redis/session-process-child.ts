@@ -3,7 +3,9 @@
  * (deploy needs approval, read answers after 5 ms), says `URL <ws url>` once it listens, and runs
  * until it is killed. Mode `hang`: the approved deploy says `DEPLOYING` and never ends, so the test
  * can kill the process inside the tool. Mode `crash`: the process dies (exit 1) as soon as the
- * model is called, as a process did on a crafted model reply. Each call that runs says `RAN <id>`.
+ * model is called, as a process did on a crafted model reply. Mode `wait`: the model calls `wait`
+ * (never ends; it says `WAITING`), so the test can steer the run and kill the process before the
+ * run takes the steer. Each call that runs says `RAN <id>`.
  */
 import { Type } from "@sinclair/typebox";
 import { asyncScheduler, Observable } from "rxjs";
@@ -15,7 +17,7 @@ import { scriptedModel } from "../../src/testing/index.js";
 import { approvalBatch } from "../server/approval-restart-tools.js";
 
 const [url, mode = "normal", leaseMs = "1000"] = process.argv.slice(2);
-if (!url) throw new Error("usage: session-process-child.ts <redis url> [normal|hang|crash] [leaseMs]");
+if (!url) throw new Error("usage: session-process-child.ts <redis url> [normal|hang|crash|wait] [leaseMs]");
 
 const crashingModel: Model = {
   id: "crash",
@@ -24,7 +26,22 @@ const crashingModel: Model = {
   stream: () => new Observable(() => void setTimeout(() => process.exit(1), 20)),
 };
 
+function modelFor(mode: string): Model {
+  if (mode === "crash") return crashingModel;
+  if (mode === "wait") return scriptedModel([{ content: [{ type: "toolCall", id: "w1", name: "wait", arguments: {} }] }], { scheduler: asyncScheduler, delay: 5 });
+  return scriptedModel([approvalBatch, "Deployed to prod."], { scheduler: asyncScheduler, delay: 5 });
+}
+
 const tools = [
+  defineTool({
+    name: "wait",
+    description: "Waits until the process dies",
+    parameters: Type.Object({}),
+    execute: (id) => {
+      process.stdout.write(`RAN ${id}\nWAITING\n`);
+      return new Promise<never>(() => undefined);
+    },
+  }),
   defineTool({
     name: "deploy",
     description: "Deploys; a person must approve",
@@ -51,7 +68,7 @@ const tools = [
 const sessions = redisSessions({
   redis: url,
   leaseMs: Number(leaseMs),
-  createAgent: (_id, store) => Agent.open({ store, tools, model: mode === "crash" ? crashingModel : scriptedModel([approvalBatch, "Deployed to prod."], { scheduler: asyncScheduler, delay: 5 }) }),
+  createAgent: (_id, store) => Agent.open({ store, tools, model: modelFor(mode) }),
 });
 await sessions.ready();
 const server = await serveAgents({ port: 0, ...sessions.serveOptions });
