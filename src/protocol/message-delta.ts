@@ -94,9 +94,12 @@ export class MessageDeltaEncoder {
     return this.content.argumentTexts();
   }
 
-  /** Forgets the streaming message (the session was reset). */
+  /** Forgets the streaming message (it ended, or the session was reset). */
   clear(): void {
     this.content.clear();
+    // What was sent of each block too: 10,000 small calls kept 10,000 of them after their reply.
+    this.messageSent = new SentFields();
+    this.blocksSent.clear();
   }
 
   /** Follows the session's events; returns the frame body of a `message_update`, else undefined. */
@@ -120,6 +123,8 @@ export class MessageDeltaEncoder {
     if (this.argumentsFromText && modelEvent.type === "toolcall_delta") this.content.appendArguments(modelEvent.contentIndex, modelEvent.delta);
     const patch = this.diff(event.message, named);
     this.content.apply(patch, isEnd(modelEvent.type) ? named : undefined);
+    // An ended block does not change (the event grammar); if a provider changes it anyway, it is compared afresh.
+    if (isEnd(modelEvent.type) && named !== undefined) this.blocksSent.delete(named);
     const wireEvent = this.wireEvent(modelEvent);
     const frame: Omit<UpdateFrame, "seq"> = { type: "update", event: wireEvent };
     if (JSON.stringify(patch) !== JSON.stringify(impliedPatch(wireEvent))) frame.patch = patch;
