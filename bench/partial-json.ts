@@ -4,7 +4,8 @@
  * `JSON.parse` of the final text (issue 27, item 3).
  *
  * Cases: about 1 MB of arguments (an object with a long string and an array of small records) in 1 KB
- * deltas, and 2 and 4 MB of the same shape (time should grow in proportion); 10,000 small calls;
+ * deltas, and 2 and 4 MB of the same shape (time should grow in proportion); 10,000 small calls
+ * (in 16-byte deltas, and each whole in one);
  * the adversarial `[[[…` then `1,1,1…` (48 KB) in 1 KB and in 64-byte deltas. Each case runs in a
  * fresh child process (`node --expose-gc --import tsx bench/partial-json.ts <case>`), so one
  * case's garbage and JIT state do not colour the next: the figures are a cold start, as the
@@ -30,6 +31,8 @@ const cases = {
   "2 MB in 1 KB deltas": { text: () => argumentsOfMegabytes(2), delta: 1024 },
   "4 MB in 1 KB deltas": { text: () => argumentsOfMegabytes(4), delta: 1024 },
   "10k small calls in 16 B deltas": { text: smallCallArguments, delta: 16, calls: 10_000 },
+  // As a provider that sends a small call's arguments in one piece.
+  "10k small calls each in one delta": { text: smallCallArguments, delta: 1024, calls: 10_000 },
   "48 KB [[[… in 1 KB deltas": { text: adversarialArguments, delta: 1024 },
   "48 KB [[[… in 64 B deltas": { text: adversarialArguments, delta: 64 },
 } as const;

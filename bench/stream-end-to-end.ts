@@ -17,12 +17,25 @@
  * What the heap holds at its peak is partly by design: the server's resume log keeps the frames
  * of the run (up to 8 MiB of JSON, `EventLogOptions.maxBytes`), and the transcript keeps the
  * final message; the case with a 64 KiB log shows the rest.
+ *
+ * Usage: `npm run bench:stream-e2e [-- --protocol 2|3] [--split] [--semi-space MB] [--case <name>]`.
+ * `--protocol 3` serves protocol 3 (arguments derived from their text; default 2). `--split` runs
+ * the client (`connectAgent`, which rebuilds every event and keeps the state, as a UI does) in a
+ * process of its own, so each side's heap is measured alone: server and client columns. One
+ * process's peak counts the young generation's garbage not yet collected, up to the semi-space's
+ * size (16 MiB by default in Node 20, more than 4x a 1 MB argument by itself); `--semi-space 1`
+ * gives the children `--max-semi-space-size=1`, so the peak is nearer what is live.
+ * `BENCH_HEAP_SNAPSHOT=<file>` with `--split` writes the server's heap before the prompt
+ * (`<file>.before`) and where it is measured, to see what it holds.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { loadavg } from "node:os";
+import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { writeHeapSnapshot } from "node:v8";
 import { WebSocket } from "ws";
 import { Agent } from "../src/agent/agent.js";
+import { connectAgent } from "../src/client/index.js";
 import { serveAgents } from "../src/server/index.js";
 import { megabyteArguments, smallCallArguments, streamingModel } from "./streamed-arguments.js";
 
@@ -44,9 +57,24 @@ interface CaseResult {
   retainedHeapMB: number;
   rssGrowthMB: number;
   frameMB: number;
+  /** With `--split`: the client process's own figures (the columns above are then the server's alone). */
+  client?: ClientResult;
 }
 
+interface ClientResult {
+  endToEndMs: number;
+  peakHeapMB: number;
+  retainedHeapMB: number;
+  rssGrowthMB: number;
+}
 
+function flag(name: string): string | undefined {
+  const index = process.argv.indexOf(`--${name}`);
+  return index < 0 ? undefined : process.argv[index + 1];
+}
+
+const protocol = flag("protocol") === "3" ? 3 : 2;
+const split = process.argv.includes("--split");
 
 function megabytes(bytes: number): number {
   return Math.round((bytes / (1024 * 1024)) * 10) / 10;
@@ -60,15 +88,18 @@ async function runCase(name: CaseName): Promise<CaseResult> {
   const chosen: { text: () => string; delta: number; calls: number; logBytes?: number } = cases[name];
   const { text: makeText, delta, calls } = chosen;
   const text = makeText();
+  let agent: Agent | undefined;
   let peak = 0;
   const sample = (): void => {
     peak = Math.max(peak, process.memoryUsage().heapUsed);
   };
   const server = await serveAgents({
     port: 0,
-    createAgent: () => new Agent({ model: streamingModel(text, delta, calls, sample) }),
+    protocol,
+    createAgent: () => (agent = new Agent({ model: streamingModel(text, delta, calls, sample) })),
     ...(chosen.logBytes === undefined ? {} : { eventLog: { maxBytes: chosen.logBytes } }),
   });
+  if (split) return runSplit(name, text, calls, server, () => agent, () => peak, (value) => (peak = value), sample);
   const socket = new WebSocket(server.url);
   await new Promise((resolve, reject) => socket.once("open", resolve).once("error", reject));
   let frameBytes = 0;
@@ -120,22 +151,131 @@ async function runCase(name: CaseName): Promise<CaseResult> {
   };
 }
 
+/**
+ * The server's side of `--split`: a client process attaches, waits for the word, prompts and
+ * reports its own figures once the assistant's message has arrived; this process measures the
+ * server's heap over the same span.
+ */
+async function runSplit(
+  name: CaseName,
+  text: string,
+  calls: number,
+  server: Awaited<ReturnType<typeof serveAgents>>,
+  agentOf: () => Agent | undefined,
+  peakNow: () => number,
+  setPeak: (value: number) => void,
+  sample: () => void,
+): Promise<CaseResult> {
+  const script = fileURLToPath(import.meta.url);
+  const child = spawn(process.execPath, [...process.execArgv, script, "--client-of", server.url], { stdio: ["pipe", "pipe", "inherit"] });
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  await lines.next(); // "attached"
+  collect();
+  if (process.env.BENCH_HEAP_SNAPSHOT) writeHeapSnapshot(`${process.env.BENCH_HEAP_SNAPSHOT}.before`);
+  collect();
+  const heapBefore = process.memoryUsage().heapUsed;
+  const rssBefore = process.memoryUsage().rss;
+  setPeak(heapBefore);
+  const interval = setInterval(sample, 2);
+  // The server's side ends when it has published the assistant's message_end: measured there, in
+  // the agent's emission, before the calls run (their events carry the arguments again).
+  let measured: { peak: number; maxRss: number; retained: number; frameBytes: number } | undefined;
+  const subscription = agentOf()?.events$.subscribe((event) => {
+    if (measured !== undefined || event.type !== "message_end" || event.message.role !== "assistant") return;
+    clearInterval(interval);
+    sample();
+    const peak = peakNow();
+    const maxRss = process.resourceUsage().maxRSS * 1024;
+    collect();
+    if (process.env.BENCH_HEAP_SNAPSHOT) writeHeapSnapshot(process.env.BENCH_HEAP_SNAPSHOT);
+    const stats = server.session("bench")?.clients[0];
+    measured = { peak, maxRss, retained: process.memoryUsage().heapUsed - heapBefore, frameBytes: (stats?.sentBytes ?? 0) + (stats?.queuedBytes ?? 0) };
+  });
+  child.stdin.write("go\n");
+  const reported = await lines.next();
+  subscription?.unsubscribe();
+  if (measured === undefined) throw new Error("The server never published the assistant's message_end.");
+  const { peak, maxRss, retained } = measured;
+  const client = JSON.parse(String(reported.value)) as ClientResult;
+  child.kill();
+  const parseStarted = performance.now();
+  for (let call = 0; call < calls; call++) JSON.parse(text);
+  const parseMs = performance.now() - parseStarted;
+  return {
+    name,
+    argumentBytes: text.length * calls,
+    endToEndMs: client.endToEndMs,
+    parseMs: Math.round(parseMs * 100) / 100,
+    peakHeapMB: megabytes(peak - heapBefore),
+    retainedHeapMB: megabytes(retained),
+    rssGrowthMB: megabytes(Math.max(0, maxRss - rssBefore)),
+    frameMB: megabytes(measured.frameBytes),
+    client,
+  };
+}
+
+/** The client process of `--split`: `connectAgent`, measured from its prompt to the assistant's `message_end`. */
+async function runClient(url: string): Promise<void> {
+  const client = connectAgent(url, { session: "bench", WebSocket, reconnect: false });
+  await client.ready;
+  let peak = 0;
+  const sample = (): void => {
+    peak = Math.max(peak, process.memoryUsage().heapUsed);
+  };
+  let ended: () => void = () => {};
+  const messageEnd = new Promise<void>((resolve) => (ended = resolve));
+  client.events$.subscribe((event) => {
+    sample();
+    if (event.type === "message_end" && event.message.role === "assistant") ended();
+  });
+  const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+  process.stdout.write("attached\n");
+  await lines.next();
+  collect();
+  const heapBefore = process.memoryUsage().heapUsed;
+  const rssBefore = process.memoryUsage().rss;
+  peak = heapBefore;
+  const interval = setInterval(sample, 2);
+  const started = performance.now();
+  void client.prompt("write it");
+  await messageEnd;
+  const endToEndMs = performance.now() - started;
+  clearInterval(interval);
+  const maxRss = process.resourceUsage().maxRSS * 1024;
+  collect();
+  // What stays is by design in part: the client's state holds the transcript, the message included.
+  const retained = process.memoryUsage().heapUsed - heapBefore;
+  const result: ClientResult = { endToEndMs: Math.round(endToEndMs), peakHeapMB: megabytes(peak - heapBefore), retainedHeapMB: megabytes(retained), rssGrowthMB: megabytes(Math.max(0, maxRss - rssBefore)) };
+  process.stdout.write(`${JSON.stringify(result)}\n`, () => process.exit(0));
+}
+
+const clientOf = flag("client-of");
 const requested = process.argv[2] as CaseName | undefined;
-if (requested !== undefined) {
+if (clientOf !== undefined) {
+  await runClient(clientOf);
+} else if (requested !== undefined && !requested.startsWith("--")) {
   if (!(requested in cases)) throw new Error(`Unknown case ${requested}; known: ${Object.keys(cases).join(", ")}`);
   const result = await runCase(requested);
   // Exits without waiting for the calls the agent goes on to run.
   process.stdout.write(`${JSON.stringify(result)}\n`, () => process.exit(0));
 } else {
   const script = fileURLToPath(import.meta.url);
-  process.stdout.write(`load average before: ${loadavg().map((load) => load.toFixed(2)).join(" ")}\n\n`);
+  const semiSpace = flag("semi-space");
+  const only = flag("case");
+  const passed = [...(flag("protocol") === undefined ? [] : ["--protocol", protocol.toString()]), ...(split ? ["--split"] : [])];
+  process.stdout.write(`load average before: ${loadavg().map((load) => load.toFixed(2)).join(" ")}; protocol ${protocol}${split ? ", client in its own process (server | client)" : ""}${semiSpace === undefined ? "" : `, --max-semi-space-size=${semiSpace}`}\n\n`);
+  const side = (server: number, client: number | undefined): string => (client === undefined ? `${server}` : `${server} \\| ${client}`);
   process.stdout.write("| case | argument MB | end to end ms | JSON.parse ms | end to end / JSON.parse | peak heap MB | peak heap / arguments | retained heap MB | RSS growth MB | frames MB |\n|---|---|---|---|---|---|---|---|---|---|\n");
   for (const name of Object.keys(cases) as CaseName[]) {
-    const output = execFileSync(process.execPath, ["--expose-gc", "--import", "tsx", script, name], { encoding: "utf8" });
+    if (only !== undefined && name !== only) continue;
+    const nodeFlags = ["--expose-gc", ...(semiSpace === undefined ? [] : [`--max-semi-space-size=${semiSpace}`]), "--import", "tsx"];
+    const output = execFileSync(process.execPath, [...nodeFlags, script, name, ...passed], { encoding: "utf8" });
     const result = JSON.parse(output) as CaseResult;
     const argumentMB = result.argumentBytes / (1024 * 1024);
+    const client = result.client;
+    const ratio = (megabytes: number): string => `${(megabytes / argumentMB).toFixed(1)}x`;
     process.stdout.write(
-      `| ${result.name} | ${argumentMB.toFixed(2)} | ${result.endToEndMs} | ${result.parseMs} | ${(result.endToEndMs / result.parseMs).toFixed(0)}x | ${result.peakHeapMB} | ${(result.peakHeapMB / argumentMB).toFixed(1)}x | ${result.retainedHeapMB} | ${result.rssGrowthMB} | ${result.frameMB} |\n`,
+      `| ${result.name} | ${argumentMB.toFixed(2)} | ${result.endToEndMs} | ${result.parseMs} | ${(result.endToEndMs / result.parseMs).toFixed(0)}x | ${side(result.peakHeapMB, client?.peakHeapMB)} | ${client === undefined ? ratio(result.peakHeapMB) : `${ratio(result.peakHeapMB)} \\| ${ratio(client.peakHeapMB)}`} | ${side(result.retainedHeapMB, client?.retainedHeapMB)} | ${side(result.rssGrowthMB, client?.rssGrowthMB)} | ${result.frameMB} |\n`,
     );
   }
   process.stdout.write(`\nload average after: ${loadavg().map((load) => load.toFixed(2)).join(" ")}\n`);

@@ -223,7 +223,7 @@ export function connectAgent(url: string, options: ConnectAgentOptions = {}): Ag
       case "snapshot": {
         lastSeq = frame.seq;
         epoch = frame.epoch;
-        decoder.reset(frame.state.streamingMessage);
+        decoder.reset(frame.state.streamingMessage, frame.argumentTexts);
         state.next(frame.state);
         // A run followed here ended among the events the snapshot covers: its end is told, or a
         // consumer waiting for it would wait forever.

@@ -3,12 +3,14 @@ export { connectAgent, RemoteCommandError } from "./client.js";
 export type { AgentClient, ConnectAgentOptions, ConnectionStatus, WebSocketConstructor, WebSocketLike } from "./client.js";
 export type {
   AckFrame,
+  ArgumentText,
   ClientCommandType,
   ErrorCode,
   ErrorFrame,
   EventFrame,
   FragmentFrame,
   MessagePatchOperation,
+  ProtocolVersion,
   ServerFrame,
   SnapshotFrame,
   UpdateFrame,

@@ -153,6 +153,9 @@ export class AssistantMessageDraft {
     // Replaced while still open: changing a closed block would fork the shared content.
     if (block.type === "toolCall") this.replace(index, this.finalToolCall(index, block, finalArguments));
     this.content.close(index);
+    // A closed call's text and parser are not read again: a reply of 10,000 calls kept them all.
+    this.argumentParsers.delete(index);
+    this.parsedLengths.delete(index);
     const closed = this.content.at(index) as Block;
     switch (closed.type) {
       case "text":

@@ -1,4 +1,4 @@
-import { MAX_JSON_DEPTH } from "../util/json-depth.js";
+import { MAX_JSON_DEPTH, nestsDeeperThan } from "../util/json-depth.js";
 import {
   BACKSLASH,
   CARRIAGE_RETURN,
@@ -122,6 +122,7 @@ export class PartialJsonParser {
   private readUnread(): void {
     const unread = this.unread;
     if (unread.length === 0) return;
+    if (this.readWhole()) return;
     let first = 0;
     // Fragments wholly inside a string (a file's content) are added as they are: joining them
     // first would copy them for nothing (a third of the time at 1 MB).
@@ -130,6 +131,30 @@ export class PartialJsonParser {
     unread.length = 0;
     if (text.length <= READ_PIECE_LENGTH) return this.read(text);
     for (let from = 0; from < text.length; from += READ_PIECE_LENGTH) this.read(text.slice(from, from + READ_PIECE_LENGTH));
+  }
+
+  /**
+   * A first read that is one whole small object (a small call's arguments in one fragment) is
+   * handed to `JSON.parse` at once, instead of this loop. Measured: 10,000 calls of 70 bytes, each
+   * in one delta, through the draft in a fresh process: 175 -> 157 ms CPU (medians of 3, load 7-9;
+   * `npm run bench:partial-json`). Returns false, having read nothing, when the text is not that.
+   */
+  private readWhole(): boolean {
+    if (this.state !== EXPECT_VALUE || this.open.length > 0 || this.text.length > WHOLE_AT_ONCE_UP_TO) return false;
+    const text = this.text;
+    if (!WHOLE_OBJECT_LOOK.test(text)) return false;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return false;
+    }
+    // Past the limit the loop reads it, to say so (TOO_DEEP).
+    if (!isPlainObject(value) || nestsDeeperThan(value)) return false;
+    this.unread.length = 0;
+    this.root = value;
+    this.state = AFTER_VALUE;
+    return true;
   }
 
   private read(fragment: string): void {
@@ -345,6 +370,11 @@ export class PartialJsonParser {
     return index;
   }
 }
+
+/** The longest first read `readWhole` hands to `JSON.parse`: small calls; a long text is read in pieces. */
+const WHOLE_AT_ONCE_UP_TO = 4096;
+/** What a text `readWhole` tries looks like: an object, whitespace around it. */
+const WHOLE_OBJECT_LOOK = /^[ \t\n\r]*\{[^]*\}[ \t\n\r]*$/;
 
 /** The longest piece of text read at once (see `readUnread`). */
 const READ_PIECE_LENGTH = 16 * 1024;

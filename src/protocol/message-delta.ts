@@ -1,15 +1,18 @@
 import type { AgentEvent, AssistantMessage, ModelEvent } from "../types.js";
+import { sameJson } from "../util/same-json.js";
 import { contentBlockAt, contentLength, withMessageFields } from "../util/shared-content.js";
-import { type MessagePatchOperation, PatchedMessage } from "./patched-message.js";
+import { type ArgumentText, type MessagePatchOperation, PatchedMessage } from "./patched-message.js";
 
-export type { MessagePatchOperation } from "./patched-message.js";
+export type { ArgumentText, MessagePatchOperation } from "./patched-message.js";
 
 /**
  * Delta frames (protocol 2): a `message_update` travels as the model event without its
  * `partial`, plus a patch when the message changed in a way the event does not say. Each text,
  * thinking or tool-argument delta crosses the wire once, so a reply costs bytes in proportion
  * to its size, not to its size squared. The receiver applies the patch to the message it
- * already holds and rebuilds the full `message_update` event.
+ * already holds and rebuilds the full `message_update` event. In protocol 3 a tool call's
+ * re-parsed arguments are not sent either: both ends parse the fragments the `toolcall_delta`s
+ * carry (the `j` operation).
  */
 
 type Block = AssistantMessage["content"][number];
@@ -32,6 +35,18 @@ export interface UpdateFrame {
   patch?: MessagePatchOperation[];
   /** The whole message as of `seq`: set on merged frames instead of a patch. */
   message?: AssistantMessage;
+  /** With `message` (protocol 3): the argument text of its tool calls still streaming, for later `j` operations. */
+  argumentTexts?: ArgumentText[];
+}
+
+/** How the encoder writes frames. */
+export interface MessageDeltaEncoderOptions {
+  /**
+   * Protocol 3: a tool call's arguments that equal what its streamed text parses to are sent as
+   * a `j` operation (the receiver parses the fragments it already got) instead of in full.
+   * Default false (protocol 2, which older receivers read).
+   */
+  argumentsFromText?: boolean;
 }
 
 function isEnd(type: string): boolean {
@@ -63,15 +78,28 @@ export class MessageDeltaEncoder {
   private readonly blocksSent = new Map<number, SentFields>();
   /** The `*_delta` being encoded: the field it names grew by exactly `delta`. */
   private growing: { index: number; key: string; delta: string } | undefined;
+  private readonly argumentsFromText: boolean;
+
+  constructor(options: MessageDeltaEncoderOptions = {}) {
+    this.argumentsFromText = options.argumentsFromText ?? false;
+  }
 
   /** The message as receivers hold it after the last update, or undefined outside a message. */
   get current(): AssistantMessage | undefined {
     return this.content.current;
   }
 
-  /** Forgets the streaming message (the session was reset). */
+  /** The argument text of each tool call of `current` still streaming (protocol 3; empty otherwise), for snapshots and merged frames. */
+  argumentTexts(): ArgumentText[] {
+    return this.content.argumentTexts();
+  }
+
+  /** Forgets the streaming message (it ended, or the session was reset). */
   clear(): void {
     this.content.clear();
+    // What was sent of each block too: 10,000 small calls kept 10,000 of them after their reply.
+    this.messageSent = new SentFields();
+    this.blocksSent.clear();
   }
 
   /** Follows the session's events; returns the frame body of a `message_update`, else undefined. */
@@ -92,8 +120,11 @@ export class MessageDeltaEncoder {
         ? { index: modelEvent.contentIndex, key: modelEvent.type === "text_delta" ? "text" : "thinking", delta: modelEvent.delta }
         : undefined;
     const named = "contentIndex" in modelEvent && typeof modelEvent.contentIndex === "number" ? modelEvent.contentIndex : undefined;
+    if (this.argumentsFromText && modelEvent.type === "toolcall_delta") this.content.appendArguments(modelEvent.contentIndex, modelEvent.delta);
     const patch = this.diff(event.message, named);
     this.content.apply(patch, isEnd(modelEvent.type) ? named : undefined);
+    // An ended block does not change (the event grammar); if a provider changes it anyway, it is compared afresh.
+    if (isEnd(modelEvent.type) && named !== undefined) this.blocksSent.delete(named);
     const wireEvent = this.wireEvent(modelEvent);
     const frame: Omit<UpdateFrame, "seq"> = { type: "update", event: wireEvent };
     if (JSON.stringify(patch) !== JSON.stringify(impliedPatch(wireEvent))) frame.patch = patch;
@@ -166,6 +197,8 @@ export class MessageDeltaEncoder {
       // Re-serializing long streamed arguments on every delta would cost their size each time;
       // providers (ours and pi-ai's) assign a new object whenever they re-parse them.
       if (key === "arguments" && index !== undefined && sent.arguments === value) continue;
+      if (key === "arguments" && index !== undefined && this.argumentsFromText && this.derivedArguments(index, value, sent, operations)) continue;
+      if (key === "arguments") sent.derivedLength = undefined;
       const json = JSON.stringify(value);
       const sentJson = sent.json.get(key) ?? (previous === undefined ? undefined : JSON.stringify(previous));
       if (key === "arguments" && index !== undefined) sent.arguments = value;
@@ -178,6 +211,24 @@ export class MessageDeltaEncoder {
     }
   }
 
+  /**
+   * Protocol 3: when `value` is what the call's streamed text parses to (ours do; a provider with
+   * another parser may not), the receiver derives it (`j`) and this returns true. Compared without
+   * serializing (sameJson): serializing a megabyte of arguments on both sides made most of the
+   * server's garbage. The receiver's `j` yields the same value as `argumentsOf` here.
+   */
+  private derivedArguments(index: number, value: unknown, sent: SentFields, operations: MessagePatchOperation[]): boolean {
+    const length = this.content.argumentLength(index);
+    if (length === 0 || !sameJson(value, this.content.argumentsOf(index))) return false;
+    sent.arguments = value;
+    // What the receiver holds is now the derived value: a later full send compares against it.
+    sent.json.delete("arguments");
+    // The same text parses to the same value: the receiver holds it already.
+    if (sent.derivedLength !== length) operations.push({ i: index, k: "arguments", j: 1 });
+    sent.derivedLength = length;
+    return true;
+  }
+
   /** The event without `partial`, and without an `*_end`'s copy of its block when the receiver has it. */
   private wireEvent(event: ModelEvent): WireModelEvent {
     const { partial: _partial, ...rest } = event as ModelEvent & { partial?: unknown };
@@ -185,7 +236,8 @@ export class MessageDeltaEncoder {
     const block = "contentIndex" in event ? this.content.at(event.contentIndex) : undefined;
     if (event.type === "text_end" && block?.type === "text" && block.text === event.content) delete wire.content;
     if (event.type === "thinking_end" && block?.type === "thinking" && block.thinking === event.content) delete wire.content;
-    if (event.type === "toolcall_end" && block !== undefined && JSON.stringify(block) === JSON.stringify(event.toolCall)) delete wire.toolCall;
+    // sameJson first: serializing both copies of a long call is two strings of its size.
+    if (event.type === "toolcall_end" && block !== undefined && (sameJson(block, event.toolCall) || JSON.stringify(block) === JSON.stringify(event.toolCall))) delete wire.toolCall;
     return wire;
   }
 }
@@ -198,6 +250,8 @@ class SentFields {
   readonly strings = new Map<string, string>();
   /** The `arguments` object last seen: providers replace it when they re-parse. */
   arguments: unknown;
+  /** The length of the argument text the last `j` was sent at; unset after a full send. */
+  derivedLength: number | undefined;
 }
 
 /**
@@ -208,10 +262,15 @@ export class MessageDeltaDecoder {
   /** The streaming message; its blocks are shared between the messages decoded (see PatchedMessage). */
   private readonly message = new PatchedMessage();
 
-  /** Sets the streaming message: from a snapshot, or undefined when none streams. */
-  reset(message: AssistantMessage | undefined): void {
+  /** Sets the streaming message: from a snapshot (with its `argumentTexts`), or undefined when none streams. */
+  reset(message: AssistantMessage | undefined, argumentTexts?: readonly ArgumentText[]): void {
     if (message === undefined) this.message.clear();
-    else this.load(message);
+    else this.load(message, argumentTexts);
+  }
+
+  /** The argument text of each tool call still streaming, for a snapshot made from what this decoded. */
+  argumentTexts(): ArgumentText[] {
+    return this.message.argumentTexts();
   }
 
   /** Follows ordinary events, so the next update has its base. */
@@ -226,9 +285,11 @@ export class MessageDeltaDecoder {
     let message: AssistantMessage;
     if (frame.message !== undefined) {
       message = frame.message;
-      this.load(message);
+      this.load(message, frame.argumentTexts);
     } else {
       const named = typeof frame.event.contentIndex === "number" ? frame.event.contentIndex : undefined;
+      // Kept whatever the protocol: a `j` operation later in this call parses it.
+      if (frame.event.type === "toolcall_delta" && named !== undefined && typeof frame.event.delta === "string") this.message.appendArguments(named, frame.event.delta);
       message = this.message.apply(frame.patch ?? impliedPatch(frame.event), isEnd(frame.event.type) ? named : undefined);
     }
     const event = { ...frame.event, partial: message } as Fields;
@@ -245,7 +306,7 @@ export class MessageDeltaDecoder {
    * the last counts as streaming (blocks stream in order); a patch to an earlier one still
    * applies, at the cost of a copy of the content.
    */
-  private load(message: AssistantMessage): void {
-    this.message.load(message, contentLength(message) - 1);
+  private load(message: AssistantMessage, argumentTexts?: readonly ArgumentText[]): void {
+    this.message.load(message, contentLength(message) - 1, argumentTexts);
   }
 }

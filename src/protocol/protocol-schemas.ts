@@ -1,13 +1,16 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import type { AgentEvent, AgentState } from "../types.js";
-import type { UpdateFrame } from "./message-delta.js";
+import type { ArgumentText, UpdateFrame } from "./message-delta.js";
 import { nestsDeeperThan, tooDeepText } from "../util/json-depth.js";
 
-export type { MessagePatchOperation, UpdateFrame, WireModelEvent } from "./message-delta.js";
+export type { ArgumentText, MessagePatchOperation, UpdateFrame, WireModelEvent } from "./message-delta.js";
 
-/** The protocol's version; PROTOCOL.md says what changed. */
+/** The protocol's version a server speaks unless told otherwise (`serveAgents({ protocol })`); PROTOCOL.md says what changed. */
 export const PROTOCOL_VERSION = 2;
+
+/** The protocol versions a server can speak; every client of this package reads both. */
+export type ProtocolVersion = 2 | 3;
 
 /**
  * The wire protocol of the WebSocket bridge (see PROTOCOL.md). Client frames are TypeBox
@@ -128,6 +131,11 @@ export interface SnapshotFrame {
    * waiting. Absent when no run ended in this epoch, or the server no longer has it.
    */
   lastAgentEnd?: { seq: number; event: Extract<AgentEvent, { type: "agent_end" }> };
+  /**
+   * Protocol 3: the argument text of each tool call of `state.streamingMessage` still
+   * streaming, so that the `j` operations of the updates that follow can be applied.
+   */
+  argumentTexts?: ArgumentText[];
 }
 
 export interface AckFrame {

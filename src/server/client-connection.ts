@@ -1,6 +1,6 @@
 import type { AssistantMessage } from "../types.js";
 import type { ServerFrame } from "../protocol/protocol-schemas.js";
-import type { WireModelEvent } from "../protocol/message-delta.js";
+import type { ArgumentText, MessageDeltaEncoder, WireModelEvent } from "../protocol/message-delta.js";
 import type { LoggedFrame } from "./event-log.js";
 import { FrameQueue } from "./frame-queue.js";
 import { fragmentFrame } from "./fragment-frame.js";
@@ -65,6 +65,16 @@ export interface ReplaySource {
 export interface MergeableUpdate {
   event: WireModelEvent;
   message: AssistantMessage;
+  /** Protocol 3: the argument text of the message's tool calls still streaming (see `UpdateFrame`). */
+  argumentTexts?: ArgumentText[];
+}
+
+/** The merged form of the update an encoder just made. */
+export function mergeableUpdate(event: WireModelEvent, encoder: MessageDeltaEncoder): MergeableUpdate | undefined {
+  const message = encoder.current;
+  if (message === undefined) return undefined;
+  const argumentTexts = encoder.argumentTexts();
+  return argumentTexts.length > 0 ? { event, message, argumentTexts } : { event, message };
 }
 
 interface QueuedFrame {
@@ -162,10 +172,10 @@ export class ClientConnection {
     // message_end sit between two messages' updates).
     if (mergeable && last?.mergeable && !this.held) {
       const first = last.first ?? (last.seq as number);
-      const { event, message } = mergeable;
+      const { event, message, argumentTexts } = mergeable;
       const seq = frame.seq;
       const merged: QueuedFrame = {
-        json: () => JSON.stringify({ type: "update", seq, first, event, message }),
+        json: () => JSON.stringify({ type: "update", seq, first, event, message, argumentTexts }),
         // An estimate: the merged frame holds the message, which grew by the deltas merged.
         size: last.size + frame.json.length,
         kind: "event",

@@ -1,5 +1,5 @@
 import type { Agent } from "../agent/agent.js";
-import type { ClientCommand, ServerFrame, SnapshotFrame } from "../protocol/protocol-schemas.js";
+import type { ClientCommand, ProtocolVersion, ServerFrame, SnapshotFrame } from "../protocol/protocol-schemas.js";
 import type { ClientConnection, ClientStats } from "./client-connection.js";
 
 /** Where the answer to one command goes: the client that sent it, or a process that forwarded it. */
@@ -23,6 +23,8 @@ export interface HostedSession {
   readonly clientCount: number;
   /** True while a run of the session lives (in this process, or on Redis in another one). */
   readonly isRunning: boolean;
+  /** The protocol its frames are written in (the attach `ack` says it); default `PROTOCOL_VERSION`. */
+  readonly protocol?: ProtocolVersion;
   /** The session's Agent when this process holds one. */
   readonly agent: Agent | undefined;
   clientStats(): ClientStats[];

@@ -19,6 +19,7 @@ export type { ServeWebUiOptions, WebUiPage, WebUiServer } from "./web-ui-server.
 export { ClientCommandSchema, parseClientFrame } from "../protocol/protocol-schemas.js";
 export type {
   AckFrame,
+  ArgumentText,
   ClientCommand,
   ClientCommandType,
   ErrorCode,
@@ -26,6 +27,7 @@ export type {
   EventFrame,
   FragmentFrame,
   MessagePatchOperation,
+  ProtocolVersion,
   ServerFrame,
   SnapshotFrame,
   UpdateFrame,

@@ -5,6 +5,7 @@ import type { BackpressureOptions, ClientStats } from "./client-connection.js";
 import type { EventLog, EventLogOptions } from "./event-log.js";
 import type { HostedSession } from "./hosted-session.js";
 import type { RateLimitOptions } from "./rate-limiter.js";
+import type { ProtocolVersion } from "../protocol/protocol-schemas.js";
 
 /** The configuration of `serveAgents` and what it returns. */
 
@@ -66,6 +67,18 @@ export interface ServeAgentsOptions {
   idleTimeoutMs?: number;
   backpressure?: BackpressureOptions;
   eventLog?: EventLogOptions;
+  /**
+   * The protocol the sessions' frames are written in (PROTOCOL.md). 3 sends a tool call's streamed
+   * arguments once, as the fragments of its `toolcall_delta`s, where 2 also sends them re-parsed
+   * as they grow: 1 MB of arguments in 1 KB deltas costs 2.3 MB of frames up to the message's
+   * end instead of 5.5 MB.
+   *
+   * Contract: choose 3 only when every client reads it (`connectAgent` of this version or later;
+   * not the page of `serveWebUi`, which speaks 2); a protocol-2 client loses the arguments of
+   * calls still streaming. Sessions of `hostSession` (Redis) speak 2. Default 2.
+   * @example protocol: 3
+   */
+  protocol?: ProtocolVersion;
   /**
    * Makes the event log of a new session; default an in-memory `MemoryEventLog` sized by
    * `eventLog`. Contract: a fresh, empty log per session.

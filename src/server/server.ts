@@ -198,7 +198,7 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
     peer.connection.dropEvents();
     peer.hub = hub;
     const resume = hub.resumeMode(command.lastSeq, command.epoch);
-    peer.connection.sendFrame({ type: "ack", id: command.id, session: sessionId, resume, epoch: hub.epoch, protocol: PROTOCOL_VERSION });
+    peer.connection.sendFrame({ type: "ack", id: command.id, session: sessionId, resume, epoch: hub.epoch, protocol: hub.protocol ?? PROTOCOL_VERSION });
     hub.attach(peer.connection, command.lastSeq, command.epoch);
   }
 
@@ -221,7 +221,7 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
         options.onSessionClose?.(sessionId, agent);
         return "unknown_session" as const;
       }
-      const hub = new SessionHub(sessionId, agent, options.eventLog, options.createEventLog?.(sessionId));
+      const hub = new SessionHub(sessionId, agent, options.eventLog, options.createEventLog?.(sessionId), options.protocol);
       sessions.set(sessionId, hub);
       return hub;
     });

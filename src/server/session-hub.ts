@@ -2,15 +2,14 @@ import { randomUUID } from "node:crypto";
 import type { Subscription } from "rxjs";
 import type { Agent } from "../agent/agent.js";
 import type { AgentEvent } from "../types.js";
-import type { ClientConnection, ClientStats, ReplaySource } from "./client-connection.js";
+import { type ClientConnection, type ClientStats, type MergeableUpdate, mergeableUpdate, type ReplaySource } from "./client-connection.js";
 import type { CommandReplies, HostedSession } from "./hosted-session.js";
-import type { ClientCommand, SnapshotFrame } from "../protocol/protocol-schemas.js";
+import type { ClientCommand, ProtocolVersion, SnapshotFrame } from "../protocol/protocol-schemas.js";
 import { executeCommand } from "./execute-command.js";
 
 export { errorFrame } from "./execute-command.js";
-import { MessageDeltaEncoder, type WireModelEvent } from "../protocol/message-delta.js";
+import { MessageDeltaEncoder } from "../protocol/message-delta.js";
 import { errorText } from "../errors.js";
-import type { AssistantMessage } from "../types.js";
 import type { LoggedFrame } from "./event-log.js";
 import { type EventLog, type EventLogOptions, MemoryEventLog } from "./event-log.js";
 
@@ -24,7 +23,7 @@ export class SessionHub implements HostedSession {
   private seq = 0;
   private lastAgentEnd: SnapshotFrame["lastAgentEnd"];
   private readonly log: EventLog;
-  private readonly encoder = new MessageDeltaEncoder();
+  private readonly encoder: MessageDeltaEncoder;
   private readonly clients = new Set<ClientConnection>();
   private readonly subscription: Subscription;
   private readonly replaySource: ReplaySource;
@@ -34,7 +33,10 @@ export class SessionHub implements HostedSession {
     readonly agent: Agent,
     options: EventLogOptions = {},
     log?: EventLog,
+    /** The protocol its frames are written in. */
+    readonly protocol: ProtocolVersion = 2,
   ) {
+    this.encoder = new MessageDeltaEncoder({ argumentsFromText: protocol >= 3 });
     this.log = log ?? new MemoryEventLog(randomUUID(), options);
     const hub = this;
     this.replaySource = {
@@ -72,6 +74,8 @@ export class SessionHub implements HostedSession {
   snapshot(): SnapshotFrame {
     const snapshot: SnapshotFrame = { type: "snapshot", session: this.id, seq: this.seq, epoch: this.log.epoch, state: this.agent.state };
     if (this.lastAgentEnd !== undefined) snapshot.lastAgentEnd = this.lastAgentEnd;
+    const argumentTexts = this.encoder.argumentTexts();
+    if (argumentTexts.length > 0) snapshot.argumentTexts = argumentTexts;
     return snapshot;
   }
 
@@ -144,14 +148,14 @@ export class SessionHub implements HostedSession {
     const seq = ++this.seq;
     if (event.type === "agent_end") this.lastAgentEnd = { seq, event };
     let frame: LoggedFrame;
-    let mergeable: { event: WireModelEvent; message: AssistantMessage } | undefined;
+    let mergeable: MergeableUpdate | undefined;
     try {
       const update = this.encoder.encode(event);
       // Serialized once here and shared by every client and the log.
       const json = update ? JSON.stringify({ type: "update", seq, event: update.event, patch: update.patch }) : `{"type":"event","seq":${seq},"event":${JSON.stringify(event)}}`;
       frame = { seq, type: event.type, json };
       this.log.append(frame);
-      mergeable = update && this.encoder.current ? { event: update.event, message: this.encoder.current } : undefined;
+      mergeable = update && this.encoder.current ? mergeableUpdate(update.event, this.encoder) : undefined;
     } catch (error) {
       // The encoder may be halfway through a message: start afresh, as after a reset.
       this.startEpoch();

@@ -18,7 +18,8 @@ export interface WebUiPage {
   examples?: { label: string; prompt: string; steer?: string }[];
 }
 
-export interface ServeWebUiOptions extends Omit<ServeAgentsOptions, "server" | "port" | "host" | "path"> {
+// No `protocol`: the page (examples/web/message-delta.js) reads protocol 2.
+export interface ServeWebUiOptions extends Omit<ServeAgentsOptions, "server" | "port" | "host" | "path" | "protocol"> {
   /** 0 (default) picks a free port. */
   port?: number;
   /** Default `"127.0.0.1"`: the page drives an agent with tools, so it stays local unless asked. */
@@ -86,7 +87,7 @@ export async function serveWebUi(options: ServeWebUiOptions): Promise<WebUiServe
   const urlHost = host.includes(":") ? `[${host}]` : host;
   const origin = `http://${urlHost}:${port}`;
   const allowedOrigins = options.allowedOrigins === "*" ? "*" : [...pageOrigins(host, port), ...(options.allowedOrigins ?? [])];
-  const agents = await serveAgents({ ...options, server: http, path: "/ws", allowedOrigins });
+  const agents = await serveAgents({ ...options, server: http, path: "/ws", allowedOrigins, protocol: 2 });
   return {
     url: `${origin}/`,
     agents,

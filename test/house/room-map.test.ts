@@ -16,7 +16,8 @@ const allowed: Record<string, string[]> = {
   errors: ["util", "types"],
   tools: leaves,
   model: leaves,
-  protocol: leaves,
+  // The wire derives streamed tool arguments from their text as the model's parser does (protocol 3's `j`).
+  protocol: [...leaves, "model"],
   operators: leaves,
   "operators/tool-calls": [...leaves, "operators", "tools", "model"],
   "streams/transcript": [...leaves, "model"],

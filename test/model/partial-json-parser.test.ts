@@ -179,6 +179,35 @@ describe("PartialJsonParser, read fragment by fragment", () => {
     }
   });
 
+  it("reads a whole object given at once (one JSON.parse) as it reads it a character at a time", () => {
+    const objectText = fc
+      .tuple(fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 4 }), { maxKeys: 8 }), fc.nat())
+      .map(([value, seed]) => writeJson(value, choices(seed)));
+    fc.assert(
+      fc.property(objectText, fc.constantFrom("", " ", "\n "), (text, around) => {
+        const whole = new PartialJsonParser();
+        whole.append(`${around}${text}${around}`);
+        const slow = readCharacterByCharacter(`${around}${text}${around}`);
+        expect(whole.value()).toStrictEqual(slow.value());
+        expect(whole.completeObject).toStrictEqual(slow.completeObject);
+        // What comes after a whole value is refused alike.
+        whole.append(", 1");
+        slow.append(", 1");
+        expect(whole.value()).toStrictEqual(slow.value());
+      }),
+      { numRuns: 1000 },
+    );
+    const deep = `{"a":${"[".repeat(MAX_JSON_DEPTH)}${"]".repeat(MAX_JSON_DEPTH)}}`;
+    const tooDeep = new PartialJsonParser();
+    tooDeep.append(deep);
+    expect(tooDeep.value()).toBeUndefined();
+    expect(tooDeep.nestsTooDeep).toBe(true);
+    const proto = new PartialJsonParser();
+    proto.append('{"__proto__":{"x":1},"a":1,"a":2}');
+    expect(proto.completeObject).toStrictEqual(JSON.parse('{"__proto__":{"x":1},"a":1,"a":2}'));
+    expect(Object.getPrototypeOf(proto.completeObject)).toBe(Object.prototype);
+  });
+
   it("keeps the cases a cut inside a literal, an escape or a key makes", () => {
     expect(parsedInFragments('{"a": 12', [6]).value()).toStrictEqual({ a: 12 });
     expect(parsedInFragments('{"a": tr', [7]).value()).toStrictEqual({});

@@ -1,5 +1,6 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { MessageDeltaDecoder, MessageDeltaEncoder, type UpdateFrame } from "../../src/protocol/message-delta.js";
+import { MessageDeltaDecoder, MessageDeltaEncoder, type MessageDeltaEncoderOptions, type UpdateFrame } from "../../src/protocol/message-delta.js";
 import { AssistantMessageDraft } from "../../src/model/assistant-message-draft.js";
 import { emptyUsage } from "../../src/types/messages.js";
 import type { AgentEvent, AssistantMessage, ModelEvent } from "../../src/types.js";
@@ -8,8 +9,8 @@ import { contentLength, isPendingSnapshot } from "../../src/util/shared-content.
 const base: AssistantMessage = { role: "assistant", content: [], api: "a", provider: "p", model: "m", usage: emptyUsage(), stopReason: "stop", timestamp: 1 };
 
 /** Encodes `events` as the server does, sends each frame through JSON, and decodes it as a client does. */
-function roundTrip(events: AgentEvent[]): { frames: UpdateFrame[]; decoded: AgentEvent[] } {
-  const encoder = new MessageDeltaEncoder();
+function roundTrip(events: AgentEvent[], options?: MessageDeltaEncoderOptions): { frames: UpdateFrame[]; decoded: AgentEvent[] } {
+  const encoder = new MessageDeltaEncoder(options);
   const decoder = new MessageDeltaDecoder();
   const frames: UpdateFrame[] = [];
   const decoded: AgentEvent[] = [];
@@ -192,5 +193,106 @@ describe("message delta frames", () => {
     expect(reads).toBeLessThanOrEqual(4);
     expect(frame).toStrictEqual({ type: "update", event: { type: "text_delta", contentIndex: 300, delta: "!" } });
     expect(encoder.current?.content).toHaveLength(301);
+  });
+});
+
+/** The agent events of one reply of tool calls, each streamed through the draft in the given fragments. */
+function streamedCalls(calls: { text: string; cuts: number[] }[]): AgentEvent[] {
+  const draft = new AssistantMessageDraft({ api: "a", provider: "p", model: "m", timestamp: 1 });
+  const modelEvents: ModelEvent[] = [...draft.start()];
+  calls.forEach(({ text, cuts }, call) => {
+    const opened = draft.openToolCall(`c${call}`, "f");
+    modelEvents.push(...opened.events);
+    let from = 0;
+    for (const cut of [...cuts, text.length].sort((left, right) => left - right)) {
+      modelEvents.push(...draft.appendToolArguments(opened.index, text.slice(from, cut)));
+      from = Math.max(from, cut);
+    }
+    modelEvents.push(...draft.close(opened.index));
+  });
+  const done = draft.finish("toolUse").at(-1);
+  if (done?.type !== "done") throw new Error("expected done");
+  return [
+    ...modelEvents.map((event): AgentEvent => (event.type === "start" ? { type: "message_start", message: event.partial } : update((event as { partial: AssistantMessage }).partial, event))),
+    { type: "message_end", message: done.message },
+  ];
+}
+
+/** About `length` characters of arguments: a long string and small records, as bench/streamed-arguments.ts. */
+function longArguments(records: number): string {
+  return JSON.stringify({ path: "notes.txt", content: "lorem ipsum ".repeat(records * 4), records: Array.from({ length: records }, (_unused, id) => ({ id, name: `item ${id}`, tags: ["a"], done: id % 2 === 0 })) });
+}
+
+const frameBytes = (frames: UpdateFrame[]): number => frames.reduce((total, frame) => total + JSON.stringify(frame).length, 0);
+const sendsArguments = (frames: UpdateFrame[]): boolean => frames.some((frame) => frame.patch?.some((operation) => "v" in operation && "k" in operation && operation.k === "arguments"));
+
+describe("message delta frames, protocol 3 (arguments derived from their streamed text)", () => {
+  it("send a long call's arguments once, as its deltas, and rebuild every event", () => {
+    const text = longArguments(2_000);
+    const cuts = Array.from({ length: Math.floor(text.length / 1024) }, (_unused, index) => (index + 1) * 1024);
+    const events = streamedCalls([{ text, cuts }]);
+
+    const derived = roundTrip(events, { argumentsFromText: true });
+    const sentWhole = roundTrip(events);
+
+    expect(derived.decoded).toEqual(events);
+    expect(sentWhole.decoded).toEqual(events);
+    // Why: protocol 2 re-sent the arguments each time the draft re-parsed them (every fragment up to
+    // 4 KiB, then as they doubled) and once more whole at the end: about 3x the text on top of the deltas.
+    expect(sendsArguments(derived.frames)).toBe(false);
+    // The deltas as JSON strings (the records' quotes escaped) and each frame's envelope.
+    expect(frameBytes(derived.frames)).toBeLessThan(text.length * 1.35);
+    expect(frameBytes(sentWhole.frames)).toBeGreaterThan(text.length * 3);
+    expect(derived.frames.filter((frame) => frame.patch?.some((operation) => "j" in operation)).length).toBeGreaterThan(4);
+  });
+
+  it("rebuild every event for any arguments cut anywhere, and from a snapshot or merged frame taken mid-call", () => {
+    const argumentsText = fc.tuple(fc.dictionary(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 6 }), fc.boolean()).map(([value, spaced]) => JSON.stringify(value, undefined, spaced ? 1 : undefined));
+    const call = fc.tuple(argumentsText, fc.array(fc.nat(), { maxLength: 8 })).map(([text, seeds]) => ({ text, cuts: seeds.map((seed) => seed % (text.length + 1)) }));
+    fc.assert(
+      fc.property(fc.array(call, { minLength: 1, maxLength: 3 }), fc.nat(), (calls, joinSeed) => {
+        const events = streamedCalls(calls);
+        const encoder = new MessageDeltaEncoder({ argumentsFromText: true });
+        const decoder = new MessageDeltaDecoder();
+        // A second receiver that starts at `join` from what the sender holds (a snapshot or a merged frame).
+        const late = new MessageDeltaDecoder();
+        const join = 1 + (joinSeed % (events.length - 1));
+        const decoded: AgentEvent[] = [];
+        const decodedLate: AgentEvent[] = [];
+        events.forEach((event, index) => {
+          if (index === join) late.reset(encoder.current, JSON.parse(JSON.stringify(encoder.argumentTexts())) as never);
+          const frame = encoder.encode(event);
+          for (const [receiver, list] of [[decoder, decoded], [late, decodedLate]] as const) {
+            if (receiver === late && index < join) continue;
+            if (frame === undefined) {
+              const copy = JSON.parse(JSON.stringify(event)) as AgentEvent;
+              receiver.observe(copy);
+              list.push(copy);
+            } else list.push(receiver.decode(JSON.parse(JSON.stringify({ ...frame, seq: index + 1 })) as UpdateFrame));
+          }
+        });
+        expect(decoded).toEqual(events);
+        expect(decodedLate).toEqual(events.slice(join));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("send the arguments whole when the provider's differ from what the text parses to", () => {
+    const call = { type: "toolCall" as const, id: "c1", name: "f", arguments: {} };
+    const started = { ...base, content: [call] };
+    // A provider with another partial parser: it keeps the unfinished key's string.
+    const own = { ...base, content: [{ ...call, arguments: { city: "Par", ci: "" } }] };
+    const same = { ...base, content: [{ ...call, arguments: { city: "Paris" } }] };
+    const events: AgentEvent[] = [
+      { type: "message_start", message: base },
+      update(started, { type: "toolcall_start", contentIndex: 0, partial: started }),
+      update(own, { type: "toolcall_delta", contentIndex: 0, delta: '{"city":"Par', partial: own }),
+      update(same, { type: "toolcall_delta", contentIndex: 0, delta: 'is"}', partial: same }),
+      update(same, { type: "toolcall_end", contentIndex: 0, toolCall: same.content[0] as never, partial: same }),
+    ];
+    const { frames, decoded } = roundTrip(events, { argumentsFromText: true });
+    expect(frames.map((frame) => frame.patch)).toEqual([[{ i: 0, b: call }], [{ i: 0, k: "arguments", v: { city: "Par", ci: "" } }], [{ i: 0, k: "arguments", j: 1 }], undefined]);
+    expect(decoded).toEqual(events);
   });
 });

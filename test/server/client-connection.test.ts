@@ -76,6 +76,19 @@ describe("ClientConnection", () => {
     expect(connection.stats.coalescedUpdates).toBe(99);
   });
 
+  it("carries the argument text of the calls still streaming on a merged update (protocol 3)", () => {
+    const socket = new FakeSocket();
+    const connection = new ClientConnection(socket, () => "{}", { highWaterMark: 10 });
+    connection.sendEvent(logged(1, "message_start", JSON.stringify({ type: "message_start", padding: "x".repeat(20) })));
+    for (const [seq, text] of [[2, '{"a'], [3, '{"a":1']] as const) {
+      const event = { type: "toolcall_delta" as const, contentIndex: 0, delta: text.slice(-3) };
+      const frame = { seq, type: "message_update" as const, json: JSON.stringify({ type: "update", seq, event }) };
+      connection.sendEvent(frame, { event, message: { text } as unknown as AssistantMessage, argumentTexts: [{ i: 0, text }] });
+    }
+    socket.drainAll();
+    expect(socket.frames()[1]).toEqual({ type: "update", seq: 3, first: 2, event: { type: "toolcall_delta", contentIndex: 0, delta: "\":1" }, message: { text: '{"a":1' }, argumentTexts: [{ i: 0, text: '{"a":1' }] });
+  });
+
   it("past the cap drops queued events, keeps acks, and sends a fresh snapshot once drained", async () => {
     const socket = new FakeSocket();
     let seq = 0;
