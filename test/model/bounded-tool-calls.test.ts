@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { AssistantMessageDraft } from "../../src/model/assistant-message-draft.js";
-import { boundedMessage, forOneCall, toolCallBoundsOf } from "../../src/model/bounded-tool-calls.js";
+import { boundedMessage, boundedModelEvent, forOneCall, toolCallBoundsOf } from "../../src/model/bounded-tool-calls.js";
 import type { AssistantMessage, ModelEvent, ToolCall } from "../../src/types.js";
 import { isPendingSnapshot } from "../../src/util/shared-content.js";
 
@@ -86,5 +86,20 @@ describe("boundedMessage over one model call's plain partials", () => {
     const next = boundedMessage(message([first.content[0]!, call(1, deep), call(2)]), bounds);
     expect((next.content[1] as ToolCall).arguments).toStrictEqual({});
     expect(next.content[0]).toBe(first.content[0]);
+  });
+
+  it("takes a toolcall_end's call as checked when its partial just passed with it, and bounds one that differs from the partial's block", () => {
+    const { bounds, lookups } = countedBounds(5);
+    const deep = { value: [[[[[[1]]]]]] };
+    const first = call(0);
+    const partial = message([first]);
+    const end = (toolCall: ToolCall): ModelEvent => ({ type: "toolcall_end", contentIndex: 0, toolCall, partial });
+    const passing = end(first);
+    expect(boundedModelEvent(passing, bounds)).toBe(passing);
+    expect(lookups.count).toBe(1);
+    // The same partial again costs nothing; a call that is not the partial's block is looked up and bounded.
+    const bounded = boundedModelEvent(end(call(0, deep)), bounds);
+    expect(lookups.count).toBe(2);
+    expect(bounded.type === "toolcall_end" && bounded.toolCall.arguments).toStrictEqual({});
   });
 });

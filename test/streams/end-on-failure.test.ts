@@ -50,6 +50,23 @@ describe("a run always ends (issue 27, item 2)", () => {
     expect(end.messages.map((message) => message.role)).toStrictEqual(["user", "assistant", "toolResult"]);
   });
 
+  it("ends the calls still running when the loop fails with one tool_execution_end each, and none for a call of an earlier turn", async () => {
+    const instant = defineTool({ name: "instant", description: "Answers at once", parameters: Type.Object({}), execute: () => ({ content: [{ type: "text", text: "ok" }], details: {} }) });
+    const waiting = defineTool({ name: "waiting", description: "Never answers", parameters: Type.Object({}), execute: () => new Promise<AgentToolResult>(() => undefined) });
+    const call = (id: string, name: string) => ({ type: "toolCall" as const, id, name, arguments: {} });
+    const model = scriptedModel([
+      { content: [call("call_1", "instant")] },
+      { content: [call("call_2", "waiting"), call("call_3", "waiting"), call("call_4", "treacherous")] },
+      "never asked",
+    ]);
+    const events = await lastValueFrom(agentLoop([userMessage("go")], { messages: [], tools: [instant, waiting, treacherous] }, { model }).pipe(toArray()));
+
+    const ends = events.flatMap((event) => (event.type === "tool_execution_end" ? [`${event.toolCallId} ${event.isError ? "error" : "ok"}`] : []));
+    // In the order the calls started: call_4's result is what fails the loop, before its own end.
+    expect(ends).toStrictEqual(["call_1 ok", "call_2 error", "call_3 error", "call_4 error"]);
+    expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "failed", errorMessage: "The run failed: content exploded" });
+  });
+
   it("answers arguments nested 4,000 deep (TypeBox's Value.Clone path) with a readable error, and the run goes on", async () => {
     const withDefault = defineTool({
       name: "echo",

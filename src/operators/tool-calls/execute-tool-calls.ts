@@ -189,9 +189,7 @@ function growBatch(batch: ToolBatch, toolCalls: ToolCall[], results: BatchResult
 function processCalls(toolCalls: ToolCall[], batch: ToolBatch, results: BatchResults, approvals: CallApprovals | undefined, grown: Observable<void> | undefined): Observable<CallOutput> {
   const { config, context } = batch;
   const runCall = (prepared: PreparedToolCall) => runToolCall(prepared, batch);
-  const sequential =
-    config.toolExecution === "sequential" ||
-    toolCalls.some((call) => context.tools?.some((tool) => tool.name === call.name && tool.executionMode === "sequential"));
+  const sequential = config.toolExecution === "sequential" || callsSequentialTool(toolCalls, context);
   if (sequential) {
     const approve = approvals ? concatMap((output: PreparationOutput) => (output instanceof PreparedToolCall ? awaitApproval(output, batch, approvals) : of(output))) : (source: Observable<PreparationOutput>) => source;
     const run = concatMap((output: PreparationOutput) => (output instanceof PreparedToolCall ? runCall(output) : of(output)));
@@ -201,6 +199,14 @@ function processCalls(toolCalls: ToolCall[], batch: ToolBatch, results: BatchRes
   const approved$ = approvals ? prepared$.pipe(mergeMap((output) => (output instanceof PreparedToolCall ? awaitApproval(output, batch, approvals) : of(output)))) : prepared$;
   const slotWaits: SlotWaits = { scheduler: batch.scheduler, cancellation: batch.cancellation, isSettled: (index) => results.isSettled(index) };
   return approved$.pipe(fanOutPrepared(fanOut(runCall, config.maxConcurrency ?? Infinity, context, slotWaits)));
+}
+
+/** True when a call of the batch names a tool with `executionMode: "sequential"`. */
+function callsSequentialTool(toolCalls: readonly ToolCall[], context: AgentContext): boolean {
+  // Most runs have no such tool: then no call is looked at (the scan made a closure per call).
+  const tools = context.tools;
+  if (!tools?.some((tool) => tool.executionMode === "sequential")) return false;
+  return toolCalls.some((call) => tools.some((tool) => tool.name === call.name && tool.executionMode === "sequential"));
 }
 
 /**

@@ -1,4 +1,4 @@
-import { concatMap, isObservable, Observable, of, type SchedulerLike, type Subscriber, type Subscription } from "rxjs";
+import { concatMap, isObservable, Observable, of, type SchedulerLike, type Subscriber, type Subscription, type TeardownLogic } from "rxjs";
 import { errorText } from "../../errors.js";
 import { errorResult, isToolResult } from "../../tools/tool-results.js";
 import type { AgentEvent, AgentToolResult, ApprovalDecision, ToolExecutionContext } from "../../types.js";
@@ -27,7 +27,7 @@ import { type BatchInterruption, FinalizedToolCall, type InterruptionListener, t
  * plain value is finalized synchronously.
  */
 export function runToolCall(prepared: PreparedToolCall, batch: ToolBatch): Observable<AgentEvent | FinalizedToolCall> {
-  const executed$ = executeTool(prepared, batch);
+  const executed$ = new ToolCallRun(prepared, batch);
   // Without the hook, no operator: most runs have none, and each call would pay for it.
   if (!batch.config.afterToolCall) return executed$;
   return executed$.pipe(
@@ -35,65 +35,82 @@ export function runToolCall(prepared: PreparedToolCall, batch: ToolBatch): Obser
   );
 }
 
-function executeTool(prepared: PreparedToolCall, batch: ToolBatch): Observable<AgentEvent | FinalizedToolCall> {
+/**
+ * The call's execution, run on subscribe. Why a subclass with a static subscribe function rather
+ * than `new Observable` with a closure: the closure and its context were an allocation per call
+ * (as `SettleOnce` does for the result slots).
+ */
+class ToolCallRun extends Observable<AgentEvent | FinalizedToolCall> {
+  constructor(
+    private readonly prepared: PreparedToolCall,
+    private readonly batch: ToolBatch,
+  ) {
+    super(ToolCallRun.execute);
+  }
+
+  private static execute(this: Observable<AgentEvent | FinalizedToolCall>, subscriber: Subscriber<AgentEvent | FinalizedToolCall>): TeardownLogic {
+    const { prepared, batch } = this as ToolCallRun;
+    return executeTool(prepared, batch, subscriber);
+  }
+}
+
+function executeTool(prepared: PreparedToolCall, batch: ToolBatch, subscriber: Subscriber<AgentEvent | FinalizedToolCall>): TeardownLogic {
   const { toolCall, tool, args } = prepared;
-  return new Observable<AgentEvent | FinalizedToolCall>((subscriber) => {
-    if (batch.cancellations?.messageFor(toolCall.id) !== undefined) {
-      subscriber.complete();
-      return undefined;
-    }
-    const execution = new ToolExecution(prepared, subscriber, batch);
-    const interruptedBefore = batch.interruption.reason;
-    if (interruptedBefore !== undefined) {
-      execution.stop(interruptedBefore, true, batch.interruption.cause);
-      return undefined;
-    }
-    let output: unknown;
-    execution.starting = true;
+  if (batch.cancellations?.messageFor(toolCall.id) !== undefined) {
+    subscriber.complete();
+    return undefined;
+  }
+  const execution = new ToolExecution(prepared, subscriber, batch);
+  const interruptedBefore = batch.interruption.reason;
+  if (interruptedBefore !== undefined) {
+    execution.stop(interruptedBefore, true, batch.interruption.cause);
+    return undefined;
+  }
+  let output: unknown;
+  execution.starting = true;
+  try {
+    const observe = batch.config.observeToolCall;
+    output = observe ? observe(toolCall, () => tool.execute(toolCall.id, args as never, execution)) : tool.execute(toolCall.id, args as never, execution);
+  } catch (error) {
+    execution.failWithError(error);
+  }
+  execution.starting = false;
+  if (execution.settled) return execution.teardownLogic();
+  if (!isObservable(output) && !isPromiseLike(output)) {
+    // An interruption that came while the tool ran wins over what it returned, as it would
+    // over a Promise's value.
+    const interruptedMeanwhile = batch.interruption.reason;
+    if (interruptedMeanwhile !== undefined) execution.stop(interruptedMeanwhile, true, batch.interruption.cause);
+    else execution.finishWithValue(output, true);
+    return execution.teardownLogic();
+  }
+  // Listening only now: a tool that answered synchronously never needs it, and one that is
+  // interrupted while it ran hears it at once (the interruption replays its reason).
+  execution.listenTo(batch.interruption, batch.cancellations);
+  if (execution.settled) return execution.teardownLogic();
+  // Armed only now, for the same reason: a plain synchronous tool costs no timer. The limit
+  // counts from the call's start all the same, since no virtual time passed while it ran.
+  const timeoutMs = toolTimeoutMs(prepared, batch.config);
+  if (timeoutMs !== undefined) execution.limitTo(timeoutMs, batch.deadlines);
+  if (isObservable(output)) {
+    // Typed by ToolExecuteResult; the last value is checked by finishWithValue like any result.
+    execution.addTeardown(subscribeToOutput(output as Observable<AgentToolResult>, batch, execution));
+  } else if (isPromiseLike(output)) {
+    // Why `then` and not `from`: a Promise cannot be cancelled, so a subscription would only
+    // cost; a value or failure that comes after the call ended is ignored by `settle`.
+    // A thenable's own `then` may throw: that is the tool's failure, not the batch's.
+    // Why the handlers catch for themselves (`resolved`) rather than a second `then` on the
+    // Promise they return: that was one Promise, one closure and one microtask more per call.
     try {
-      const observe = batch.config.observeToolCall;
-      output = observe ? observe(toolCall, () => tool.execute(toolCall.id, args as never, execution)) : tool.execute(toolCall.id, args as never, execution);
+      output.then(
+        (value) => execution.resolved(value),
+        (error: unknown) => execution.failWithError(error),
+      );
     } catch (error) {
       execution.failWithError(error);
     }
-    execution.starting = false;
-    if (execution.settled) return execution.teardownLogic();
-    if (!isObservable(output) && !isPromiseLike(output)) {
-      // An interruption that came while the tool ran wins over what it returned, as it would
-      // over a Promise's value.
-      const interruptedMeanwhile = batch.interruption.reason;
-      if (interruptedMeanwhile !== undefined) execution.stop(interruptedMeanwhile, true, batch.interruption.cause);
-      else execution.finishWithValue(output, true);
-      return execution.teardownLogic();
-    }
-    // Listening only now: a tool that answered synchronously never needs it, and one that is
-    // interrupted while it ran hears it at once (the interruption replays its reason).
-    execution.listenTo(batch.interruption, batch.cancellations);
-    if (execution.settled) return execution.teardownLogic();
-    // Armed only now, for the same reason: a plain synchronous tool costs no timer. The limit
-    // counts from the call's start all the same, since no virtual time passed while it ran.
-    const timeoutMs = toolTimeoutMs(prepared, batch.config);
-    if (timeoutMs !== undefined) execution.limitTo(timeoutMs, batch.deadlines);
-    if (isObservable(output)) {
-      // Typed by ToolExecuteResult; the last value is checked by finishWithValue like any result.
-      execution.addTeardown(subscribeToOutput(output as Observable<AgentToolResult>, batch, execution));
-    } else if (isPromiseLike(output)) {
-      // Why `then` and not `from`: a Promise cannot be cancelled, so a subscription would only
-      // cost; a value or failure that comes after the call ended is ignored by `settle`.
-      // A thenable's own `then` may throw: that is the tool's failure, not the batch's.
-      // Why the handlers catch for themselves (`resolved`) rather than a second `then` on the
-      // Promise they return: that was one Promise, one closure and one microtask more per call.
-      try {
-        output.then(
-          (value) => execution.resolved(value),
-          (error: unknown) => execution.failWithError(error),
-        );
-      } catch (error) {
-        execution.failWithError(error);
-      }
-    }
-    return execution.teardownLogic();
-  });
+  }
+  return execution.teardownLogic();
 }
 
 /**

@@ -49,7 +49,8 @@ export class BatchInterruption {
   private currentReason: string | undefined;
   /** What the running calls' signals fire with: the run's abort reason, else an Error of the reason. */
   private currentCause: unknown;
-  private readonly listeners = new Set<InterruptionListener>();
+  // Made by the first listener: a batch of calls that answer synchronously never has one (bench W2, W5).
+  private listeners: Set<InterruptionListener> | undefined;
 
   /** The reason, once interrupted. */
   get reason(): string | undefined {
@@ -84,6 +85,7 @@ export class BatchInterruption {
     if (this.currentReason !== undefined) return;
     this.currentReason = reason;
     this.currentCause = cause;
+    if (this.listeners === undefined) return;
     for (const listener of [...this.listeners]) listener.interrupted(reason);
     this.listeners.clear();
   }
@@ -95,11 +97,11 @@ export class BatchInterruption {
    */
   listen(listener: InterruptionListener): void {
     if (this.currentReason !== undefined) listener.interrupted(this.currentReason);
-    else this.listeners.add(listener);
+    else (this.listeners ??= new Set()).add(listener);
   }
 
   stopListening(listener: InterruptionListener): void {
-    this.listeners.delete(listener);
+    this.listeners?.delete(listener);
   }
 }
 

@@ -16,7 +16,8 @@ export interface DeadlineListener {
  * which was the largest cost of such a call (issue 22).
  */
 export class ToolDeadlines {
-  private readonly deadlines = new Map<DeadlineListener, number>();
+  // Made by the first call that needs a limit: a batch of calls that answer synchronously never does (bench W2, W5).
+  private deadlines: Map<DeadlineListener, number> | undefined;
   private timer: Subscription | undefined;
   private armedFor = Infinity;
 
@@ -25,12 +26,12 @@ export class ToolDeadlines {
   /** Tells `listener` once `timeoutMs` from `startedAt` (by default now) has passed, unless it is removed first. */
   add(listener: DeadlineListener, timeoutMs: number, startedAt = this.scheduler.now()): void {
     const deadline = startedAt + timeoutMs;
-    this.deadlines.set(listener, deadline);
+    (this.deadlines ??= new Map()).set(listener, deadline);
     if (deadline < this.armedFor) this.arm(deadline);
   }
 
   remove(listener: DeadlineListener): void {
-    if (!this.deadlines.delete(listener) || this.deadlines.size > 0) return;
+    if (!this.deadlines?.delete(listener) || this.deadlines.size > 0) return;
     this.timer?.unsubscribe();
     this.timer = undefined;
     this.armedFor = Infinity;
@@ -46,14 +47,16 @@ export class ToolDeadlines {
     this.timer = undefined;
     this.armedFor = Infinity;
     const now = this.scheduler.now();
+    // The timer is armed only by `add`, which made the map.
+    const deadlines = this.deadlines!;
     // A listener that times out leaves (remove) while this loop runs; a Map skips what was deleted.
-    for (const [listener, deadline] of this.deadlines) {
+    for (const [listener, deadline] of deadlines) {
       if (deadline > now) continue;
-      this.deadlines.delete(listener);
+      deadlines.delete(listener);
       listener.timedOut();
     }
     let earliest = Infinity;
-    for (const deadline of this.deadlines.values()) earliest = Math.min(earliest, deadline);
+    for (const deadline of deadlines.values()) earliest = Math.min(earliest, deadline);
     if (earliest < this.armedFor) this.arm(earliest);
   }
 }
