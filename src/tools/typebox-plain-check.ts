@@ -51,7 +51,8 @@ function acceptorOf(schema: unknown): Acceptor | undefined {
   const keywords = keywordsOf.get(kind);
   if (!keywords) return undefined;
   if (Object.getOwnPropertySymbols(node).some((symbol) => !neutralSymbols.has(symbol))) return undefined;
-  if (Object.keys(node).some((keyword) => !keywords.includes(keyword) && !annotations.includes(keyword))) return undefined;
+  // Own names, not keys: a keyword made non-enumerable still counts.
+  if (Object.getOwnPropertyNames(node).some((keyword) => !keywords.includes(keyword) && !annotations.includes(keyword))) return undefined;
   switch (kind) {
     case "Object":
       return objectAcceptor(node);

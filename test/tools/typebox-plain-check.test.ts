@@ -93,6 +93,8 @@ describe("plainTypeBoxValidator", () => {
       Type.Object({ d: Type.Transform(Type.Number()).Decode((value) => value).Encode((value) => value) }),
       Type.Object({ n: Type.Number() }, { $id: "T" }),
       Type.Unsafe<{ n: number }>({ type: "object", properties: { n: { type: "number" } } }),
+      // TypeBox's compiler reads a keyword whether it is enumerable or not.
+      Object.defineProperty(Type.Object({ s: Type.String() }), "minProperties", { value: 1, enumerable: false }),
     ];
     expect(notPlain.map((schema) => plainTypeBoxValidator(schema))).toStrictEqual(notPlain.map(() => undefined));
   });
