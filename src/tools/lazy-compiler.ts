@@ -37,9 +37,9 @@ export interface LazyCompilerNames {
  *
  * With `quick`, a schema it covers starts no load: until the compiler is there (loaded for
  * another schema, or by the entry point), its calls are answered by `quick`, and only a call
- * `quick` cannot answer loads the compiler and waits for it. Why: loading a compiler is most of
- * a fresh process's first run (typebox-plain-check.ts has the figure), and a process whose
- * calls all pass a plain schema never needs it.
+ * `quick` cannot answer loads the compiler and waits for it. Why: loading a compiler is a large
+ * part of a fresh process's first run (typebox-plain-check.ts has the figure), and a process
+ * whose calls all pass a plain schema never needs it.
  */
 export function lazyCompiler(
   names: LazyCompilerNames,

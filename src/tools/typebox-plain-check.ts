@@ -8,9 +8,10 @@ import type { QuickValidator } from "./lazy-compiler.js";
  * `undefined` for any other schema. Its answer is `undefined` (ask the compiler) for every
  * value it does not accept, so conversions, defaults and error messages stay the compiler's.
  *
- * Why: most tool schemas are this plain, and most calls match them. Loading the compiler costs a
- * fresh process 40-70 ms of CPU (about 60 modules), a quarter of the first W2 run of
- * `npm run bench:cold`; with this check a process whose calls all match never loads it.
+ * Why: most tool schemas are this plain, and most calls match them. Loading the compiler (126
+ * modules of TypeBox's compiler and value functions) cost the first W2 run of a fresh process
+ * 20-45 ms of CPU, about a fifth with Promise tools (`npm run bench:cold`, bench/README.md,
+ * 2026-12-03); with this check a process whose calls all match never loads it.
  *
  * Each rule is TypeBox's compiled check (`compiler.mjs`, 0.34) under its default
  * `TypeSystemPolicy`, or stricter: a value it accepts passes `TypeCompiler.Check` whatever the
