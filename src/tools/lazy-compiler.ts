@@ -5,6 +5,8 @@ import { type ArgumentValidation, type CompiledSchema, unusableSchemaText } from
 export type SynchronousValidator = (toolName: string, argumentsValue: object) => ArgumentValidation;
 /** Makes a schema ready to validate; throws when the schema cannot compile. */
 export type SchemaCompiler = (schema: object) => SynchronousValidator;
+/** A check that needs no compiler: a call's answer, or `undefined` when only the compiler can give it. */
+export type QuickValidator = (toolName: string, argumentsValue: object) => ArgumentValidation | undefined;
 
 /** A schema compiler that is loaded the first time a schema of its kind is seen. */
 export interface LazyCompiler {
@@ -32,8 +34,18 @@ export interface LazyCompilerNames {
  * defined or first sent to the model, so the compiler has usually loaded before the model asks
  * for a call. `problem` stays unknown until then; a schema the compiler refuses fails each of
  * its calls with the reason.
+ *
+ * With `quick`, a schema it covers starts no load: until the compiler is there (loaded for
+ * another schema, or by the entry point), its calls are answered by `quick`, and only a call
+ * `quick` cannot answer loads the compiler and waits for it. Why: loading a compiler is a large
+ * part of a fresh process's first run (typebox-plain-check.ts has the figure), and a process
+ * whose calls all pass a plain schema never needs it.
  */
-export function lazyCompiler(names: LazyCompilerNames, load: () => Promise<SchemaCompiler>): LazyCompiler {
+export function lazyCompiler(
+  names: LazyCompilerNames,
+  load: () => Promise<SchemaCompiler>,
+  quick?: (schema: object) => QuickValidator | undefined,
+): LazyCompiler {
   let loadedCompiler: SchemaCompiler | undefined;
   /** The load under way (or done); unset again after a failed load, so the next call tries again. */
   let loading: Promise<SchemaCompiler> | undefined;
@@ -70,11 +82,14 @@ export function lazyCompiler(names: LazyCompilerNames, load: () => Promise<Schem
     if (loadedCompiler) return { validate: loadedCompiler(schema), modelSchema: schema };
     let validator: SynchronousValidator | undefined;
     const validatorOf = (compiler: SchemaCompiler): SynchronousValidator => (validator ??= compiledOrRefusing(compiler, schema));
-    startLoading();
+    const quickValidator = quick?.(schema);
+    if (!quickValidator) startLoading();
     return {
       modelSchema: schema,
       validate: (toolName, argumentsValue) => {
         if (loadedCompiler) return validatorOf(loadedCompiler)(toolName, argumentsValue);
+        const answer = quickValidator?.(toolName, argumentsValue);
+        if (answer) return answer;
         return loadCompiler().pipe(
           map((compiler) => validatorOf(compiler)(toolName, argumentsValue)),
           catchError((error: unknown) =>

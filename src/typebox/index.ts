@@ -4,7 +4,8 @@
  *
  * Without it the core loads the compiler on its own the first time it meets a TypeBox schema, so
  * `import("rxagent")` stays small and Standard Schema or JSON Schema users never load it; until
- * it has loaded, a call's validation waits for it. Import this once, before defining tools, when
+ * it has loaded, a call's validation waits for it (unless the schema is plain and the call
+ * plainly matches it: tools/typebox-plain-check.ts). Import this once, before defining tools, when
  * every validation must answer synchronously, as marble tests on virtual time need
  * (`rxagent/testing` imports it for you).
  *
