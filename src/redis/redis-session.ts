@@ -31,6 +31,8 @@ export class RedisSession implements HostedSession {
   private readonly leaseTaker: LeaseTaker;
   private readonly watch: ReturnType<typeof setInterval>;
   private closed = false;
+  /** The last frame at which Redis said the run that ended there was not left off (no takeover owed). */
+  private settledAt = -1;
 
   private constructor(
     private readonly context: RedisSessionContext,
@@ -255,8 +257,30 @@ export class RedisSession implements HostedSession {
    * prompt without a reply) goes on, repaired; otherwise the session is left idle.
    */
   private takeOverIfOrphaned(): void {
-    if (this.closed || this.runner || this.queue.busy || !this.frames.mirror?.isRunning) return;
-    const takeover = takeLease(this.leaseTaker).then((runner) => {
+    const mirror = this.frames.mirror;
+    if (this.closed || this.runner || this.queue.busy || !mirror) return;
+    if (mirror.isRunning) return this.queue.track(this.takeOver(takeLease(this.leaseTaker)));
+    if (!mirror.endsWithRunEnd || this.settledAt === mirror.lastSeq) return;
+    // A taker ends the dead run (`agent_end`) before its continuation's first frame: one that died
+    // between the two left frames that say the run ended, the run's start still marked (only a
+    // release clears it) and no lease, and no process went on with the prompt (chaos test, seed 7,
+    // run 0: a call left without a result). Asked once per last frame, until Redis says it settled.
+    const seq = mirror.lastSeq;
+    const { redis } = this.context;
+    const asked = Promise.all([redis.exists(this.keys.lease), redis.hexists(this.keys.meta, "runSeq")]).then(
+      ([leased, started]) => {
+        if (leased === 1) return;
+        if (started === 0) return void (this.settledAt = seq);
+        return this.takeOver(takeLease(this.leaseTaker, true));
+      },
+      (error: unknown) => this.context.warn(`session ${this.id}: could not read whether its run was left off: ${errorText(error)}`),
+    );
+    this.queue.track(asked);
+  }
+
+  /** Goes on with the run `taking` took over, once it has its runner (none: another process holds the lease, or nothing was left); never rejects. */
+  private takeOver(taking: Promise<SessionRunner | undefined>): Promise<void> {
+    const takeover = taking.then((runner) => {
       // A run `Agent.open` reopened (calls waiting for approval) goes on by itself.
       if (!runner || runner.agent.isRunning) return;
       try {
@@ -266,6 +290,6 @@ export class RedisSession implements HostedSession {
         runner.release();
       }
     });
-    this.queue.track(takeover.catch((error: unknown) => this.context.warn(`session ${this.id}: could not take over: ${errorText(error)}`)));
+    return takeover.catch((error: unknown) => this.context.warn(`session ${this.id}: could not take over: ${errorText(error)}`));
   }
 }

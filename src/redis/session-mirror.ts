@@ -55,6 +55,11 @@ export class SessionMirror {
     return this.state.isStreaming;
   }
 
+  /** True when the last frame is a run's end: the run may still have been left to continue (see `RedisSession`). */
+  get endsWithRunEnd(): boolean {
+    return this.lastAgentEnd !== undefined && this.lastAgentEnd.seq === this.seq;
+  }
+
   get clientCount(): number {
     return this.clients.size;
   }

@@ -32,24 +32,34 @@ export interface LeaseTaker {
 /**
  * Takes the lease and makes the session's runner, or undefined when another process holds it.
  * A run the frames show as live has lost its runner: it is closed with an `agent_end` saying so
- * before anything else runs.
+ * before anything else runs. With `leftOff`, the caller found the frames ended and the run's
+ * start still marked with no lease: a taker died between ending the dead run and its
+ * continuation's first frame. Such a run is taken over without a second `agent_end`; when the
+ * mark is gone by now (its runner released it), the lease goes back and undefined is returned.
  */
-export async function takeLease(session: LeaseTaker): Promise<SessionRunner | undefined> {
+export async function takeLease(session: LeaseTaker, leftOff = false): Promise<SessionRunner | undefined> {
   const { context, keys, frames } = session;
   const { redis, leaseMs, processId } = context;
   const token = `${processId}:${randomUUID()}`;
   if ((await redis.set(keys.lease, token, "PX", leaseMs, "NX")) !== "OK") return undefined;
   let takeovers = 0;
+  let orphaned = false;
   let queued: string[];
   try {
     // Only the runner listens for commands: a command no process receives has no runner to answer it.
     await context.listen(keys.commands, (message) => session.receiveCommand(message));
     // Frames of the previous runner may still be on their way through the channel: the stream has them all.
     await frames.readStream();
+    orphaned = frames.mirror.isRunning || (leftOff && (await redis.hexists(keys.meta, "runSeq")) === 1);
+    if (leftOff && !orphaned) {
+      context.unlisten(keys.commands);
+      await redis.rxagentReleaseLease(keys.lease, keys.meta, keys.queue, token);
+      return undefined;
+    }
     // Counted before a runner exists: a takeover that Redis fails here (it restarts) leaves only a
     // lease that expires, and a later one starts again. A runner made first kept renewing the
     // lease of a run it never started, and the session was wedged for as long as the process lived.
-    if (frames.mirror.isRunning) takeovers = await redis.rxagentCountTakeover(keys.lease, keys.meta, token);
+    if (orphaned) takeovers = await redis.rxagentCountTakeover(keys.lease, keys.meta, token);
     // Steers and follow-ups a runner took that its run never turned into messages: final now, as only a lease holder writes them.
     queued = await redis.lrange(keys.queue, 0, -1);
   } catch (error) {
@@ -75,9 +85,10 @@ export async function takeLease(session: LeaseTaker): Promise<SessionRunner | un
   requeue(agent, store, queued, context.warn);
   runner = new SessionRunner(context, keys, frames.mirror, agent, store, token, (ended, lost) => session.runnerEnded(ended, lost));
   session.adopt(runner);
-  if (frames.mirror.isRunning) {
+  if (orphaned) {
     announceUnframedMessages(runner, frames);
-    runner.publish({ type: "agent_end", messages: [], reason: "failed", errorMessage: TAKEOVER_TEXT });
+    // A run left off after its end was told needs no second one.
+    if (frames.mirror.isRunning) runner.publish({ type: "agent_end", messages: [], reason: "failed", errorMessage: TAKEOVER_TEXT });
     if (takeovers === -1) {
       // Its runner could not save every message: going on would tell the model a story with holes.
       runner.publish({ type: "agent_end", messages: [], reason: "failed", errorMessage: transcriptLostText("messages of this run never reached it") });

@@ -124,6 +124,69 @@ describe.skipIf(!hasRedisServer)("takeovers under faults", () => {
     }
   }, 60_000);
 
+  // Seen in the chaos test (seed 7, run 0: the runner and the process that took its run over
+  // SIGKILLed; Redis showed the run ended with a call left without a result, and no process went
+  // on). A taker ends the dead run with an agent_end before its continuation's first frame; here
+  // it dies between the two (its connection closes right after that agent_end), and a third
+  // process, which sees only frames that say the run ended, must still go on with it.
+  it("a taker that dies between ending the dead run and its continuation's first frame: another process goes on with the run", async () => {
+    const hang = defineTool({ name: "hang", description: "Never answers", parameters: Type.Object({}), execute: () => new Promise<never>(() => undefined) });
+    const hangReply: ScriptedTurn = (context) => (context.messages.at(-1)?.role === "toolResult" ? "It is 42." : { content: [{ type: "toolCall", id: "h1", name: "hang", arguments: {} }] });
+    const dying = withSessionScripts(new Redis(redisServer.url));
+    const appendFrame = dying.rxagentAppendFrame.bind(dying);
+    let died = false;
+    dying.rxagentAppendFrame = (...args) => {
+      const sent = appendFrame(...args);
+      const [, , , , , type, json] = args;
+      if (!died && type === "agent_end" && json.includes(TAKEOVER_TEXT)) {
+        died = true;
+        // Sent before the socket closes; nothing after it reaches Redis.
+        dying.disconnect();
+      }
+      return sent;
+    };
+    const serve = async (redis: string | Redis) => {
+      const sessions = redisSessions({ redis, leaseMs: 1000, onWarning: () => undefined, createAgent: (_id, store) => Agent.open({ store, tools: [hang], model: scriptedModel([hangReply, hangReply], { scheduler: asyncScheduler, delay: 5 }) }) });
+      return { sessions, server: await serveAgents({ port: 0, ...sessions.serveOptions }) };
+    };
+    const runnerConnection = withSessionScripts(new Redis(redisServer.url));
+    const [runner, taker] = [await serve(runnerConnection), await serve(dying)];
+    const processes = [runner, taker];
+    const clients: RawClient[] = [];
+    try {
+      const [onRunner, onTaker] = [await RawClient.open(runner.server.url), await RawClient.open(taker.server.url)];
+      clients.push(onRunner, onTaker);
+      await onRunner.request({ type: "attach", session: "left-off" });
+      await onTaker.request({ type: "attach", session: "left-off" });
+      expect(await onRunner.request({ type: "prompt", input: "What is it?" })).toMatchObject({ type: "ack" });
+      await waitFor(() => onRunner.hasEvent("tool_execution_start"), "the call to start", 20_000);
+      // The runner dies: nothing of it reaches Redis any more, and its lease expires.
+      runnerConnection.disconnect();
+      await waitFor(() => died, "the second process to take the run over and die", 20_000);
+      const third = await serve(redisServer.url);
+      processes.push(third);
+      const onThird = await RawClient.open(third.server.url);
+      clients.push(onThird);
+      await onThird.request({ type: "attach", session: "left-off" });
+      await waitFor(() => onThird.agentEvents().some((event) => event.type === "agent_end" && event.reason === "idle"), "a third process to go on with the run", 20_000);
+      const transcript = await new RedisTranscriptStore(reader, "left-off").load();
+      expect(transcript.map((message) => message.role)).toStrictEqual(["user", "assistant", "toolResult", "assistant"]);
+      expect(transcript[2]).toMatchObject({ role: "toolResult", toolCallId: "h1", isError: true });
+      // The stream tells the same messages, each once.
+      const told = (await reader.xrange("rxagent:{left-off}:events", "-", "+")).flatMap(([, fields]) => {
+        const frame = JSON.parse(fields[3] as string) as { type: string; event?: { type: string; message?: AgentMessage } };
+        return frame.type === "event" && frame.event?.type === "message_end" && frame.event.message ? [frame.event.message] : [];
+      });
+      expect(told).toStrictEqual(transcript);
+    } finally {
+      await Promise.all(clients.map((client) => client.close()));
+      for (const { server, sessions } of processes) {
+        await server.close();
+        await sessions.close();
+      }
+    }
+  }, 60_000);
+
   // Suspected in the chaos test (seed 101, the in-process variant, where event-loop stalls lost
   // leases; its resumes never reached the last stored frame). A runner that learns its lease
   // expired reads the session again; its watcher, ticking meanwhile, took the run over on the
