@@ -18,7 +18,7 @@
  * of the run (up to 8 MiB of JSON, `EventLogOptions.maxBytes`), and the transcript keeps the
  * final message; the case with a 64 KiB log shows the rest.
  *
- * Usage: `npm run bench:stream-e2e [-- --protocol 2|3] [--split] [--semi-space MB] [--case <name>]`.
+ * Usage: `npm run bench:stream-e2e [-- --protocol 2|3] [--split] [--semi-space MB] [--case <name>] [--run-replay full|compact]`.
  * `--protocol 3` serves protocol 3 (arguments derived from their text; default 2). `--split` runs
  * the client (`connectAgent`, which rebuilds every event and keeps the state, as a UI does) in a
  * process of its own, so each side's heap is measured alone: server and client columns. One
@@ -33,7 +33,9 @@ import { loadavg } from "node:os";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { writeHeapSnapshot } from "node:v8";
+import { first, Subscription } from "rxjs";
 import { WebSocket } from "ws";
+import type { AgentEvent } from "../src/types.js";
 import { Agent } from "../src/agent/agent.js";
 import { connectAgent } from "../src/client/index.js";
 import { serveAgents } from "../src/server/index.js";
@@ -75,6 +77,7 @@ function flag(name: string): string | undefined {
 
 const protocol = flag("protocol") === "3" ? 3 : 2;
 const split = process.argv.includes("--split");
+const runReplay = flag("run-replay") === "compact" ? "compact" : "full";
 
 function megabytes(bytes: number): number {
   return Math.round((bytes / (1024 * 1024)) * 10) / 10;
@@ -96,7 +99,7 @@ async function runCase(name: CaseName): Promise<CaseResult> {
   const server = await serveAgents({
     port: 0,
     protocol,
-    createAgent: () => (agent = new Agent({ model: streamingModel(text, delta, calls, sample) })),
+    createAgent: () => (agent = new Agent({ model: streamingModel(text, delta, calls, sample), runReplay })),
     ...(chosen.logBytes === undefined ? {} : { eventLog: { maxBytes: chosen.logBytes } }),
   });
   if (split) return runSplit(name, text, calls, server, () => agent, () => peak, (value) => (peak = value), sample);
@@ -178,9 +181,11 @@ async function runSplit(
   setPeak(heapBefore);
   const interval = setInterval(sample, 2);
   // The server's side ends when it has published the assistant's message_end: measured there, in
-  // the agent's emission, before the calls run (their events carry the arguments again).
+  // the run's own emission (after the agent's replay of the run has taken the event), before the
+  // calls run (their events carry the arguments again).
   let measured: { peak: number; maxRss: number; retained: number; frameBytes: number } | undefined;
-  const subscription = agentOf()?.events$.subscribe((event) => {
+  const subscription = new Subscription();
+  const measure = (event: AgentEvent): void => {
     if (measured !== undefined || event.type !== "message_end" || event.message.role !== "assistant") return;
     clearInterval(interval);
     sample();
@@ -190,10 +195,15 @@ async function runSplit(
     if (process.env.BENCH_HEAP_SNAPSHOT) writeHeapSnapshot(process.env.BENCH_HEAP_SNAPSHOT);
     const stats = server.session("bench")?.clients[0];
     measured = { peak, maxRss, retained: process.memoryUsage().heapUsed - heapBefore, frameBytes: (stats?.sentBytes ?? 0) + (stats?.queuedBytes ?? 0) };
-  });
+  };
+  const agent = agentOf();
+  if (agent) {
+    // At the run's first event, before its replay has it: the run's subscribers hear each event after the replay took it.
+    subscription.add(agent.events$.pipe(first((event) => event.type === "agent_start")).subscribe(() => subscription.add(agent.currentRun$?.subscribe(measure))));
+  }
   child.stdin.write("go\n");
   const reported = await lines.next();
-  subscription?.unsubscribe();
+  subscription.unsubscribe();
   if (measured === undefined) throw new Error("The server never published the assistant's message_end.");
   const { peak, maxRss, retained } = measured;
   const client = JSON.parse(String(reported.value)) as ClientResult;
@@ -262,8 +272,8 @@ if (clientOf !== undefined) {
   const script = fileURLToPath(import.meta.url);
   const semiSpace = flag("semi-space");
   const only = flag("case");
-  const passed = [...(flag("protocol") === undefined ? [] : ["--protocol", protocol.toString()]), ...(split ? ["--split"] : [])];
-  process.stdout.write(`load average before: ${loadavg().map((load) => load.toFixed(2)).join(" ")}; protocol ${protocol}${split ? ", client in its own process (server | client)" : ""}${semiSpace === undefined ? "" : `, --max-semi-space-size=${semiSpace}`}\n\n`);
+  const passed = [...(flag("protocol") === undefined ? [] : ["--protocol", protocol.toString()]), ...(split ? ["--split"] : []), "--run-replay", runReplay];
+  process.stdout.write(`load average before: ${loadavg().map((load) => load.toFixed(2)).join(" ")}; protocol ${protocol}, runReplay ${runReplay}${split ? ", client in its own process (server | client)" : ""}${semiSpace === undefined ? "" : `, --max-semi-space-size=${semiSpace}`}\n\n`);
   const side = (server: number, client: number | undefined): string => (client === undefined ? `${server}` : `${server} \\| ${client}`);
   process.stdout.write("| case | argument MB | end to end ms | JSON.parse ms | end to end / JSON.parse | peak heap MB | peak heap / arguments | retained heap MB | RSS growth MB | frames MB |\n|---|---|---|---|---|---|---|---|---|---|\n");
   for (const name of Object.keys(cases) as CaseName[]) {

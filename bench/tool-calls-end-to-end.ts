@@ -12,7 +12,8 @@
  * and to its `agent_end` (every call run and its events received); the child's CPU time and GC
  * pauses; N = 1k, 2k, 4k, 10k, so the growth shows (linear: the time per call stays flat).
  *
- * Usage: `npm run bench:tool-calls-e2e [-- --model draft|scripted] [--calls 1000,2000] [--limit-s 360]`;
+ * Usage: `npm run bench:tool-calls-e2e [-- --model draft|scripted] [--calls 1000,2000] [--limit-s 360] [--run-replay full|compact]`
+ * (the Agent's `runReplay` option; default full);
  * `--profile` writes CPU profiles of each child to bench/results/profiles/tool-calls-e2e-<model>-<calls>/
  * (one per thread: tsx's loader runs in a worker; the largest is the main thread's).
  */
@@ -74,7 +75,7 @@ async function runCase(model: ModelKind, calls: number): Promise<CaseResult> {
   const server = await serveAgents({
     port: 0,
     heartbeatIntervalMs: 0,
-    createAgent: () => new Agent({ model: model === "draft" ? draftModel(calls) : scripted(calls), tools: [writeFile] }),
+    createAgent: () => new Agent({ model: model === "draft" ? draftModel(calls) : scripted(calls), tools: [writeFile], runReplay }),
   });
   const client = connectAgent(server.url, { session: "bench", WebSocket });
   await client.ready;
@@ -118,6 +119,7 @@ function option(name: string): string | undefined {
   return index < 0 ? undefined : process.argv[index + 1];
 }
 
+const runReplay = option("--run-replay") === "compact" ? "compact" : "full";
 const child = option("--child");
 if (child !== undefined) {
   const [model, calls] = child.split(":") as [ModelKind, string];
@@ -133,12 +135,12 @@ if (child !== undefined) {
   const profile = process.argv.includes("--profile");
   const profiles = fileURLToPath(new URL("./results/profiles/", import.meta.url));
   if (profile) mkdirSync(profiles, { recursive: true });
-  process.stdout.write(`model: ${model}; load average before: ${loadavg().map((load) => load.toFixed(2)).join(" ")}\n\n`);
+  process.stdout.write(`model: ${model}; runReplay: ${runReplay}; load average before: ${loadavg().map((load) => load.toFixed(2)).join(" ")}\n\n`);
   process.stdout.write("| calls | streamed ms (client message_end) | end to end ms (client agent_end) | µs per call | CPU ms | GC ms | client events | resyncs |\n|---|---|---|---|---|---|---|---|\n");
   for (const calls of counts) {
     const flags = ["--expose-gc", ...(profile ? ["--cpu-prof", "--cpu-prof-dir", `${profiles}tool-calls-e2e-${model}-${calls}`] : []), "--import", "tsx"];
     const output = await new Promise<string | undefined>((resolve, reject) =>
-      execFile(process.execPath, [...flags, script, "--child", `${model}:${calls}`], { encoding: "utf8", timeout: limitMs, maxBuffer: 1 << 20 }, (error, stdout) =>
+      execFile(process.execPath, [...flags, script, "--child", `${model}:${calls}`, "--run-replay", runReplay], { encoding: "utf8", timeout: limitMs, maxBuffer: 1 << 20 }, (error, stdout) =>
         error && (error as { killed?: boolean }).killed ? resolve(undefined) : error ? reject(error) : resolve(stdout),
       ),
     );

@@ -118,6 +118,7 @@ export { errorText, HookError, InvalidConfigError, InvalidStateError, RxAgentErr
 // Agent session
 export { Agent } from "./agent/agent.js";
 export type { AgentOptions } from "./agent/agent.js";
+export type { RunReplay } from "./agent/run-replay.js";
 export type { RunMessages } from "./agent/agent-promises.js";
 export type { AgentListener } from "./agent/run-listeners.js";
 export type { AgentSettings, AgentStatePatch } from "./agent/replace-state.js";

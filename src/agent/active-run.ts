@@ -2,12 +2,14 @@ import { ReplaySubject, Subject, Subscription } from "rxjs";
 import { InvalidStateError } from "../errors.js";
 import type { AgentEvent, ToolCallCancellation, ApprovalDecision } from "../types.js";
 import type { RunListeners } from "./run-listeners.js";
+import { newRunEvents, type RunEvents, type RunReplay } from "./run-replay.js";
 
 /** The run an `Agent` has going: how to stop it, what it emitted, and what it is told. */
 export interface ActiveRun<TOutput> {
   controller: AbortController;
   subscription: Subscription;
-  events: ReplaySubject<AgentEvent<unknown, TOutput>>;
+  /** Replayed to late subscribers as the agent's `runReplay` option says (run-replay.ts). */
+  events: RunEvents<AgentEvent<unknown, TOutput>>;
   /**
    * `cancelToolCall`'s cancels. Replayed: a cancel made just after the assistant message ended,
    * before its batch subscribed, must still reach it; a batch ignores ids not its own.
@@ -24,10 +26,10 @@ export interface ActiveRun<TOutput> {
 }
 
 /** A run that has not subscribed to its loop yet (subscribe-run.ts). */
-export function newActiveRun<TOutput>(): ActiveRun<TOutput> {
+export function newActiveRun<TOutput>(replay: RunReplay): ActiveRun<TOutput> {
   return {
     controller: new AbortController(),
-    events: new ReplaySubject(),
+    events: newRunEvents(replay),
     subscription: new Subscription(),
     cancellations: new ReplaySubject(),
     approvals: new Subject(),

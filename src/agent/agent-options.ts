@@ -3,6 +3,7 @@ import type { AgentContext, AgentLoopConfig, AgentMessage, AgentTool, OutputSche
 import type { ActiveRun } from "./active-run.js";
 import type { AgentQueues } from "./agent-queues.js";
 import { QueueView } from "./queue-view.js";
+import type { RunReplay } from "./run-replay.js";
 
 export interface AgentOptions<TOutputSchema extends OutputSchema = OutputSchema> extends Omit<AgentLoopConfig, "steering" | "followUp" | "signal" | "output" | "cancellations" | "approvals"> {
   /** A structured final answer for every run, in `agent_end.output` (see `AgentLoopConfig.output`). */
@@ -15,6 +16,19 @@ export interface AgentOptions<TOutputSchema extends OutputSchema = OutputSchema>
   store?: TranscriptStore;
   /** Told about problems that must not stop the agent, e.g. a store that failed to write. */
   onWarning?: (message: string) => void;
+  /**
+   * What a run's Observable (`prompt`, `continue`, `currentRun$`) replays to a subscriber that
+   * comes after the run began. `"full"` (the default): every event. `"compact"`: every event
+   * except the `message_update`s of messages that have ended and the `tool_execution_update`s
+   * (sub-agent events included) of calls that have ended, so a streamed run does not keep a
+   * partial message per delta until it ends. Subscribers that are there already, `events$` and
+   * `subscribe` listeners get every event either way. A change applies from the next run.
+   *
+   * Contract: with `"compact"` a late subscriber still gets every other event in order, the
+   * updates of the message and calls still open, and the run's end.
+   * @example new Agent({ model, tools, runReplay: "compact" }) // a server that follows `events$` only
+   */
+  runReplay?: RunReplay;
 }
 
 /**
@@ -34,7 +48,7 @@ export function runConfig(
   made: () => AgentQueues,
   skipFirstSteeringDrain = false,
 ): AgentLoopConfig {
-  const { messages: _messages, store: _store, onWarning: _onWarning, systemPrompt: _systemPrompt, tools: _tools, ...loopOptions } = options;
+  const { messages: _messages, store: _store, onWarning: _onWarning, runReplay: _runReplay, systemPrompt: _systemPrompt, tools: _tools, ...loopOptions } = options;
   return {
     ...loopOptions,
     steering: new QueueView(() => existing()?.existingSteering, () => made().steeringQueue, skipFirstSteeringDrain),

@@ -119,7 +119,7 @@ export abstract class AgentRuns<TOutputSchema extends OutputSchema = OutputSchem
     createLoop: (config: AgentLoopConfig, context: AgentContext) => Observable<AgentEvent>,
     skipFirstSteeringDrain = false,
   ): ActiveRun<OutputOf<TOutputSchema>> {
-    const run = newActiveRun<OutputOf<TOutputSchema>>();
+    const run = newActiveRun<OutputOf<TOutputSchema>>(this.options.runReplay ?? "full");
     this.activeRun = run;
     const config = runConfig(this.options, run, this, () => this.queuesValue, () => this.queues, skipFirstSteeringDrain);
     const loop = createLoop(config, runContext(this.options, this.state.messages));

@@ -142,7 +142,7 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> extends Ag
   run(input: PromptInput): Promise<RunMessages<OutputOf<TOutputSchema>>> {
     return messagesAtEnd(() => {
       const run = this.startPrompt(input);
-      return { events: run.events, listenersSettled: run.listeners?.settled() };
+      return { events: run.events.asObservable(), listenersSettled: run.listeners?.settled() };
     });
   }
 

@@ -10,10 +10,10 @@ import { userMessage } from "../testing/fixtures.js";
 describe("runConfig", () => {
   it("gives the loop the agent's options less its own fields, its queue modes now, and the run's signal and Subjects; draining makes no queue", () => {
     const model = scriptedModel([]);
-    const run = newActiveRun<unknown>();
+    const run = newActiveRun<unknown>("full");
     let made = 0;
     const config = runConfig(
-      { model, maxTurns: 3, messages: [userMessage("hi")], systemPrompt: "be brief", tools: [], onWarning: () => undefined },
+      { model, maxTurns: 3, messages: [userMessage("hi")], systemPrompt: "be brief", tools: [], onWarning: () => undefined, runReplay: "compact" },
       run,
       { steeringMode: "all", followUpMode: "one-at-a-time" },
       () => undefined,
