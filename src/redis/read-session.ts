@@ -28,5 +28,12 @@ export async function readSession(redis: Redis, keys: SessionKeys, sessionId: st
   // after the last frame ever stored, and a client from before it gets a snapshot.
   const lastSeq = Number(meta["lastSeq"] ?? 0);
   if (lastSeq > mirror.lastSeq) mirror.skipTo(lastSeq);
+  queuedFromMeta(mirror, meta);
   return mirror;
+}
+
+/** Gives `mirror` the queue counts a session's meta holds (`queueVersion`, `queuedSteering`, `queuedFollowUp`). */
+export function queuedFromMeta(mirror: SessionMirror, meta: Record<string, string | null | undefined>): void {
+  const version = Number(meta["queueVersion"] ?? 0);
+  if (version > 0) mirror.queued(version, Number(meta["queuedSteering"] ?? 0), Number(meta["queuedFollowUp"] ?? 0));
 }

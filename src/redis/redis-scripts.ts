@@ -5,6 +5,23 @@ import type { Redis } from "ioredis";
  * fenced by its lease token: a process that lost its lease (paused past the expiry, cut off from
  * Redis) cannot append a frame after another process took the session over.
  */
+/**
+ * Lua: keeps the session's queue counts in the meta (`queuedSteering`, `queuedFollowUp`, and a
+ * `queueVersion` that grows with each change) and publishes them on the frames channel, for every
+ * process's mirror (its snapshots show them). Why the runner's counts are passed in rather than
+ * counted here: only a lease holder writes the list, its `SessionQueue` holds exactly what the
+ * list holds after the script, and counting here would parse every element (images included) on
+ * each change. The notice carries the epoch, so a process that reads any message without a frame
+ * number as a reset (before this notice existed) ignores it.
+ */
+const NOTE_QUEUE = `local function noteQueue(meta, steering, followUp, channel)
+  local version = redis.call("hincrby", meta, "queueVersion", 1)
+  redis.call("hset", meta, "queuedSteering", steering, "queuedFollowUp", followUp)
+  local epoch = redis.call("hget", meta, "epoch") or ""
+  redis.call("publish", channel, cjson.encode({type = "queue", epoch = epoch, version = version, steering = tonumber(steering), followUp = tonumber(followUp)}))
+end
+`;
+
 const SCRIPTS = {
   /** Extends the lease if this token still holds it. */
   rxagentRenewLease: {
@@ -13,14 +30,17 @@ const SCRIPTS = {
   },
   /**
    * Ends the run (its end told the clients what went wrong): forgets where its state starts, its
-   * takeovers, a `broken` mark, drops the queued messages (ARGV[2..]) the run dropped, and frees
-   * the lease, if this token holds it.
+   * takeovers, a `broken` mark, drops the queued messages (ARGV[5..]) the run dropped (the queue
+   * counts left: ARGV[2], ARGV[3]; the frames channel ARGV[4]), and frees the lease, if this token
+   * holds it.
    */
   rxagentReleaseLease: {
     numberOfKeys: 3,
-    lua: `if redis.call("get", KEYS[1]) ~= ARGV[1] then return 0 end
+    lua: `${NOTE_QUEUE}if redis.call("get", KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call("hdel", KEYS[2], "runSeq", "runLength", "takeovers", "broken")
-for index = 2, #ARGV do redis.call("lrem", KEYS[3], 1, ARGV[index]) end
+local removed = 0
+for index = 5, #ARGV do removed = removed + redis.call("lrem", KEYS[3], 1, ARGV[index]) end
+if removed > 0 then noteQueue(KEYS[2], ARGV[2], ARGV[3], ARGV[4]) end
 return redis.call("del", KEYS[1])`,
   },
   /**
@@ -31,11 +51,11 @@ return redis.call("del", KEYS[1])`,
    * count of takeovers without progress starts again. A message the run took from the session's
    * queue leaves it here (its queue element ARGV[4], else ""), in the same step as its append, so
    * no crash loses it or delivers it twice; also on a resend, which removes a copy the resend of
-   * its enqueue may have put back.
+   * its enqueue may have put back. ARGV[5..7]: the queue counts after it and the frames channel.
    */
   rxagentFencedPush: {
     numberOfKeys: 4,
-    lua: `if redis.call("get", KEYS[1]) ~= ARGV[1] then return 0 end
+    lua: `${NOTE_QUEUE}if redis.call("get", KEYS[1]) ~= ARGV[1] then return 0 end
 local stored = nil
 if ARGV[3] ~= "" then
   local length = redis.call("llen", KEYS[2])
@@ -46,7 +66,7 @@ if ARGV[3] ~= "" then
   end
   if length > index then stored = length end
 end
-if ARGV[4] ~= "" then redis.call("lrem", KEYS[4], 1, ARGV[4]) end
+if ARGV[4] ~= "" and redis.call("lrem", KEYS[4], 1, ARGV[4]) > 0 then noteQueue(KEYS[3], ARGV[5], ARGV[6], ARGV[7]) end
 if stored then return stored end
 redis.call("hdel", KEYS[3], "takeovers")
 return redis.call("rpush", KEYS[2], ARGV[2])`,
@@ -54,12 +74,27 @@ return redis.call("rpush", KEYS[2], ARGV[2])`,
   /**
    * Queues a steering or follow-up message (its element ARGV[2], unique) on the session's queue if
    * this token still holds the lease. Removed first, so a resend after a reconnect keeps one copy.
+   * ARGV[3..5]: the queue counts after it and the frames channel.
    */
   rxagentQueueMessage: {
-    numberOfKeys: 2,
-    lua: `if redis.call("get", KEYS[1]) ~= ARGV[1] then return 0 end
+    numberOfKeys: 3,
+    lua: `${NOTE_QUEUE}if redis.call("get", KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call("lrem", KEYS[2], 1, ARGV[2])
-return redis.call("rpush", KEYS[2], ARGV[2])`,
+local length = redis.call("rpush", KEYS[2], ARGV[2])
+noteQueue(KEYS[3], ARGV[3], ARGV[4], ARGV[5])
+return length`,
+  },
+  /**
+   * Removes elements (ARGV[5..]) a new runner found it cannot queue (not a queued message, or one
+   * its agent refused) and sets the queue counts (ARGV[2], ARGV[3]; the frames channel ARGV[4]),
+   * if this token holds the lease. Returns 1, or 0 without the lease.
+   */
+  rxagentUnqueue: {
+    numberOfKeys: 3,
+    lua: `${NOTE_QUEUE}if redis.call("get", KEYS[1]) ~= ARGV[1] then return 0 end
+for index = 5, #ARGV do redis.call("lrem", KEYS[2], 1, ARGV[index]) end
+noteQueue(KEYS[3], ARGV[2], ARGV[3], ARGV[4])
+return 1`,
   },
   /**
    * Makes the elements (ARGV[2..]) the whole transcript, in one step, if this token (ARGV[1])
@@ -118,7 +153,7 @@ return 1`,
     lua: `if redis.call("get", KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call("del", KEYS[2], KEYS[3], KEYS[5])
 redis.call("hset", KEYS[4], "epoch", ARGV[3], "seq", ARGV[2])
-redis.call("hdel", KEYS[4], "runSeq", "runLength")
+redis.call("hdel", KEYS[4], "runSeq", "runLength", "queuedSteering", "queuedFollowUp")
 redis.call("publish", ARGV[5], ARGV[4])
 return 1`,
   },
@@ -127,9 +162,10 @@ return 1`,
 /** A connection with the session scripts defined (ioredis sends each by its SHA after the first call). */
 export interface ScriptedRedis extends Redis {
   rxagentRenewLease(lease: string, token: string, ttlMs: number): Promise<number>;
-  rxagentReleaseLease(lease: string, meta: string, queue: string, token: string, ...dropped: string[]): Promise<number>;
-  rxagentFencedPush(lease: string, transcript: string, meta: string, queue: string, token: string, json: string, index: number | "", queued: string): Promise<number>;
-  rxagentQueueMessage(lease: string, queue: string, token: string, element: string): Promise<number>;
+  rxagentReleaseLease(lease: string, meta: string, queue: string, token: string, steering: number, followUp: number, channel: string, ...dropped: string[]): Promise<number>;
+  rxagentFencedPush(lease: string, transcript: string, meta: string, queue: string, token: string, json: string, index: number | "", queued: string, steering: number, followUp: number, channel: string): Promise<number>;
+  rxagentQueueMessage(lease: string, queue: string, meta: string, token: string, element: string, steering: number, followUp: number, channel: string): Promise<number>;
+  rxagentUnqueue(lease: string, queue: string, meta: string, token: string, steering: number, followUp: number, channel: string, ...elements: string[]): Promise<number>;
   rxagentMarkBroken(lease: string, meta: string, token: string): Promise<number>;
   rxagentReplaceTranscript(lease: string, transcript: string, token: string, ...elements: string[]): Promise<number>;
   rxagentCountTakeover(lease: string, meta: string, token: string): Promise<number>;

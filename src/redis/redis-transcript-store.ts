@@ -64,6 +64,7 @@ export class RedisTranscriptStore implements TranscriptStore {
   private readonly lease: string;
   private readonly meta: string;
   private readonly queueKey: string;
+  private readonly framesKey: string;
   private pending: Promise<unknown> = Promise.resolve();
   private failure: Error | undefined;
   /** The list's length once every append so far lands; undefined until `load` (or without a fence). */
@@ -86,6 +87,7 @@ export class RedisTranscriptStore implements TranscriptStore {
     this.lease = keys.lease;
     this.meta = keys.meta;
     this.queueKey = keys.queue;
+    this.framesKey = keys.frames;
     this.queue = options.fenceToken === undefined ? undefined : new SessionQueue(withSessionScripts(redis), keys, options.fenceToken);
   }
 
@@ -185,7 +187,8 @@ export class RedisTranscriptStore implements TranscriptStore {
     const index = this.length ?? "";
     if (this.length !== undefined) this.length += 1;
     const queued = message && this.queue ? this.queue.take(message) : "";
-    const sent = withSessionScripts(this.redis).rxagentFencedPush(this.lease, this.key, this.meta, this.queueKey, token, json, index, queued);
+    const [steering, followUp] = this.queue?.counts ?? [0, 0];
+    const sent = withSessionScripts(this.redis).rxagentFencedPush(this.lease, this.key, this.meta, this.queueKey, token, json, index, queued, steering, followUp, this.framesKey);
     let outcome: Promise<boolean> | undefined;
     const stored = (): Promise<boolean> => {
       if (!outcome) {

@@ -1,6 +1,6 @@
 import { errorText } from "../errors.js";
 import type { CommandQueue } from "./command-queue.js";
-import { readSession } from "./read-session.js";
+import { queuedFromMeta, readSession } from "./read-session.js";
 import type { RedisSessionContext } from "./redis-session-context.js";
 import type { SessionKeys } from "./session-keys.js";
 import type { SessionMirror } from "./session-mirror.js";
@@ -68,13 +68,18 @@ export class SessionFrames {
     this.queue.push(() => reloaded);
   }
 
-  /** Reads the frames the channel may have missed (it was down) from the stream. */
+  /** Reads the frames and the queue counts the channel may have missed (it was down) from Redis. */
   resync(): void {
     if (this.held || !this.current) return;
     this.readStream().catch((error: unknown) => this.context.warn(`session ${this.id}: could not read missed frames: ${errorText(error)}`));
+    const mirror = this.current;
+    this.context.redis.hmget(this.keys.meta, "queueVersion", "queuedSteering", "queuedFollowUp").then(
+      ([queueVersion, queuedSteering, queuedFollowUp]) => queuedFromMeta(mirror, { queueVersion, queuedSteering, queuedFollowUp }),
+      (error: unknown) => this.context.warn(`session ${this.id}: could not read its queue counts: ${errorText(error)}`),
+    );
   }
 
-  /** A frame or a reset published by the runner (possibly this process's own, already applied). */
+  /** A frame, a reset or the queue's counts, published by the runner (possibly this process's own frame, already applied). */
   receive(message: string): void {
     if (this.held) {
       this.held.push(message);
@@ -82,8 +87,10 @@ export class SessionFrames {
     }
     const match = FRAME_SEQ.exec(message);
     if (!match) {
-      const reset = JSON.parse(message) as { type: "reset"; seq: number; epoch: string };
-      if (reset.epoch !== this.current.epoch) this.current.reset(reset.seq, reset.epoch);
+      const notice = JSON.parse(message) as { type: "reset"; seq: number; epoch: string } | { type: "queue"; epoch: string; version: number; steering: number; followUp: number };
+      if (notice.type === "queue") {
+        if (notice.epoch === this.current.epoch) this.current.queued(notice.version, notice.steering, notice.followUp);
+      } else if (notice.epoch !== this.current.epoch) this.current.reset(notice.seq, notice.epoch);
       return;
     }
     if (!this.apply(Number(match[1]), message)) this.catchUp(message);

@@ -3,6 +3,7 @@ import { type LoggedFrame, MemoryEventLog } from "../server/event-log.js";
 import type { SnapshotFrame, UpdateFrame } from "../protocol/protocol-schemas.js";
 import { MessageDeltaDecoder } from "../protocol/message-delta.js";
 import { initialAgentState, reduceAgentState } from "../agent/agent-state.js";
+import { withState } from "../agent/shared-ids.js";
 import type { AgentEvent, AgentMessage, AgentState } from "../types.js";
 
 type AgentEndEvent = Extract<AgentEvent, { type: "agent_end" }>;
@@ -20,6 +21,8 @@ export class SessionMirror {
   private seq: number;
   /** The latest run's end: its event when applied here, its frame's JSON when kept from the stream (parsed if a snapshot needs it). */
   private lastAgentEnd: { seq: number; event?: AgentEndEvent; json?: string } | undefined;
+  /** The `queueVersion` of the queue counts the state shows: older notices are ignored. */
+  private queueVersion = 0;
   readonly replaySource: ReplaySource;
 
   constructor(
@@ -120,6 +123,19 @@ export class SessionMirror {
     }
     this.apply({ seq, type: event.type, json }, event, undefined);
     return true;
+  }
+
+  /**
+   * The session's queue counts on Redis, as of `version` (the meta's `queueVersion`): the state and
+   * snapshots show them (`queuedSteering`, `queuedFollowUp`). Why from Redis and not from the
+   * events: no event tells a queue change, and only the runner's agent knows its queues; a
+   * snapshot on any process now shows what the session's queue holds. A notice read while the
+   * session was being read may be older than the read: the version tells.
+   */
+  queued(version: number, queuedSteering: number, queuedFollowUp: number): void {
+    if (version <= this.queueVersion) return;
+    this.queueVersion = version;
+    this.state = withState(this.state, { queuedSteering, queuedFollowUp });
   }
 
   /** Frames of a run that began before this mirror: they rebuild the state, and are kept for resume. */

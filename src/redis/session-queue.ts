@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
+import { errorText } from "../errors.js";
 import { safeJsonLine } from "../server/safe-json-line.js";
 import { queuedFrom } from "../streams/queued-from.js";
-import type { AgentMessage } from "../types.js";
+import type { AgentMessage, QueuedMessages } from "../types.js";
 import type { ScriptedRedis } from "./redis-scripts.js";
 
 /** Which queue of the Agent a message waits in, named as the protocol's commands are. */
@@ -21,7 +22,8 @@ interface QueuedEntry {
  * takes it in the same script as its transcript append (`take`, `rxagentFencedPush`); a process
  * that runs the session next (a takeover, a new prompt) queues what the list holds on its agent
  * again (`restore`). What the agent drops (an abort drops the steering) leaves the list with the
- * lease (`dropped`); a reset deletes it.
+ * lease (`dropped`); a reset deletes it. Each write also sets the counts every process's mirror
+ * shows (`queuedSteering`, `queuedFollowUp`; `NOTE_QUEUE` in redis-scripts.ts).
  */
 export class SessionQueue {
   /** On Redis and not taken by the run yet, in the order they came. */
@@ -38,18 +40,45 @@ export class SessionQueue {
 
   constructor(
     private readonly redis: ScriptedRedis,
-    private readonly keys: { lease: string; queue: string },
+    private readonly keys: { lease: string; queue: string; meta: string; frames: string },
     private readonly token: string,
   ) {}
 
-  /** Keeps `elements` (the list as a new runner read it) as not taken, and gives their messages to queue on its agent, in order. */
-  restore(elements: readonly string[], warn: (message: string) => void): { kind: QueuedKind; message: AgentMessage }[] {
+  /** How many steers and follow-ups the list holds (after the write being sent). */
+  get counts(): [steering: number, followUp: number] {
+    let steering = 0;
+    for (const entry of this.entries) if (entry.kind === "steer") steering += 1;
+    return [steering, this.entries.length - steering];
+  }
+
+  /**
+   * Queues on the new runner's agent (`queueOnAgent`), in order, the messages of `elements` (the
+   * list as a new runner read it), and keeps them as not taken. An element that is not a queued
+   * message, or whose message the agent refuses (`steer` checks it: a message from a process with a
+   * larger `maxJsonDepth`, or written by hand), is removed from the list with a warning. Why
+   * removed: no process can ever deliver it, and left there it was skipped again at every run, and
+   * kept by a run end that had other messages of its kind queued. Resolves once the removal and the
+   * counts reached Redis (nothing is sent for an empty list).
+   */
+  restore(elements: readonly string[], queueOnAgent: (kind: QueuedKind, message: AgentMessage) => void, warn: (message: string) => void): Promise<unknown> {
+    const removed: string[] = [];
     for (const [index, element] of elements.entries()) {
       const entry = entryOf(element);
-      if (entry) this.entries.push(entry);
-      else warn(`${this.keys.queue}[${index}]: skipped an element that is not a queued message.`);
+      if (!entry) {
+        warn(`${this.keys.queue}[${index}]: removed an element that is not a queued message.`);
+        removed.push(element);
+        continue;
+      }
+      try {
+        queueOnAgent(entry.kind, entry.message);
+        this.entries.push(entry);
+      } catch (error) {
+        warn(`${this.keys.queue}[${index}]: removed a kept ${entry.kind} the agent refused: ${errorText(error)}`);
+        removed.push(element);
+      }
     }
-    return this.entries.map(({ kind, message }) => ({ kind, message }));
+    if (elements.length === 0) return Promise.resolve();
+    return this.redis.rxagentUnqueue(this.keys.lease, this.keys.queue, this.keys.meta, this.token, ...this.counts, this.keys.frames, ...removed);
   }
 
   /**
@@ -84,17 +113,18 @@ export class SessionQueue {
 
   /**
    * At the end of a run (its lease about to go back): the elements of the messages the agent no
-   * longer queues and the run did not take, for the release to remove. Why counts suffice: the
-   * Agent only ever empties a whole queue (`abort` the steering, `clearFollowUps`, `reset`), and
-   * a message the loop drained for a turn that never came is marked so (`queuedFrom`). What the
-   * agent still queues stays on Redis for the session's next run, on whichever process.
+   * longer queues (`queued`, what it still does: `Agent.snapshot().queued`) and the run did not
+   * take, for the release to remove. What the agent still queues stays on Redis for the session's
+   * next run, on whichever process. Why by the messages themselves and not by the queue counts: a
+   * message `continue` took (it is not marked as the loop's drains are, `queuedFrom`) that the run
+   * never appended (`continue` threw after taking it) was kept while another of its kind waited.
    */
-  dropped(queuedSteering: number, queuedFollowUp: number): string[] {
+  dropped(queued: QueuedMessages): string[] {
+    const waiting = new Set<AgentMessage>([...queued.steering, ...queued.followUp]);
     const kept: QueuedEntry[] = [];
     const dropped: string[] = [];
     for (const entry of this.entries) {
-      const stillQueued = (entry.kind === "steer" ? queuedSteering : queuedFollowUp) > 0 && queuedFrom(entry.message) === undefined;
-      if (stillQueued) kept.push(entry);
+      if (waiting.has(entry.message)) kept.push(entry);
       else dropped.push(entry.element);
     }
     this.entries = kept;
@@ -123,14 +153,16 @@ export class SessionQueue {
   private send(kind: QueuedKind, message: AgentMessage): Promise<boolean> {
     const element = safeJsonLine({ id: randomUUID(), kind, message }).line.slice(0, -1);
     this.entries.push({ kind, message, element });
-    return this.redis.rxagentQueueMessage(this.keys.lease, this.keys.queue, this.token, element).then((length) => length > 0);
+    return this.redis.rxagentQueueMessage(this.keys.lease, this.keys.queue, this.keys.meta, this.token, element, ...this.counts, this.keys.frames).then((length) => length > 0);
   }
 }
 
 function entryOf(element: string): QueuedEntry | undefined {
   try {
     const parsed = JSON.parse(element) as Partial<QueuedEntry> | null;
-    if ((parsed?.kind !== "steer" && parsed?.kind !== "follow_up") || typeof parsed.message !== "object" || parsed.message === null) return undefined;
+    // A message needs its role: the agent would take a plain object as `{ text }` input.
+    const role = (parsed?.message as { role?: unknown } | null | undefined)?.role;
+    if ((parsed?.kind !== "steer" && parsed?.kind !== "follow_up") || typeof parsed.message !== "object" || typeof role !== "string") return undefined;
     return { kind: parsed.kind, message: parsed.message, element };
   } catch {
     return undefined;

@@ -127,9 +127,10 @@ export class SessionRunner {
     const { redis } = this.context;
     // Sent before anything else this process sends for the session, on the same connection,
     // so a prompt right after this one finds the lease free.
-    const { queuedSteering, queuedFollowUp } = this.agent.state;
-    const dropped = this.store.queue?.dropped(queuedSteering, queuedFollowUp) ?? [];
-    const released = redis.rxagentReleaseLease(this.keys.lease, this.keys.meta, this.keys.queue, this.token, ...dropped);
+    const queue = this.store.queue;
+    const dropped = queue?.dropped(this.agent.snapshot().queued) ?? [];
+    const [steering, followUp] = queue?.counts ?? [0, 0];
+    const released = redis.rxagentReleaseLease(this.keys.lease, this.keys.meta, this.keys.queue, this.token, steering, followUp, this.keys.frames, ...dropped);
     this.released = released.then((count) => count === 1);
     this.released.catch(() => undefined);
     released.then(

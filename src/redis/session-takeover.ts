@@ -53,7 +53,7 @@ export async function takeLease(session: LeaseTaker, leftOff = false): Promise<S
     orphaned = frames.mirror.isRunning || (leftOff && (await redis.hexists(keys.meta, "runSeq")) === 1);
     if (leftOff && !orphaned) {
       context.unlisten(keys.commands);
-      await redis.rxagentReleaseLease(keys.lease, keys.meta, keys.queue, token);
+      await redis.rxagentReleaseLease(keys.lease, keys.meta, keys.queue, token, 0, 0, keys.frames);
       return undefined;
     }
     // Counted before a runner exists: a takeover that Redis fails here (it restarts) leaves only a
@@ -79,7 +79,7 @@ export async function takeLease(session: LeaseTaker, leftOff = false): Promise<S
     agent = await context.createAgent(session.id, store);
   } catch (error) {
     context.unlisten(keys.commands);
-    await redis.rxagentReleaseLease(keys.lease, keys.meta, keys.queue, token);
+    await redis.rxagentReleaseLease(keys.lease, keys.meta, keys.queue, token, 0, 0, keys.frames);
     throw new Error(`createAgent failed: ${errorText(error)}`, { cause: error });
   }
   requeue(agent, store, queued, context.warn);
@@ -125,15 +125,11 @@ function announceUnframedMessages(runner: SessionRunner, frames: SessionFrames):
  * Queues on the new agent, in their order and kind, the messages the session's queue holds: a
  * steer goes in before the run's next model call, a follow-up once it would stop; a takeover's
  * `continue` of a run that had answered takes them at once (as `Agent.continue` does), a new
- * prompt's run on its way. The run's transcript append of each removes it from Redis.
+ * prompt's run on its way. The run's transcript append of each removes it from Redis; what the
+ * agent cannot queue is removed now (`SessionQueue.restore`).
  */
 function requeue(agent: Agent, store: RedisTranscriptStore, elements: readonly string[], warn: (message: string) => void): void {
-  for (const { kind, message } of store.queue?.restore(elements, warn) ?? []) {
-    try {
-      if (kind === "steer") agent.steer(message);
-      else agent.followUp(message);
-    } catch (error) {
-      warn(`${store.key}: could not queue a kept ${kind} again: ${errorText(error)}`);
-    }
-  }
+  const restored = store.queue?.restore(elements, (kind, message) => (kind === "steer" ? agent.steer(message) : agent.followUp(message)), warn);
+  // A refusal means the lease is gone: the runner learns that from its next write.
+  restored?.catch((error: unknown) => warn(`${store.key}: could not update the session's queue on Redis: ${errorText(error)}`));
 }

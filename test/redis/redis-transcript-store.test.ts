@@ -195,9 +195,9 @@ describe.skipIf(!hasRedisServer)("RedisTranscriptStore", () => {
     await store.flush();
     const scripted = withSessionScripts(redis);
     // The same append again (index 0), as after a reconnect: the list keeps one copy.
-    expect(await scripted.rxagentFencedPush("rxagent:{once}:lease", "rxagent:{once}:transcript", "rxagent:{once}:meta", "rxagent:{once}:queue", "mine", JSON.stringify(user("one")), 0, "")).toBe(1);
+    expect(await scripted.rxagentFencedPush("rxagent:{once}:lease", "rxagent:{once}:transcript", "rxagent:{once}:meta", "rxagent:{once}:queue", "mine", JSON.stringify(user("one")), 0, "", 0, 0, "rxagent:{once}:frames")).toBe(1);
     // An append whose predecessor (index 1) never arrived.
-    expect(await scripted.rxagentFencedPush("rxagent:{once}:lease", "rxagent:{once}:transcript", "rxagent:{once}:meta", "rxagent:{once}:queue", "mine", JSON.stringify(user("three")), 2, "")).toBe(-1);
+    expect(await scripted.rxagentFencedPush("rxagent:{once}:lease", "rxagent:{once}:transcript", "rxagent:{once}:meta", "rxagent:{once}:queue", "mine", JSON.stringify(user("three")), 2, "", 0, 0, "rxagent:{once}:frames")).toBe(-1);
     expect(await store.load()).toStrictEqual([user("one")]);
     expect(await redis.hget("rxagent:{once}:meta", "broken")).toBe("1");
   });
@@ -207,21 +207,27 @@ describe.skipIf(!hasRedisServer)("RedisTranscriptStore", () => {
     const scripted = withSessionScripts(redis);
     const keys = ["rxagent:{requeue}:lease", "rxagent:{requeue}:transcript", "rxagent:{requeue}:meta", "rxagent:{requeue}:queue"] as const;
     const element = JSON.stringify({ id: "q1", kind: "steer", message: user("steered") });
-    const queue = () => scripted.rxagentQueueMessage(keys[0], keys[3], "mine", element);
-    const append = () => scripted.rxagentFencedPush(...keys, "mine", JSON.stringify(user("steered")), 0, element);
+    const frames = "rxagent:{requeue}:frames";
+    // The counts each script is given are the runner's after it: one steer queued, then none.
+    const queue = () => scripted.rxagentQueueMessage(keys[0], keys[3], keys[2], "mine", element, 1, 0, frames);
+    const append = () => scripted.rxagentFencedPush(...keys, "mine", JSON.stringify(user("steered")), 0, element, 0, 0, frames);
+    const counts = () => redis.hmget(keys[2], "queuedSteering", "queuedFollowUp");
     expect(await queue()).toBe(1);
     // Sent again (its reply lost): one copy.
     expect(await queue()).toBe(1);
+    expect(await counts()).toStrictEqual(["1", "0"]);
     expect(await append()).toBe(1);
     expect(await redis.llen(keys[3])).toBe(0);
+    expect(await counts()).toStrictEqual(["0", "0"]);
     // Both sent again, in their order, as ioredis resends what a reconnect left unanswered: the
     // append's resend removes the copy the enqueue's resend put back, and stores nothing twice.
     expect(await queue()).toBe(1);
     expect(await append()).toBe(1);
     expect(await redis.llen(keys[3])).toBe(0);
+    expect(await counts()).toStrictEqual(["0", "0"]);
     expect(await redis.lrange(keys[1], 0, -1)).toStrictEqual([JSON.stringify(user("steered"))]);
     // Fenced: a token that lost the lease queues nothing.
-    expect(await scripted.rxagentQueueMessage(keys[0], keys[3], "theirs", element)).toBe(0);
+    expect(await scripted.rxagentQueueMessage(keys[0], keys[3], keys[2], "theirs", element, 1, 0, frames)).toBe(0);
     expect(await redis.llen(keys[3])).toBe(0);
   });
 

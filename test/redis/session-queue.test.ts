@@ -1,9 +1,11 @@
 import { Type } from "@sinclair/typebox";
 import { Redis } from "ioredis";
-import { asyncScheduler } from "rxjs";
+import { asyncScheduler, lastValueFrom } from "rxjs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent/agent.js";
 import { withSessionScripts } from "../../src/redis/redis-scripts.js";
+import { sessionKeys } from "../../src/redis/session-keys.js";
+import { SessionQueue } from "../../src/redis/session-queue.js";
 import { redisSessions, RedisTranscriptStore, TAKEOVER_TEXT } from "../../src/redis/index.js";
 import { serveAgents } from "../../src/server/index.js";
 import { INTERRUPTED_TOOL_TEXT } from "../../src/streams/transcript/repair-transcript.js";
@@ -54,6 +56,7 @@ describe.skipIf(!hasRedisServer)("steers and follow-ups on Redis survive the run
 
   afterEach(async () => {
     for (const close of closing.splice(0)) await close();
+    warnings.length = 0;
   });
 
   afterAll(async () => {
@@ -62,11 +65,14 @@ describe.skipIf(!hasRedisServer)("steers and follow-ups on Redis survive the run
   });
 
   /** With `steeringInterruptsTools`, each answer after the first call streams slowly (500 ms a chunk): the run is still going when the test looks at Redis. */
+  /** What the in-process servers warned about, in order. */
+  const warnings: string[] = [];
+
   async function serveHere(redis: string | Redis = redisServer.url, steeringInterruptsTools = false) {
     const slowly: ScriptedTurn = (context, call) => (call === 0 ? callOnGo(context, call) : { content: [{ type: "text", text: "Noted." }], delay: 500 });
     const turn = steeringInterruptsTools ? slowly : callOnGo;
     const model = () => scriptedModel([turn, turn, turn, turn], { scheduler: asyncScheduler, delay: 5 });
-    const sessions = redisSessions({ redis, leaseMs: LEASE_MS, onWarning: () => undefined, createAgent: (_id, store) => Agent.open({ store, tools: [waitForever], model: model(), steeringInterruptsTools }) });
+    const sessions = redisSessions({ redis, leaseMs: LEASE_MS, onWarning: (text) => warnings.push(text), createAgent: (_id, store) => Agent.open({ store, tools: [waitForever], model: model(), steeringInterruptsTools }) });
     const server = await serveAgents({ port: 0, ...sessions.serveOptions });
     closing.push(async () => {
       await server.close();
@@ -194,4 +200,86 @@ describe.skipIf(!hasRedisServer)("steers and follow-ups on Redis survive the run
     expect(await client.request({ type: "reset" })).toMatchObject({ type: "ack" });
     await pollUntil(async () => ((await reader.llen("rxagent:{reset-queue}:queue")) === 0 ? true : undefined), "the queue to go");
   }, 60_000);
+  /** The queue counts a client attached now is shown (its snapshot's state). */
+  async function shownQueued(url: string, session: string): Promise<[number, number]> {
+    const client = await attach(url, session);
+    await waitFor(() => client.frames.some((frame) => frame.type === "snapshot"), "the snapshot");
+    const snapshot = client.frames.find((frame) => frame.type === "snapshot") as { state: { queuedSteering: number; queuedFollowUp: number } };
+    return [snapshot.state.queuedSteering, snapshot.state.queuedFollowUp];
+  }
+
+  /** Polls `shownQueued` until it shows `expected` (the counts travel through the frames channel). */
+  async function waitShown(url: string, session: string, expected: [number, number]): Promise<void> {
+    await pollUntil(async () => {
+      const shown = await shownQueued(url, session);
+      return shown[0] === expected[0] && shown[1] === expected[1] ? true : undefined;
+    }, `a snapshot showing ${expected.join(" / ")} queued`);
+  }
+
+  it("a steer sent while a tool runs is shown queued to clients on every process, the runner's and another's, and gone once the run took it", async () => {
+    const runnerServer = await serveHere();
+    const otherServer = await serveHere();
+    const first = await attach(runnerServer.url, "shown");
+    const second = await attach(otherServer.url, "shown");
+    expect(await first.request({ type: "prompt", input: "go" })).toMatchObject({ type: "ack" });
+    await waitFor(() => first.agentEvents().some((event) => event.type === "tool_execution_start"), "the tool to run", 20_000);
+    expect(await second.request({ type: "steer", input: "and this" })).toMatchObject({ type: "ack" });
+    expect(await second.request({ type: "follow_up", input: "later" })).toMatchObject({ type: "ack" });
+    // Before: every snapshot showed 0 / 0 (the mirrors rebuild the state from events, and no event tells a queue change).
+    await waitShown(otherServer.url, "shown", [1, 1]);
+    await waitShown(runnerServer.url, "shown", [1, 1]);
+    // The tool ends: the run takes the steer into its next turn, then the follow-up once it would stop.
+    expect(await second.request({ type: "cancel_tool", toolCallId: "w1" })).toMatchObject({ type: "ack" });
+    await waitFor(() => second.agentEvents().some((event) => event.type === "agent_end"), "the run to end", 20_000);
+    const { transcript, queue } = await storedSession("shown");
+    expect(transcript.map(line).slice(3)).toStrictEqual(["user:and this", "assistant:Noted.", "user:later", "assistant:Noted."]);
+    expect(queue).toStrictEqual([]);
+    await waitShown(otherServer.url, "shown", [0, 0]);
+    await waitShown(runnerServer.url, "shown", [0, 0]);
+  }, 60_000);
+
+  it("a kept element that is not a queued message, or whose message the agent refuses, is removed from the queue with a warning when a process takes the session", async () => {
+    const queueKey = "rxagent:{bad-queue}:queue";
+    const refused = JSON.stringify({ id: "r", kind: "follow_up", message: { role: "user", content: "no timestamp" } });
+    const kept = [1, 2].map((index) => JSON.stringify({ id: `f${index}`, kind: "follow_up", message: { role: "user", content: `kept ${index}`, timestamp: index } }));
+    await reader.rpush(queueKey, "not json", JSON.stringify({ id: "x", kind: "steer", message: { text: "no role" } }), refused, ...kept);
+    const client = await attach((await serveHere()).url, "bad-queue");
+    expect(await client.request({ type: "prompt", input: "go" })).toMatchObject({ type: "ack" });
+    await waitFor(() => client.agentEvents().some((event) => event.type === "tool_execution_start"), "the tool to run", 20_000);
+    // Before: skipped with a warning and left there (the refused one even stayed past the run's
+    // end, other follow-ups being queued), to be skipped again by every later run.
+    expect(await reader.lrange(queueKey, 0, -1)).toStrictEqual(kept);
+    expect(warnings.filter((text) => text.includes(queueKey))).toStrictEqual([
+      `${queueKey}[0]: removed an element that is not a queued message.`,
+      `${queueKey}[1]: removed an element that is not a queued message.`,
+      expect.stringMatching(/^rxagent:\{bad-queue\}:queue\[2\]: removed a kept follow_up the agent refused: .*no timestamp number/),
+    ]);
+    // An abort keeps the follow-ups, on the agent and on Redis.
+    expect(await client.request({ type: "abort" })).toMatchObject({ type: "ack" });
+    expect((await storedSession("bad-queue")).queue).toStrictEqual(kept);
+  }, 60_000);
+
+  it("a message `continue` took that its run never appended, while another of its kind still waits: dropped from the queue at the run's end, as the agent dropped it", async () => {
+    await reader.set("rxagent:{took}:lease", "mine");
+    const connection = withSessionScripts(new Redis(redisServer.url));
+    closing.push(async () => void connection.disconnect());
+    const queue = new SessionQueue(connection, sessionKeys("rxagent:", "took"), "mine");
+    const agent = new Agent({ model: scriptedModel(["Noted."], { scheduler: asyncScheduler, delay: 5 }) });
+    await lastValueFrom(agent.prompt("hi"));
+    // With an image the first nests three levels (message, content, part); the second one.
+    const first: AgentMessage = { role: "user", content: [{ type: "text", text: "first" }, { type: "image", data: "aGk=", mimeType: "image/png" }], timestamp: 1 };
+    const second: AgentMessage = { role: "user", content: "second", timestamp: 2 };
+    for (const message of [first, second]) {
+      agent.followUp(message);
+      expect(await queue.add("follow_up", message)).toBe(true);
+    }
+    const [firstElement] = await reader.lrange("rxagent:{took}:queue", 0, -1);
+    // `continue` takes the first follow-up, then refuses it (the config changed since it was queued): the agent lost it.
+    agent.configure({ maxJsonDepth: 2 });
+    expect(() => agent.continue()).toThrow(/nest deeper than 2/);
+    expect(agent.snapshot().queued.followUp).toStrictEqual([second]);
+    // Before: kept (a follow-up was still queued, and `continue` does not mark what it takes), for the next run to deliver.
+    expect(queue.dropped(agent.snapshot().queued)).toStrictEqual([firstElement]);
+    expect(queue.counts).toStrictEqual([0, 1]);
+  });
 });
