@@ -134,7 +134,7 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
       lastTurn: undefined,
       steering: steering.queue,
       followUp: followUp.queue,
-      ownsQueues: { steering: steering.source !== undefined, followUp: followUp.source !== undefined },
+      ownsQueues: steering.source === undefined && followUp.source === undefined ? NO_OWNED_QUEUES : { steering: steering.source !== undefined, followUp: followUp.source !== undefined },
       cancellation: new LazyAbortController(),
       abort$: fromAbortSignal(config.signal),
       turns: 0,
@@ -169,8 +169,12 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
 /** A run's queue, and the Observable the run fills it from when the run made it. */
 type QueueBinding = { queue: DrainableQueue; source?: undefined } | { queue: MessageQueue; source: Observable<AgentMessage> };
 
+// Shared by the runs that give no queue or own none (most): per run they were two objects more.
+const NO_QUEUE: QueueBinding = { queue: noMessages };
+const NO_OWNED_QUEUES: RunState["ownsQueues"] = { steering: false, followUp: false };
+
 function queueFrom(input: Observable<AgentMessage> | DrainableQueue | undefined): QueueBinding {
-  if (input === undefined) return { queue: noMessages };
+  if (input === undefined) return NO_QUEUE;
   if (isObservable(input)) return { queue: new MessageQueue(), source: input };
   return { queue: input };
 }

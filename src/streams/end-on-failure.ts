@@ -31,8 +31,8 @@ export class EndOnFailure extends Subscriber<AgentEvent> {
   private toolEvents: ToolExecutionEvent[] | undefined;
   /** Starts minus ends in `toolEvents`: at 0 every call has ended (an end always follows its own start), so the log is dropped. */
   private openCalls = 0;
-  /** The `toolResult` messages of the open turn. */
-  private results: ToolResultMessage[] = [];
+  /** The `toolResult` messages of the open turn; made by the first (a turn without tools makes none). */
+  private results: ToolResultMessage[] | undefined;
   private agentEnded = false;
 
   constructor(
@@ -47,14 +47,14 @@ export class EndOnFailure extends Subscriber<AgentEvent> {
       case "turn_start":
         this.inTurn = true;
         this.assistant = undefined;
-        this.results = [];
+        this.results = undefined;
         break;
       case "turn_end":
         this.inTurn = false;
         break;
       case "message_end":
         if (event.message.role === "assistant") this.assistant = event.message as AssistantMessage;
-        else if (event.message.role === "toolResult") this.results.push(event.message as ToolResultMessage);
+        else if (event.message.role === "toolResult") (this.results ??= []).push(event.message as ToolResultMessage);
         break;
       case "tool_execution_start":
         (this.toolEvents ??= []).push(event);
@@ -97,16 +97,17 @@ export class EndOnFailure extends Subscriber<AgentEvent> {
         appendMessage(run, assistant);
         for (const event of messageEventsOf(assistant)) subscriber.next(event);
       }
-      const answered = new Set(this.results.map((result) => result.toolCallId));
+      const results = (this.results ??= []);
+      const answered = new Set(results.map((result) => result.toolCallId));
       const calls = isFailedMessage(assistant) ? [] : toolCallsOf(assistant);
       for (const call of calls) {
         if (answered.has(call.id)) continue;
         const result: ToolResultMessage = { role: "toolResult", toolCallId: call.id, toolName: call.name, content: errorResult(text).content, details: {}, isError: true, timestamp: now };
         appendMessage(run, result);
-        this.results.push(result);
+        results.push(result);
         for (const event of messageEventsOf(result)) subscriber.next(event);
       }
-      subscriber.next({ type: "turn_end", message: assistant, toolResults: this.results });
+      subscriber.next({ type: "turn_end", message: assistant, toolResults: results });
     }
     run.ended = true;
     subscriber.next(agentEndEvent(run, { type: "end", reason: "failed", errorMessage: text }));

@@ -34,6 +34,14 @@ const cases: { name: string; config: Partial<AgentLoopConfig>; tools?: AgentTool
   { name: "a fractional maxConcurrency", config: { maxConcurrency: 1.5 }, field: "maxConcurrency", message: /got 1.5/ },
   { name: "a string maxConcurrency", config: { maxConcurrency: "4" as unknown as number }, field: "maxConcurrency", message: /got "4"/ },
   { name: "duplicate tool names", config: {}, tools: [tool("a"), tool("b"), tool("a")], field: "tools[2].name", message: /"a" is also the name of tools\[0\]/ },
+  // Past 16 tools the names are looked up in a Map rather than scanned: the same answer.
+  {
+    name: "duplicate tool names among many tools",
+    config: {},
+    tools: [...Array.from({ length: 20 }, (_, index) => tool(`t${index}`)), tool("t1"), tool("t7")],
+    field: "tools[20].name",
+    message: /"t1" is also the name of tools\[1\]/,
+  },
   { name: "both convertToLlm and convertMessageToLlm", config: { convertToLlm: (messages) => messages as never, convertMessageToLlm: (message) => message as never }, field: "convertMessageToLlm", message: /give either convertToLlm .* or convertMessageToLlm .*, not both/ },
   { name: "a convertMessageToLlm that is not a function", config: { convertMessageToLlm: "rename" as never }, field: "convertMessageToLlm", message: /must be a function, got "rename"/ },
   { name: "a tool concurrency of 0", config: {}, tools: [tool("a", 0)], field: "tools[0].concurrency", message: /got 0/ },

@@ -1,6 +1,6 @@
 import { concatMap, from, mergeMap, NEVER, Observable, of, type OperatorFunction, Subject, type Subscriber, Subscription, type SchedulerLike } from "rxjs";
 import { errorText } from "../../errors.js";
-import type { AgentContext, AgentEvent, AgentLoopConfig, ApprovalDecision, AssistantMessage, DrainableQueue, ToolCall, ToolCallCancellation } from "../../types.js";
+import type { AgentContext, AgentEvent, AgentLoopConfig, AgentTool, ApprovalDecision, AssistantMessage, DrainableQueue, ToolCall, ToolCallCancellation } from "../../types.js";
 import type { Cancellation } from "../../util/lazy-abort-controller.js";
 import { errorResult } from "../../tools/tool-results.js";
 import { announceSlotWaits, type SlotWaits } from "./announce-slot-waits.js";
@@ -80,7 +80,7 @@ export function executeToolCalls(
       : undefined;
     const batch: ToolBatch = { assistantMessage, context, config, scheduler, cancellation: options.cancellation, interruption, deadlines: new ToolDeadlines(scheduler), cancellations };
     // Made only for a batch that may need a person's answer: the others pay nothing for approvals.
-    const approvals = context.tools?.some((tool) => tool.needsApproval)
+    const approvals = context.tools?.some(needsApproval)
       ? new CallApprovals(config.approvals !== undefined, (toolCallId) => toolCalls.some((call) => call.id === toolCallId))
       : undefined;
     listenForAnswers(inputs, subscriber, config, cancellations, approvals);
@@ -197,15 +197,19 @@ function processCalls(toolCalls: ToolCall[], batch: ToolBatch, results: BatchRes
   }
   const prepared$ = prepareToolCalls(toolCalls, batch, grown);
   const approved$ = approvals ? prepared$.pipe(mergeMap((output) => (output instanceof PreparedToolCall ? awaitApproval(output, batch, approvals) : of(output)))) : prepared$;
-  const slotWaits: SlotWaits = { scheduler: batch.scheduler, cancellation: batch.cancellation, isSettled: (index) => results.isSettled(index) };
-  return approved$.pipe(fanOutPrepared(fanOut(runCall, config.maxConcurrency ?? Infinity, context, slotWaits)));
+  return approved$.pipe(fanOutPrepared(fanOut(runCall, config.maxConcurrency ?? Infinity, batch, results)));
 }
+
+// Module-level predicates: an arrow written at the call site is a new function per batch.
+const needsApproval = (tool: AgentTool): boolean => Boolean(tool.needsApproval);
+const isSequential = (tool: AgentTool): boolean => tool.executionMode === "sequential";
+const isCapped = (tool: AgentTool): boolean => tool.concurrency !== undefined;
 
 /** True when a call of the batch names a tool with `executionMode: "sequential"`. */
 function callsSequentialTool(toolCalls: readonly ToolCall[], context: AgentContext): boolean {
   // Most runs have no such tool: then no call is looked at (the scan made a closure per call).
   const tools = context.tools;
-  if (!tools?.some((tool) => tool.executionMode === "sequential")) return false;
+  if (!tools?.some(isSequential)) return false;
   return toolCalls.some((call) => tools.some((tool) => tool.name === call.name && tool.executionMode === "sequential"));
 }
 
@@ -236,15 +240,14 @@ function fanOutPrepared(fanOut: OperatorFunction<PreparedToolCall, CallOutput>):
 function fanOut(
   runCall: (prepared: PreparedToolCall) => Observable<CallOutput>,
   limit: number,
-  context: AgentContext,
-  slotWaits: SlotWaits,
+  batch: ToolBatch,
+  results: BatchResults,
 ): OperatorFunction<PreparedToolCall, CallOutput> {
-  const capped = context.tools?.some((tool) => tool.concurrency !== undefined) ?? false;
-  if (!capped) {
-    // Without a limit no call waits: nothing to announce, and nothing to pay per call.
-    if (limit === Infinity) return mergeMap(runCall);
-    return announceSlotWaits((project) => mergeMap(project, limit), runCall, slotWaits);
-  }
+  const capped = batch.context.tools?.some(isCapped) ?? false;
+  // Without a limit no call waits: nothing to announce, and nothing to pay per call.
+  if (!capped && limit === Infinity) return mergeMap(runCall);
+  const slotWaits: SlotWaits = { scheduler: batch.scheduler, cancellation: batch.cancellation, isSettled: (index) => results.isSettled(index) };
+  if (!capped) return announceSlotWaits((project) => mergeMap(project, limit), runCall, slotWaits);
   const capOf = (prepared: PreparedToolCall) => (prepared.tool.concurrency === undefined ? undefined : { key: prepared.tool.name, cap: prepared.tool.concurrency });
   return announceSlotWaits((project) => mergeMapCapped(project, limit, capOf), runCall, slotWaits);
 }
