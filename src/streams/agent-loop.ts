@@ -137,6 +137,7 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
       ownsQueues: { steering: steering.source !== undefined, followUp: followUp.source !== undefined },
       cancellation: new LazyAbortController(),
       abort$: fromAbortSignal(config.signal),
+      toolDeadlines: undefined,
       turns: 0,
       converted: undefined,
       modelMessagesSeen,
