@@ -137,6 +137,7 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
       ownsQueues: steering.source === undefined && followUp.source === undefined ? NO_OWNED_QUEUES : { steering: steering.source !== undefined, followUp: followUp.source !== undefined },
       cancellation: new LazyAbortController(),
       abort$: fromAbortSignal(config.signal),
+      toolDeadlines: undefined,
       turns: 0,
       converted: undefined,
       modelMessagesSeen,

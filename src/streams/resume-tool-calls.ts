@@ -33,7 +33,8 @@ export function resumeToolCalls(run: RunState, reopened: ReopenedToolCalls): Obs
     const batch$ = executeToolCalls(
       reopened.assistant,
       waiting.map((call) => call.toolCall),
-      { ...run, config, context: { ...run.context, ...(tools === undefined ? {} : { tools }) } },
+      // A copy of the run: the time limits of its calls go to the run's own, which the run cancels.
+      { ...run, config, context: { ...run.context, ...(tools === undefined ? {} : { tools }) }, deadlinesOwner: run },
     );
     return batch$.subscribe(
       forwardingObserver(subscriber, {

@@ -3,6 +3,7 @@ import { isModelMessage } from "../types/messages.js";
 import type { CheckedPrefix } from "./transcript/checked-transcripts.js";
 import { ConvertedMessages } from "./transcript/convert-each-message.js";
 import type { LazyAbortController } from "../util/lazy-abort-controller.js";
+import type { ToolDeadlines } from "../operators/tool-calls/tool-deadlines.js";
 import type {
   AgentContext,
   AgentEvent,
@@ -57,6 +58,11 @@ export interface RunState {
   readonly cancellation: LazyAbortController;
   /** Emits when `config.signal` aborts. */
   readonly abort$: Observable<void>;
+  /**
+   * The time limits of the calls of all the run's batches, one timer for the run (made by the
+   * first call with a limit; tool-deadlines.ts), cancelled as the run ends (run-teardown.ts).
+   */
+  toolDeadlines: ToolDeadlines | undefined;
   turns: number;
   /**
    * The transcript's model messages so far, kept up to date as it grows, so the default

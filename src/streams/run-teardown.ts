@@ -4,7 +4,8 @@ import type { RunState } from "./run-state.js";
 /**
  * What ties a run to its caller: an abort of the caller's `signal` aborts the run, and leaving
  * before `agent_end` aborts it too (hooks and tools see the run's signal fire). It is the run's
- * teardown: unsubscribing stops listening to the signal.
+ * teardown: unsubscribing stops listening to the signal, and cancels the timer of the run's tool
+ * deadlines, which its batches leave armed (tool-deadlines.ts), so none outlives the run.
  *
  * Why an object rather than the teardown closure it replaced: a run waiting for its model holds
  * it, and that closure's context kept the run's subscribe scope (the prompts) alive; a run
@@ -29,6 +30,7 @@ export class RunTeardown implements Unsubscribable {
 
   unsubscribe(): void {
     if (this.onAbort) this.signal?.removeEventListener("abort", this.onAbort);
+    this.run.toolDeadlines?.unsubscribe();
     if (!this.run.ended) this.run.cancellation.abort(new Error("The run was unsubscribed"));
   }
 }

@@ -12,7 +12,7 @@ import { mergeMapCapped } from "../merge-map-capped.js";
 import { type PreparationOutput, prepareToolCall, prepareToolCalls } from "./prepare-tool-call.js";
 import type { ResultSlot } from "./result-slot.js";
 import { runToolCall } from "./run-tool-call.js";
-import { ToolDeadlines } from "./tool-deadlines.js";
+import type { ToolDeadlinesOwner } from "./tool-deadlines.js";
 import {
   ABORTED_TOOL_TEXT,
   BatchInterruption,
@@ -24,7 +24,14 @@ import {
   type ToolCallArrival,
 } from "./tool-batch.js";
 
-export interface ExecuteToolCallsOptions {
+/**
+ * What a batch needs from its run. Its calls' time limits go to the `toolDeadlines` of
+ * `deadlinesOwner`, by default of the options themselves (the run's `RunState`): whoever passes
+ * them cancels those once it runs no more batches, as the run does when it ends.
+ */
+export interface ExecuteToolCallsOptions extends ToolDeadlinesOwner {
+  /** Where the run's `toolDeadlines` are kept, when the options are a copy of the run. */
+  deadlinesOwner?: ToolDeadlinesOwner;
   context: AgentContext;
   config: AgentLoopConfig;
   scheduler: SchedulerLike;
@@ -78,7 +85,7 @@ export function executeToolCalls(
           results.settle(new FinalizedToolCall(index, toolCalls[index]!, errorResult(message), true, true), subscriber);
         })
       : undefined;
-    const batch: ToolBatch = { assistantMessage, context, config, scheduler, cancellation: options.cancellation, interruption, deadlines: new ToolDeadlines(scheduler), cancellations };
+    const batch: ToolBatch = { assistantMessage, context, config, scheduler, cancellation: options.cancellation, interruption, deadlinesOwner: options.deadlinesOwner ?? options, cancellations };
     // Made only for a batch that may need a person's answer: the others pay nothing for approvals.
     const approvals = context.tools?.some(needsApproval)
       ? new CallApprovals(config.approvals !== undefined, (toolCallId) => toolCalls.some((call) => call.id === toolCallId))

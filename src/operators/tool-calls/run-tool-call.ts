@@ -6,7 +6,7 @@ import { afterToolCall } from "./after-tool-call.js";
 import { isPromiseLike } from "../../util/is-promise-like.js";
 import { jsonDepthOf, nestsDeeperThan, tooDeepText } from "../../util/json-depth.js";
 import { progressUntilLast } from "../progress-until-last.js";
-import type { DeadlineListener, ToolDeadlines } from "./tool-deadlines.js";
+import { type DeadlineListener, type ToolDeadlines, toolDeadlinesOf } from "./tool-deadlines.js";
 import { toolTimeoutMs, toolTimeoutText } from "./tool-timeout.js";
 import type { CallCancellations, CancellationListener } from "./call-cancellations.js";
 import { CallSignalGroup } from "./call-signal-group.js";
@@ -91,7 +91,7 @@ function executeTool(prepared: PreparedToolCall, batch: ToolBatch, subscriber: S
   // Armed only now, for the same reason: a plain synchronous tool costs no timer. The limit
   // counts from the call's start all the same, since no virtual time passed while it ran.
   const timeoutMs = toolTimeoutMs(prepared, batch.config);
-  if (timeoutMs !== undefined) execution.limitTo(timeoutMs, batch.deadlines);
+  if (timeoutMs !== undefined) execution.limitTo(timeoutMs, toolDeadlinesOf(batch.deadlinesOwner, batch.scheduler));
   if (isObservable(output)) {
     // Typed by ToolExecuteResult; the last value is checked by finishWithValue like any result.
     execution.addTeardown(subscribeToOutput(output as Observable<AgentToolResult>, batch, execution));
@@ -249,7 +249,7 @@ class ToolExecution implements ToolExecutionContext, InterruptionListener, Cance
       : () => this.tearDown();
   }
 
-  /** Stops the call with a timeout error once `timeoutMs` have passed (the batch's one timer, tool-deadlines.ts). */
+  /** Stops the call with a timeout error once `timeoutMs` have passed (the run's one timer, tool-deadlines.ts). */
   limitTo(timeoutMs: number, deadlines: ToolDeadlines): void {
     this.timeoutMs = timeoutMs;
     this.deadlines = deadlines;

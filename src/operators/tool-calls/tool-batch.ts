@@ -11,7 +11,7 @@ import type {
 import type { Cancellation } from "../../util/lazy-abort-controller.js";
 import type { CallCancellations } from "./call-cancellations.js";
 import type { CallSignalGroup } from "./call-signal-group.js";
-import type { ToolDeadlines } from "./tool-deadlines.js";
+import type { ToolDeadlinesOwner } from "./tool-deadlines.js";
 
 /** What every step of one assistant message's tool batch needs to know. */
 export interface ToolBatch {
@@ -30,8 +30,8 @@ export interface ToolBatch {
    * running then are aborted; calls not started yet are skipped.
    */
   readonly interruption: BatchInterruption;
-  /** The running calls' time limits (`toolTimeoutMs`), one timer for the batch. */
-  readonly deadlines: ToolDeadlines;
+  /** Keeps the running calls' time limits (`toolTimeoutMs`): the run, whose batches share one timer. */
+  readonly deadlinesOwner: ToolDeadlinesOwner;
   /** Cancels of single calls, when the config has a `cancellations` source. */
   readonly cancellations?: CallCancellations;
   /** The latest group of calls sharing one signal, which calls starting alike join (call-signal-group.ts). */

@@ -3,7 +3,6 @@ import { asyncScheduler, delay, EMPTY, of } from "rxjs";
 import { describe, expect, it } from "vitest";
 import { prepareToolCalls } from "../../../src/operators/tool-calls/prepare-tool-call.js";
 import { BatchInterruption, FinalizedToolCall, PreparedToolCall, type ToolBatch } from "../../../src/operators/tool-calls/tool-batch.js";
-import { ToolDeadlines } from "../../../src/operators/tool-calls/tool-deadlines.js";
 import { defineTool } from "../../../src/tools/define-tool.js";
 import { textResult } from "../../../src/tools/tool-results.js";
 import { emptyUsage } from "../../../src/types/messages.js";
@@ -189,7 +188,7 @@ describe("prepareToolCalls", () => {
       scheduler: asyncScheduler,
       cancellation: new LazyAbortController(),
       interruption: new BatchInterruption(),
-      deadlines: new ToolDeadlines(asyncScheduler),
+      deadlinesOwner: {},
     };
     const seen: string[] = [];
     prepareToolCalls(toolCalls, batch).subscribe((output) => {

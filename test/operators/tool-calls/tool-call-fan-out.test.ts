@@ -3,7 +3,6 @@ import { firstValueFrom, mergeMap, of, ReplaySubject, type SchedulerLike, Subscr
 import { describe, expect, it } from "vitest";
 import { runToolCall } from "../../../src/operators/tool-calls/run-tool-call.js";
 import { BatchInterruption, FinalizedToolCall, PreparedToolCall, type ToolBatch } from "../../../src/operators/tool-calls/tool-batch.js";
-import { ToolDeadlines } from "../../../src/operators/tool-calls/tool-deadlines.js";
 import { LazyAbortController } from "../../../src/util/lazy-abort-controller.js";
 import { scriptedModel } from "../../../src/testing/scripted-model.js";
 import { defineTool } from "../../../src/tools/define-tool.js";
@@ -22,7 +21,7 @@ function batchOf(scheduler: SchedulerLike, tool: AgentTool): ToolBatch {
     scheduler,
     cancellation: new LazyAbortController(),
     interruption: new BatchInterruption(),
-    deadlines: new ToolDeadlines(scheduler),
+    deadlinesOwner: {},
   };
 }
 

@@ -47,8 +47,8 @@ describe("ToolDeadlines", () => {
     expect(counts.armed).toBe(3);
   });
 
-  it("tells nobody who left, and cancels the timer when the last call leaves", () => {
-    const { testScheduler, scheduler } = countingScheduler();
+  it("tells nobody who left, and keeps the timer when the last call leaves: it fires for nothing and is not armed again", () => {
+    const { testScheduler, scheduler, counts } = countingScheduler();
     const deadlines = new ToolDeadlines(scheduler);
     const heard: string[] = [];
     const first = listener("first", heard, testScheduler);
@@ -58,9 +58,64 @@ describe("ToolDeadlines", () => {
     deadlines.remove(first);
     testScheduler.flush();
     expect(heard).toStrictEqual(["second@200"]);
+    expect(counts.armed).toBe(2);
     deadlines.add(first, 100);
     deadlines.remove(first);
+    expect(testScheduler.actions).toHaveLength(1);
+    testScheduler.flush();
+    expect(heard).toStrictEqual(["second@200"]);
+    expect(testScheduler.now()).toBe(300);
+    expect(counts.armed).toBe(3);
+  });
+
+  it("serves a later call with the timer armed for one that left, at the later call's own deadline", () => {
+    const { testScheduler, scheduler, counts } = countingScheduler();
+    const deadlines = new ToolDeadlines(scheduler);
+    const heard: string[] = [];
+    const early = listener("early", heard, testScheduler);
+    deadlines.add(early, 100);
+    testScheduler.schedule(() => {
+      deadlines.remove(early);
+      deadlines.add(listener("later", heard, testScheduler), 100);
+    }, 30);
+    testScheduler.flush();
+    expect(heard).toStrictEqual(["later@130"]);
+    // Armed at 0 for 100, and at 100 again for 130: the later call's start armed nothing.
+    expect(counts.armed).toBe(2);
+  });
+
+  it("cancels the timer on unsubscribe, tells nobody after, and is never armed again", () => {
+    const { testScheduler, scheduler, counts } = countingScheduler();
+    const deadlines = new ToolDeadlines(scheduler);
+    const heard: string[] = [];
+    deadlines.add(listener("a", heard, testScheduler), 100);
+    deadlines.unsubscribe();
     expect(testScheduler.actions).toStrictEqual([]);
+    deadlines.add(listener("b", heard, testScheduler), 10);
+    expect(testScheduler.actions).toStrictEqual([]);
+    testScheduler.flush();
+    expect(heard).toStrictEqual([]);
+    expect(counts.armed).toBe(1);
+  });
+
+  it("tells no call after an unsubscribe that comes while it tells the expired ones (the run ends with a call's timeout)", () => {
+    const { testScheduler, scheduler } = countingScheduler();
+    const deadlines = new ToolDeadlines(scheduler);
+    const heard: string[] = [];
+    deadlines.add(
+      {
+        timedOut: () => {
+          heard.push(`last@${testScheduler.now()}`);
+          deadlines.unsubscribe();
+        },
+      },
+      10,
+    );
+    deadlines.add(listener("torn down", heard, testScheduler), 10);
+    deadlines.add(listener("later", heard, testScheduler), 50);
+    testScheduler.flush();
+    expect(heard).toStrictEqual(["last@10"]);
+    expect(testScheduler.now()).toBe(10);
   });
 
   it("serves a call that starts while others time out", () => {
