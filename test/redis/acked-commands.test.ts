@@ -3,12 +3,12 @@ import { asyncScheduler } from "rxjs";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { Agent } from "../../src/agent/agent.js";
 import { withSessionScripts } from "../../src/redis/redis-scripts.js";
-import { redisSessions, RedisTranscriptStore, TAKEOVER_TEXT } from "../../src/redis/index.js";
-import { serveAgents } from "../../src/server/index.js";
+import { RedisTranscriptStore, TAKEOVER_TEXT } from "../../src/redis/index.js";
 import { scriptedModel, type ScriptedTurn } from "../../src/testing/scripted-model.js";
 import type { AgentTool } from "../../src/types.js";
 import { approvalTools } from "../server/approval-restart-tools.js";
 import { RawClient, waitFor } from "../server/helpers.js";
+import { attachedClient, type Closing, servedSessions } from "./served-sessions.js";
 import { hasRedisServer, pollUntil, RedisServerProcess } from "./redis-server.js";
 import { waitTool } from "./wait-tool.js";
 
@@ -31,7 +31,7 @@ function callThenAnswer(tool: string): ScriptedTurn {
 describe.skipIf(!hasRedisServer)("commands are acked only once Redis stored them", () => {
   let redisServer: RedisServerProcess;
   let reader: Redis;
-  const closing: (() => Promise<void>)[] = [];
+  const closing: Closing = [];
 
   beforeAll(async () => {
     redisServer = await RedisServerProcess.start();
@@ -49,21 +49,10 @@ describe.skipIf(!hasRedisServer)("commands are acked only once Redis stored them
   });
 
   async function serve(redis: string | Redis, tools: AgentTool[], turn: ScriptedTurn, warnings: string[] = []) {
-    const sessions = redisSessions({ redis, leaseMs: LEASE_MS, onWarning: (text) => warnings.push(text), createAgent: (_id, store) => Agent.open({ store, tools, model: scriptedModel([turn, turn], { scheduler: asyncScheduler, delay: 5 }) }) });
-    const server = await serveAgents({ port: 0, ...sessions.serveOptions });
-    closing.push(async () => {
-      await server.close();
-      await sessions.close();
-    });
-    return server;
+    return servedSessions({ redis, leaseMs: LEASE_MS, onWarning: (text) => warnings.push(text), createAgent: (_id, store) => Agent.open({ store, tools, model: scriptedModel([turn, turn], { scheduler: asyncScheduler, delay: 5 }) }) }, closing);
   }
 
-  async function attached(url: string, session: string): Promise<RawClient> {
-    const client = await RawClient.open(url);
-    closing.unshift(() => client.close());
-    expect(await client.request({ type: "attach", session })).toMatchObject({ type: "ack", session });
-    return client;
-  }
+  const attached = (url: string, session: string): Promise<RawClient> => attachedClient(url, session, closing);
 
   /** The runner made from now on does not renew its lease (its timer is a no-op): the test decides when the lease goes. */
   function withoutRenewals(): void {

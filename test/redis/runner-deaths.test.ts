@@ -2,13 +2,14 @@ import { Redis } from "ioredis";
 import { asyncScheduler } from "rxjs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent/agent.js";
-import { redisSessions, RedisTranscriptStore, TAKEOVER_TEXT, takeoverLimitText } from "../../src/redis/index.js";
-import { type AgentServer, serveAgents } from "../../src/server/index.js";
+import { RedisTranscriptStore, TAKEOVER_TEXT, takeoverLimitText } from "../../src/redis/index.js";
+import type { AgentServer } from "../../src/server/index.js";
 import { INTERRUPTED_TOOL_TEXT } from "../../src/streams/transcript/repair-transcript.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";
 import type { ToolResultMessage } from "../../src/types.js";
 import { approvalTools } from "../server/approval-restart-tools.js";
 import { RawClient, waitFor } from "../server/helpers.js";
+import { attachedClient, type Closing, servedSessions } from "./served-sessions.js";
 import { hasRedisServer, RedisServerProcess } from "./redis-server.js";
 import { kill, type SessionProcess, startProcess as startChild } from "./session-process.js";
 
@@ -19,7 +20,7 @@ const startProcess = (redisUrl: string, mode: "normal" | "hang" | "crash") => st
 describe.skipIf(!hasRedisServer)("approvals on Redis survive the runner's death", () => {
   let redisServer: RedisServerProcess;
   let redis: Redis;
-  const closing: (() => Promise<void>)[] = [];
+  const closing: Closing = [];
 
   beforeAll(async () => {
     redisServer = await RedisServerProcess.start();
@@ -37,26 +38,15 @@ describe.skipIf(!hasRedisServer)("approvals on Redis survive the runner's death"
 
   /** Process B, in this test process: its deploy and read calls go to `ran`. */
   async function serveHere(ran: string[], maxTakeovers?: number): Promise<AgentServer> {
-    const sessions = redisSessions({
+    return servedSessions({
       redis: redisServer.url,
       leaseMs: LEASE_MS,
       ...(maxTakeovers === undefined ? {} : { maxTakeovers }),
       createAgent: (_id, store) => Agent.open({ store, tools: approvalTools(ran), model: scriptedModel(["Deployed to prod."], { scheduler: asyncScheduler, delay: 5 }) }),
-    });
-    const server = await serveAgents({ port: 0, ...sessions.serveOptions });
-    closing.push(async () => {
-      await server.close();
-      await sessions.close();
-    });
-    return server;
+    }, closing);
   }
 
-  async function attach(url: string, session: string): Promise<RawClient> {
-    const client = await RawClient.open(url);
-    closing.push(() => client.close());
-    expect(await client.request({ type: "attach", session })).toMatchObject({ type: "ack", session });
-    return client;
-  }
+  const attach = (url: string, session: string): Promise<RawClient> => attachedClient(url, session, closing);
 
   /** A prompts on `session`, its deploy call waits for approval and its read call has finished, as B's client sees. */
   async function waitingOnA(session: string, mode: "normal" | "hang"): Promise<{ processA: SessionProcess; onB: RawClient; ran: string[] }> {

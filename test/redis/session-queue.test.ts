@@ -6,13 +6,13 @@ import { Agent } from "../../src/agent/agent.js";
 import { withSessionScripts } from "../../src/redis/redis-scripts.js";
 import { sessionKeys } from "../../src/redis/session-keys.js";
 import { SessionQueue } from "../../src/redis/session-queue.js";
-import { redisSessions, RedisTranscriptStore, TAKEOVER_TEXT } from "../../src/redis/index.js";
-import { serveAgents } from "../../src/server/index.js";
+import { RedisTranscriptStore, TAKEOVER_TEXT } from "../../src/redis/index.js";
 import { INTERRUPTED_TOOL_TEXT } from "../../src/streams/transcript/repair-transcript.js";
 import { scriptedModel, type ScriptedTurn } from "../../src/testing/scripted-model.js";
 import { defineTool } from "../../src/tools/define-tool.js";
 import type { AgentMessage } from "../../src/types.js";
 import { RawClient, waitFor } from "../server/helpers.js";
+import { attachedClient, type Closing, servedSessions } from "./served-sessions.js";
 import { hasRedisServer, pollUntil, RedisServerProcess } from "./redis-server.js";
 import { kill, startProcess } from "./session-process.js";
 
@@ -47,7 +47,7 @@ function line(message: AgentMessage): string {
 describe.skipIf(!hasRedisServer)("steers and follow-ups on Redis survive the runner", () => {
   let redisServer: RedisServerProcess;
   let reader: Redis;
-  const closing: (() => Promise<void>)[] = [];
+  const closing: Closing = [];
 
   beforeAll(async () => {
     redisServer = await RedisServerProcess.start();
@@ -72,21 +72,10 @@ describe.skipIf(!hasRedisServer)("steers and follow-ups on Redis survive the run
     const slowly: ScriptedTurn = (context, call) => (call === 0 ? callOnGo(context, call) : { content: [{ type: "text", text: "Noted." }], delay: 500 });
     const turn = steeringInterruptsTools ? slowly : callOnGo;
     const model = () => scriptedModel([turn, turn, turn, turn], { scheduler: asyncScheduler, delay: 5 });
-    const sessions = redisSessions({ redis, leaseMs: LEASE_MS, onWarning: (text) => warnings.push(text), createAgent: (_id, store) => Agent.open({ store, tools: [waitForever], model: model(), steeringInterruptsTools }) });
-    const server = await serveAgents({ port: 0, ...sessions.serveOptions });
-    closing.push(async () => {
-      await server.close();
-      await sessions.close();
-    });
-    return server;
+    return servedSessions({ redis, leaseMs: LEASE_MS, onWarning: (text) => warnings.push(text), createAgent: (_id, store) => Agent.open({ store, tools: [waitForever], model: model(), steeringInterruptsTools }) }, closing);
   }
 
-  async function attach(url: string, session: string): Promise<RawClient> {
-    const client = await RawClient.open(url);
-    closing.unshift(() => client.close());
-    expect(await client.request({ type: "attach", session })).toMatchObject({ type: "ack", session });
-    return client;
-  }
+  const attach = (url: string, session: string): Promise<RawClient> => attachedClient(url, session, closing);
 
   /** The session once its run ended on Redis (no lease): its transcript, the messages of its `message_end` frames, and its queue. */
   async function storedSession(session: string) {
