@@ -1,5 +1,5 @@
 import type { AgentEvent, AssistantMessage, ModelEvent } from "../types.js";
-import { sameJson } from "../util/same-json.js";
+import { sameJson, sameSerialized } from "../util/same-json.js";
 import { contentBlockAt, contentLength, withMessageFields } from "../util/shared-content.js";
 import { type ArgumentText, type MessagePatchOperation, PatchedMessage } from "./patched-message.js";
 
@@ -236,8 +236,7 @@ export class MessageDeltaEncoder {
     const block = "contentIndex" in event ? this.content.at(event.contentIndex) : undefined;
     if (event.type === "text_end" && block?.type === "text" && block.text === event.content) delete wire.content;
     if (event.type === "thinking_end" && block?.type === "thinking" && block.thinking === event.content) delete wire.content;
-    // sameJson first: serializing both copies of a long call is two strings of its size.
-    if (event.type === "toolcall_end" && block !== undefined && (sameJson(block, event.toolCall) || JSON.stringify(block) === JSON.stringify(event.toolCall))) delete wire.toolCall;
+    if (event.type === "toolcall_end" && block !== undefined && sameSerialized(block, event.toolCall)) delete wire.toolCall;
     return wire;
   }
 }

@@ -1,4 +1,5 @@
 import type { AssistantMessage } from "../types/messages.js";
+import { sameSerialized } from "../util/same-json.js";
 
 /**
  * Changes to the fields of one object: `set` replaces a value, `append` adds to the end of a
@@ -29,7 +30,7 @@ export function messageChanges(previous: AssistantMessage | undefined, next: Ass
   const { content: previousContent = [], ...previousFields } = (previous ?? {}) as Partial<AssistantMessage>;
   const { content: nextContent, ...nextFields } = next;
   const changes: MessageChanges = fieldChanges(previousFields, nextFields) ?? {};
-  if (previous === undefined || !sameJson(previousContent, nextContent)) {
+  if (previous === undefined || !sameSerialized(previousContent, nextContent)) {
     const blocks: Record<string, FieldChanges> = {};
     nextContent.forEach((block, index) => {
       const blockChanges = fieldChanges((previousContent[index] ?? {}) as Fields, block as unknown as Fields);
@@ -60,7 +61,7 @@ function fieldChanges(previous: Fields, next: Fields): FieldChanges | undefined 
   // A field set to `undefined` is absent in JSON, so it counts as absent here too.
   for (const [key, value] of Object.entries(next)) {
     const old = previous[key];
-    if (value === undefined || old === value || (old !== undefined && sameJson(old, value))) continue;
+    if (value === undefined || old === value || (old !== undefined && sameSerialized(old, value))) continue;
     if (typeof old === "string" && old !== "" && typeof value === "string" && value.startsWith(old)) {
       changes.append[key] = value.slice(old.length);
     } else {
@@ -80,8 +81,4 @@ function applyFieldChanges(previous: Fields, changes: FieldChanges): Fields {
   for (const [key, suffix] of Object.entries(changes.append ?? {})) next[key] = `${String(previous[key] ?? "")}${suffix}`;
   for (const key of changes.unset ?? []) delete next[key];
   return next;
-}
-
-function sameJson(left: unknown, right: unknown): boolean {
-  return left === right || JSON.stringify(left) === JSON.stringify(right);
 }

@@ -35,6 +35,11 @@ export function sameJson(left: unknown, right: unknown, depth = 0): boolean {
   return true;
 }
 
+/** Whether two values serialize to the same JSON: `sameJson` for plain data, else (a `toJSON`, an `undefined` member) by serializing both. */
+export function sameSerialized(left: unknown, right: unknown): boolean {
+  return sameJson(left, right) || JSON.stringify(left) === JSON.stringify(right);
+}
+
 function isPlainRecord(value: object): value is Record<string, unknown> {
   const prototype = Object.getPrototypeOf(value) as unknown;
   return prototype === Object.prototype || prototype === null;
