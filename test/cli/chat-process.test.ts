@@ -66,9 +66,13 @@ describe("rxagent chat (a real process on the demo model)", () => {
   });
 
   it("injects a line typed mid-run as steering before the next model call, and the reply reacts", async () => {
-    const cli = startCli(["chat", "--json", "--delay", "5"]);
+    // The line goes in as the first reply starts streaming, so it has the rest of that reply and
+    // three calculator steps of 6 x 40 ms (about 1 s) to arrive before the run asks the model
+    // again. At 5 ms per token, sent once the tool started, it had 90 ms: under CI's load the
+    // run ended first and the line became a second run.
+    const cli = startCli(["chat", "--json", "--delay", "40"]);
     cli.child.stdin.write("what is (1+2)*(3+4)\n");
-    await cli.waitFor((stdout) => stdout.includes('"tool_execution_start"'));
+    await cli.waitFor((stdout) => stdout.includes('"text_delta"'));
     cli.child.stdin.end("also what time is it\n");
     expect(await cli.exited).toBe(0);
     const events = cli.events();

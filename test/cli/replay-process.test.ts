@@ -43,9 +43,11 @@ describe("rxagent chat --record, then rxagent replay (real processes on the demo
 
   it("types the recorded lines again: a line typed mid-run steers the replay before the same model call", async () => {
     const file = cassetteFile();
-    const chat = startCli(["chat", "--delay", "5", "--record", file]);
+    // The steering line goes in as the first reply starts, about 1 s before the run asks the
+    // model again (see chat-process.test.ts: 90 ms was too little under CI's load).
+    const chat = startCli(["chat", "--delay", "40", "--record", file]);
     chat.child.stdin.write("what is (1+2)*(3+4)\n");
-    await chat.waitFor((stdout) => stdout.includes("⚙ calculator"));
+    await chat.waitFor((stdout) => stdout.includes("Let me"));
     chat.child.stdin.write("also what is 5*5\n");
     await chat.waitFor((stdout) => /model calls · /.test(stdout));
     chat.child.stdin.end("what is 2+2\n");
