@@ -3,58 +3,51 @@ import { MAX_JSON_DEPTH, nestsDeeperThan } from "../util/json-depth.js";
 import { isPendingSnapshot } from "../util/shared-content.js";
 
 /**
- * A nesting limit and the tool-call blocks already checked against it. Why a WeakMap: a streamed
- * call's block object is shared by every partial until it changes, so each block is walked once,
- * and a replaced one is replaced by the same copy every time. Why one per limit, shared: a
- * model call takes it once (`toolCallBoundsOf`), so an event costs no lookup of its limit, and a
- * block checked against one limit is never taken as checked against another.
+ * One model call's nesting limit, and the tool-call blocks that were checked against it, by
+ * content index: a block that is the same object as the one checked at its index last time
+ * passes (or is replaced) again without a walk.
+ *
+ * Why by index and per call, not a WeakMap of every block ever checked: each of a reply's
+ * events names the one block it changes (`contentIndex`), so an event costs one comparison; a
+ * shared WeakMap lookup per block per event, its inserts and the ephemerons it adds to every
+ * GC were 11% of bench W2's time (tools returning a value: 0.898x without them, 7 rounds of
+ * bench/ab.ts, 2026-12-03).
  */
-export interface ToolCallBounds {
-  readonly limit: number;
-  readonly checked: WeakMap<ToolCall, ToolCall>;
+export class ToolCallBounds {
   /**
-   * One model call's last content array whose every block passed unchanged (`forOneCall`): a
-   * block at the same index of the next partial that is the same object passed too, with no
-   * WeakMap lookup. Why: each event's partial holds every block so far, and looking each tool call
-   * up per event was 14% of a Promise tool call's CPU in W2 (bench profile) and grew with the
-   * square of the calls in one reply.
+   * At `2 * index` the block last checked at that content index, at `2 * index + 1` what it
+   * became (itself when it passed). Made at the first tool call: a call waiting for its model
+   * holds no array (bench W5).
    */
-  passedContent?: readonly unknown[] | undefined;
-}
+  private checked: unknown[] | undefined = undefined;
+  /** Whether a block was replaced: then every partial holds it, and each is checked whole. */
+  replacedAny = false;
 
-/** Bounds for one model call: the shared limit and checked blocks, and a memo of its own (never shared: it holds the call's message). */
-export function forOneCall(bounds: ToolCallBounds): ToolCallBounds {
-  return { limit: bounds.limit, checked: bounds.checked, passedContent: undefined };
-}
+  constructor(readonly limit: number = MAX_JSON_DEPTH) {}
 
-/** The shared bounds for `limit` (`maxJsonDepth`). */
-export function toolCallBoundsOf(limit: number): ToolCallBounds {
-  if (limit === MAX_JSON_DEPTH) return DEFAULT_BOUNDS;
-  let bounds = boundsByLimit.get(limit);
-  if (bounds === undefined) boundsByLimit.set(limit, (bounds = { limit, checked: new WeakMap() }));
-  return bounds;
+  /** The block as the loop may pass it on, walking it only when it is not the object last checked at `index`. */
+  blockAt(index: number, block: ToolCall): ToolCall {
+    const checked = (this.checked ??= []);
+    if (checked[2 * index] === block) return checked[2 * index + 1] as ToolCall;
+    const bounded = boundedToolCall(block, this.limit);
+    checked[2 * index] = block;
+    checked[2 * index + 1] = bounded;
+    if (bounded !== block) this.replacedAny = true;
+    return bounded;
+  }
 }
-
-const DEFAULT_BOUNDS: ToolCallBounds = { limit: MAX_JSON_DEPTH, checked: new WeakMap() };
-// A handful of entries at most: a limit is a config value, checked to be an integer up to 1000.
-const boundsByLimit = new Map<number, ToolCallBounds>();
 
 /**
  * The tool call as the loop may pass it on: itself, or, when its `arguments` nest deeper than
- * `bounds.limit`, a copy with `arguments: {}` and the model's text in `rawArguments`, which
- * validation refuses with "arguments nest deeper than N levels" (validate-arguments.ts).
+ * `limit`, a copy with `arguments: {}` and the model's text in `rawArguments`, which validation
+ * refuses with "arguments nest deeper than N levels" (validate-arguments.ts).
  *
- * Why here, where a model's events enter the loop: every event reaches `events$` subscribers,
- * the wire encoder, transcripts and `Value.Clone`, and each of them recurses; 6,000 levels of
- * `[` took a server down (issue 27).
+ * Why where a model's events enter the loop: every event reaches `events$` subscribers, the
+ * wire encoder, transcripts and `Value.Clone`, and each of them recurses; 6,000 levels of `[`
+ * took a server down (issue 27).
  */
-export function boundedToolCall(block: ToolCall, bounds: ToolCallBounds = DEFAULT_BOUNDS): ToolCall {
-  let bounded = bounds.checked.get(block);
-  if (bounded === undefined) {
-    bounded = nestsDeeperThan(block.arguments, bounds.limit) ? { ...block, arguments: {}, rawArguments: rawTextOf(block, bounds.limit) } : block;
-    bounds.checked.set(block, bounded);
-  }
-  return bounded;
+export function boundedToolCall(block: ToolCall, limit: number = MAX_JSON_DEPTH): ToolCall {
+  return nestsDeeperThan(block.arguments, limit) ? { ...block, arguments: {}, rawArguments: rawTextOf(block, limit) } : block;
 }
 
 /**
@@ -65,56 +58,96 @@ export function boundedToolCall(block: ToolCall, bounds: ToolCallBounds = DEFAUL
  * a limit at least that high it passes as it is. Why: walking its blocks would build its array
  * on every event, the cost in the square of the block count that the snapshot saves.
  */
-export function boundedMessage<T extends AssistantMessage | undefined>(message: T, bounds: ToolCallBounds = DEFAULT_BOUNDS): T {
+export function boundedMessage<T extends AssistantMessage | undefined>(message: T, bounds: ToolCallBounds = new ToolCallBounds()): T {
   if (typeof message !== "object" || message === null) return message;
   if (bounds.limit >= MAX_JSON_DEPTH && isPendingSnapshot(message)) return message;
   const blocks = message.content;
   if (!Array.isArray(blocks)) return message;
-  const passed = bounds.passedContent;
-  // The partial of the event before, again (a provider that sends one array with every event, or
-  // a delta that changed no block): every block passed, with no block read. Why: this loop was
-  // 7.6% of bench W2's samples (profile.ts W2promise, 8 calls per reply, 2026-12-03), and there
-  // each call's `toolcall_delta` repeats its `toolcall_start`'s partial.
-  if (passed === blocks) return message;
   let content: AssistantMessage["content"] | undefined;
   for (let index = 0; index < blocks.length; index++) {
     const block = blocks[index];
-    if (passed !== undefined && passed[index] === block) continue;
     if (typeof block !== "object" || block === null || block.type !== "toolCall") continue;
-    const bounded = boundedToolCall(block, bounds);
+    const bounded = bounds.blockAt(index, block);
     if (bounded === block) continue;
     content ??= [...blocks];
     content[index] = bounded;
   }
-  if (content !== undefined) return { ...message, content };
-  // Only bounds made by `forOneCall` have the key: the shared ones keep no message alive.
-  if ("passedContent" in bounds) bounds.passedContent = blocks;
-  return message;
+  return content === undefined ? message : { ...message, content };
 }
 
-/** The event with its messages and tool call bounded; the same object when none needed it. */
-export function boundedModelEvent(event: ModelEvent, bounds: ToolCallBounds = DEFAULT_BOUNDS): ModelEvent {
+/**
+ * The event with its tool calls bounded; the same object when none needed it.
+ *
+ * `start`, `done` and `error` have every block checked, the final message afresh. Any other
+ * event only the block at its `contentIndex`: an event changes that block alone (ModelEvent's
+ * contract), and every other block is the object an earlier event brought and had checked. An
+ * event without a usable `contentIndex`, and every event after a block was replaced, has every
+ * block checked.
+ */
+export function boundedModelEvent(event: ModelEvent, bounds: ToolCallBounds = new ToolCallBounds()): ModelEvent {
   switch (event.type) {
+    case "start": {
+      const partial = boundedMessage(event.partial, bounds);
+      return partial === event.partial ? event : { ...event, partial };
+    }
+    // The final message afresh, each block walked again: it is what the transcript, the stores
+    // and the tools keep, so it must hold even for a provider that changed a block in place
+    // after an event had it checked (one walk per call, cheap beside the call).
     case "done": {
-      const message = boundedMessage(event.message, bounds);
+      const message = boundedMessage(event.message, new ToolCallBounds(bounds.limit));
       return message === event.message ? event : { ...event, message };
     }
     case "error": {
-      const error = boundedMessage(event.error, bounds);
+      const error = boundedMessage(event.error, new ToolCallBounds(bounds.limit));
       return error === event.error ? event : { ...event, error };
     }
+    case "toolcall_start":
+    case "toolcall_delta":
     case "toolcall_end": {
-      const partial = boundedMessage(event.partial, bounds);
-      // The call is the block its partial holds at `contentIndex`: when that block has just passed
-      // (`passedContent`), it needs no second lookup in `checked` (a WeakMap get per tool call, bench W2).
-      const toolCall = typeof event.toolCall === "object" && event.toolCall !== null && bounds.passedContent?.[event.contentIndex] !== event.toolCall ? boundedToolCall(event.toolCall, bounds) : event.toolCall;
+      const partial = boundedBlockAt(event.partial, event.contentIndex, bounds);
+      if (event.type !== "toolcall_end") return partial === event.partial ? event : { ...event, partial };
+      const toolCall = typeof event.toolCall === "object" && event.toolCall !== null ? bounds.blockAt(event.contentIndex, event.toolCall) : event.toolCall;
       return partial === event.partial && toolCall === event.toolCall ? event : { ...event, partial, toolCall };
     }
     default: {
+      // Text and thinking change no tool call; only a block replaced before needs replacing again.
+      if (!bounds.replacedAny) return event;
       const partial = boundedMessage(event.partial, bounds);
       return partial === event.partial ? event : { ...event, partial };
     }
   }
+}
+
+/**
+ * Every tool call of the event's message and its `toolCall` checked afresh, none taken as
+ * checked before. For a consumer that cannot rely on the events' snapshots (recordingModel: a
+ * provider may change the message it handed out).
+ */
+export function wholeBoundedModelEvent(event: ModelEvent, limit: number): ModelEvent {
+  if (event.type === "toolcall_end") {
+    const bounds = new ToolCallBounds(limit);
+    const partial = boundedMessage(event.partial, bounds);
+    const toolCall = typeof event.toolCall === "object" && event.toolCall !== null ? boundedToolCall(event.toolCall, limit) : event.toolCall;
+    return partial === event.partial && toolCall === event.toolCall ? event : { ...event, partial, toolCall };
+  }
+  if (event.type === "done" || event.type === "error" || event.type === "start") return boundedModelEvent(event, new ToolCallBounds(limit));
+  const partial = boundedMessage(event.partial, new ToolCallBounds(limit));
+  return partial === event.partial ? event : { ...event, partial };
+}
+
+/** The partial with the tool call at `index` bounded; the whole message checked when `index` names no block. */
+function boundedBlockAt(partial: AssistantMessage, index: number, bounds: ToolCallBounds): AssistantMessage {
+  if (typeof partial !== "object" || partial === null) return partial;
+  if (bounds.limit >= MAX_JSON_DEPTH && isPendingSnapshot(partial)) return partial;
+  const blocks = partial.content;
+  if (bounds.replacedAny || !Array.isArray(blocks) || !Number.isInteger(index) || index < 0 || index >= blocks.length) return boundedMessage(partial, bounds);
+  const block = blocks[index];
+  if (typeof block !== "object" || block === null || block.type !== "toolCall") return partial;
+  const bounded = bounds.blockAt(index, block);
+  if (bounded === block) return partial;
+  const content = [...blocks];
+  content[index] = bounded;
+  return { ...partial, content };
 }
 
 /**

@@ -3,7 +3,6 @@ import { HookError, type RxAgentError } from "../errors.js";
 import { describe } from "../model/check-model-message.js";
 import { callHook } from "../operators/call-hook.js";
 import { type ModelCallHooks, subscribeMessageEvents } from "./to-message-events.js";
-import { toolCallBoundsOf } from "../model/bounded-tool-calls.js";
 import { jsonDepthOf } from "../util/json-depth.js";
 import { modelToolsOf } from "../tools/model-tools.js";
 import { emptyAssistantMessage, isModelMessage } from "../types/messages.js";
@@ -36,7 +35,7 @@ export function streamAssistant(run: RunState, observer: Observer<AgentEvent>, f
     : hooked
       ? llmContextFromHooks(run).pipe(mergeMap((llmContext) => call.stream(llmContext)))
       : call;
-  call.subscription = subscribeMessageEvents(model$, run.abort$, call, observer, toolCallBoundsOf(jsonDepthOf(run.config)));
+  call.subscription = subscribeMessageEvents(model$, run.abort$, call, observer, jsonDepthOf(run.config));
   return call;
 }
 

@@ -1,7 +1,7 @@
 import { NEVER, type Observable, type Observer, type Subscribable, Subscription } from "rxjs";
 import { errorText, RxAgentError } from "../errors.js";
 import { describe, isUsablePartial, problemOfModelMessage, settledModelMessage } from "../model/check-model-message.js";
-import { boundedModelEvent, forOneCall, type ToolCallBounds } from "../model/bounded-tool-calls.js";
+import { boundedModelEvent, ToolCallBounds } from "../model/bounded-tool-calls.js";
 import type { AgentEvent, AssistantMessage, ModelEvent, StopReason } from "../types.js";
 import { redactText } from "../util/redact-credentials.js";
 
@@ -27,7 +27,7 @@ export interface ModelCallHooks {
  * everything). A model that skipped `start` still gets a `message_start` first. The source is
  * unsubscribed as soon as the message has ended, which aborts the request. `hooks.modelEnded` is
  * told when the model itself delivered its final event. Tool calls whose arguments nest deeper
- * than `bounds.limit` (the run's `maxJsonDepth`) are replaced first (`boundedToolCall`).
+ * than `maxJsonDepth` are replaced first (`boundedModelEvent`).
  *
  * When `abort$` emits, `hooks.abortModel` fires the model's signal first: a model that answers at
  * once with its own final message (its partial content, usage and error text) ends the message
@@ -41,9 +41,9 @@ export function subscribeMessageEvents(
   abort$: Observable<void>,
   hooks: ModelCallHooks,
   subscriber: Observer<AgentEvent>,
-  bounds: ToolCallBounds,
+  maxJsonDepth: number,
 ): Subscription {
-  const call = new MessageEvents(subscriber, hooks, forOneCall(bounds));
+  const call = new MessageEvents(subscriber, hooks, new ToolCallBounds(maxJsonDepth));
   // NEVER, a run without a signal: nothing to listen to.
   if (abort$ !== NEVER) call.add(abort$.subscribe(() => call.abort()));
   if (call.ended) return call;

@@ -4,11 +4,9 @@ import type { Model, ModelEvent } from "../types/model.js";
 import type { Cassette, CassetteEvent, CassetteRecord, CassetteSink, EventFields } from "./cassette.js";
 import { cassetteRequestOf, redactCredentials } from "./cassette-request.js";
 import { messageChanges } from "./message-changes.js";
-import { boundedModelEvent, toolCallBoundsOf } from "../model/bounded-tool-calls.js";
+import { wholeBoundedModelEvent } from "../model/bounded-tool-calls.js";
 import { HIGHEST_JSON_DEPTH } from "../util/json-depth.js";
 
-// The deepest any run accepts: what is within it is recorded as sent, whatever the run's limit.
-const recordedBounds = toolCallBoundsOf(HIGHEST_JSON_DEPTH);
 
 export interface RecordingModelOptions {
   /**
@@ -81,9 +79,11 @@ export function recordingModel(model: Model, options: RecordingModelOptions = {}
         let previous: AssistantMessage | undefined;
         return model.stream(context, streamOptions).pipe(
           tap((received) => {
-            // Recorded as the loop takes it: arguments nested past any run's limit replaced
-            // (`boundedModelEvent`), since writing them out would overflow the stack.
-            const event = boundedModelEvent(received, recordedBounds);
+            // Recorded as the loop takes it: arguments nested past any run's limit (the deepest
+            // any run accepts, so what is within it is recorded as sent) replaced, since writing
+            // them out would overflow the stack. Every block, every event: the provider may have
+            // changed the message since it handed it out (see the snapshot below).
+            const event = wholeBoundedModelEvent(received, HIGHEST_JSON_DEPTH);
             const message = messageOf(event);
             const recorded: CassetteEvent = redactCredentials({ at: scheduler.now() - startedAt, event: fieldsOf(event) }, secrets);
             const changes = messageChanges(previous, message);

@@ -5,6 +5,11 @@ import type { AssistantMessage, Message, StopReason, ToolCall } from "./messages
 /**
  * What a model streams while it writes one assistant message. Each event carries the `partial`
  * message as it stands after the event; a stream ends with exactly one `done` or `error`.
+ *
+ * Contract: an event changes only the block at its `contentIndex`, and a partial handed out is
+ * not changed afterwards (make a new block and content array instead, as rxagent's providers
+ * and `fromPiAi` do). The loop checks each new tool-call block once for nesting
+ * (`maxJsonDepth`), and the final message whole.
  */
 export type ModelEvent =
   | { type: "start"; partial: AssistantMessage }

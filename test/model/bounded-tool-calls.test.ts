@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { AssistantMessageDraft } from "../../src/model/assistant-message-draft.js";
-import { boundedMessage, boundedModelEvent, forOneCall, toolCallBoundsOf } from "../../src/model/bounded-tool-calls.js";
+import { boundedMessage, boundedModelEvent, ToolCallBounds, wholeBoundedModelEvent } from "../../src/model/bounded-tool-calls.js";
+import { emptyUsage } from "../../src/types/messages.js";
 import type { AssistantMessage, ModelEvent, ToolCall } from "../../src/types.js";
 import { isPendingSnapshot } from "../../src/util/shared-content.js";
 
@@ -23,12 +24,12 @@ function longPartial(): AssistantMessage {
 describe("boundedMessage on a long streamed message", () => {
   it("passes a snapshot through unbuilt under the default limit, which the draft's arguments never pass", () => {
     const partial = longPartial();
-    expect(boundedMessage(partial, toolCallBoundsOf(128))).toBe(partial);
+    expect(boundedMessage(partial, new ToolCallBounds(128))).toBe(partial);
     expect(isPendingSnapshot(partial)).toBe(true);
   });
 
   it("still bounds every block under a lower limit", () => {
-    const bounded = boundedMessage(longPartial(), toolCallBoundsOf(5));
+    const bounded = boundedMessage(longPartial(), new ToolCallBounds(5));
     const first = bounded.content[0] as ToolCall;
     expect(first.arguments).toStrictEqual({});
     // The draft parsed the text whole, so the stand-in nests one level past the limit.
@@ -38,7 +39,7 @@ describe("boundedMessage on a long streamed message", () => {
   });
 });
 
-describe("boundedMessage over one model call's plain partials", () => {
+describe("boundedModelEvent over one model call's plain partials", () => {
   const call = (index: number, args: unknown = { line: index }): ToolCall => ({ type: "toolCall", id: `call_${index}`, name: "write_file", arguments: args as Record<string, unknown> });
   const message = (content: AssistantMessage["content"]): AssistantMessage => ({
     role: "assistant",
@@ -50,56 +51,98 @@ describe("boundedMessage over one model call's plain partials", () => {
     stopReason: "toolUse",
     timestamp: 0,
   });
-  /** Bounds for one call whose shared checked-map counts its lookups. */
-  const countedBounds = (limit: number) => {
-    const lookups = { count: 0 };
-    class CountingWeakMap extends WeakMap<ToolCall, ToolCall> {
-      override get(key: ToolCall) {
-        lookups.count++;
-        return super.get(key);
-      }
-    }
-    return { bounds: forOneCall({ limit, checked: new CountingWeakMap() }), lookups };
-  };
-
-  it("looks up only the blocks that are new since the last partial that passed: a reply of n calls costs n lookups, not n²/2", () => {
-    const { bounds, lookups } = countedBounds(128);
+  const deep = () => ({ value: [[[[[[1]]]]]] });
+  /** Arguments that count how often a walk lists their keys. */
+  const counted = (walks: { count: number }, value: Record<string, unknown>) =>
+    new Proxy(value, {
+      ownKeys(target) {
+        walks.count++;
+        return Reflect.ownKeys(target);
+      },
+    });
+  /** The events of a reply of `calls` tool calls, as a provider streams them with plain partials. */
+  function streamedReply(calls: ToolCall[]): ModelEvent[] {
+    const events: ModelEvent[] = [{ type: "start", partial: message([]) }];
     const blocks: ToolCall[] = [];
-    for (let index = 0; index < 1000; index++) {
-      blocks.push(call(index));
+    calls.forEach((toolCall, index) => {
+      const opened = { ...toolCall, arguments: {} };
+      blocks.push(opened);
+      events.push({ type: "toolcall_start", contentIndex: index, partial: message([...blocks]) });
+      blocks[index] = toolCall;
       const partial = message([...blocks]);
-      expect(boundedMessage(partial, bounds)).toBe(partial);
+      events.push({ type: "toolcall_delta", contentIndex: index, delta: "{}", partial });
+      events.push({ type: "toolcall_end", contentIndex: index, toolCall, partial });
+    });
+    events.push({ type: "text_start", contentIndex: calls.length, partial: message([...blocks, { type: "text", text: "" }]) });
+    events.push({ type: "done", reason: "toolUse", message: message([...blocks, { type: "text", text: "" }]) });
+    return events;
+  }
+  const messageOf = (event: ModelEvent): AssistantMessage => (event.type === "done" ? event.message : event.type === "error" ? event.error : event.partial);
+
+  it("walks each block once while streaming (n calls cost n walks, not n²/2), and the final message once more", () => {
+    const walks = { count: 0 };
+    const calls = Array.from({ length: 1000 }, (_, index) => call(index, counted(walks, { line: index })));
+    const bounds = new ToolCallBounds(128);
+    for (const event of streamedReply(calls)) expect(boundedModelEvent(event, bounds)).toBe(event);
+    // 1,000 walks at the events (the same object in the delta, the end's call and later
+    // partials passes unread), 1,000 for the final message.
+    expect(walks.count).toBe(2000);
+  });
+
+  it("replaces a deep call in its own events, in every later partial whatever its index, and in the final message", () => {
+    const bounds = new ToolCallBounds(5);
+    const events = streamedReply([call(0), call(1, deep()), call(2)]).map((event) => boundedModelEvent(event, bounds));
+    for (const event of events.slice(5)) {
+      const block = messageOf(event).content[1] as ToolCall;
+      expect(block.arguments).toStrictEqual({});
+      expect(block.rawArguments).toBe("[".repeat(6) + "]".repeat(6));
+      expect(messageOf(event).content[0]).toMatchObject({ arguments: { line: 0 } });
     }
-    // One lookup per block (the WeakMap walk per event made it 500,500).
-    expect(lookups.count).toBe(1000);
+    const end = events.find((event) => event.type === "toolcall_end" && event.contentIndex === 1);
+    expect(end?.type === "toolcall_end" && end.toolCall.arguments).toStrictEqual({});
+    // The call after it, and the text after all of them, carry the replaced block too.
+    expect(events.at(-2)?.type).toBe("text_start");
+    expect(events.at(-1)?.type).toBe("done");
   });
 
-  it("still checks a block that replaced one at an index already passed, and a deep one after shallow ones", () => {
-    const { bounds } = countedBounds(5);
-    const deep = { value: [[[[[[1]]]]]] };
-    const first = message([call(0), call(1)]);
-    expect(boundedMessage(first, bounds)).toBe(first);
-    const replaced = boundedMessage(message([call(0), call(1, deep)]), bounds);
-    expect((replaced.content[1] as ToolCall).arguments).toStrictEqual({});
-    expect((replaced.content[1] as ToolCall).rawArguments).toBe("[".repeat(6) + "]".repeat(6));
-    // The same object as the first partial's block 0 passes; the replaced block is bounded again in the next partial.
-    const next = boundedMessage(message([first.content[0]!, call(1, deep), call(2)]), bounds);
-    expect((next.content[1] as ToolCall).arguments).toStrictEqual({});
-    expect(next.content[0]).toBe(first.content[0]);
-  });
-
-  it("takes a toolcall_end's call as checked when its partial just passed with it, and bounds one that differs from the partial's block", () => {
-    const { bounds, lookups } = countedBounds(5);
-    const deep = { value: [[[[[[1]]]]]] };
+  it("bounds a toolcall_end's call that is not its partial's block, and a final message's block no event brought", () => {
+    const bounds = new ToolCallBounds(5);
     const first = call(0);
     const partial = message([first]);
-    const end = (toolCall: ToolCall): ModelEvent => ({ type: "toolcall_end", contentIndex: 0, toolCall, partial });
-    const passing = end(first);
+    const passing: ModelEvent = { type: "toolcall_end", contentIndex: 0, toolCall: first, partial };
     expect(boundedModelEvent(passing, bounds)).toBe(passing);
-    expect(lookups.count).toBe(1);
-    // The same partial again costs nothing; a call that is not the partial's block is looked up and bounded.
-    const bounded = boundedModelEvent(end(call(0, deep)), bounds);
-    expect(lookups.count).toBe(2);
+    const bounded = boundedModelEvent({ type: "toolcall_end", contentIndex: 0, toolCall: call(0, deep()), partial }, bounds);
     expect(bounded.type === "toolcall_end" && bounded.toolCall.arguments).toStrictEqual({});
+    const done = boundedModelEvent({ type: "done", reason: "toolUse", message: message([first, call(1, deep())]) }, bounds);
+    expect(done.type === "done" && (done.message.content[1] as ToolCall).arguments).toStrictEqual({});
+  });
+
+  it("checks the final message afresh: a block a provider deepened in place after its events passed is replaced", () => {
+    const bounds = new ToolCallBounds(5);
+    const block = call(0, {});
+    const partial = message([block]);
+    boundedModelEvent({ type: "toolcall_start", contentIndex: 0, partial }, bounds);
+    block.arguments = deep();
+    const done = boundedModelEvent({ type: "done", reason: "toolUse", message: partial }, bounds);
+    expect(done.type === "done" && (done.message.content[0] as ToolCall).arguments).toStrictEqual({});
+  });
+
+  it("checks every block of an event whose contentIndex names no block", () => {
+    const bounds = new ToolCallBounds(5);
+    const event = { type: "toolcall_delta", contentIndex: "x", delta: "", partial: message([call(0, deep())]) } as unknown as ModelEvent;
+    const bounded = boundedModelEvent(event, bounds);
+    expect(bounded.type === "toolcall_delta" && (bounded.partial.content[0] as ToolCall).arguments).toStrictEqual({});
+  });
+});
+
+describe("wholeBoundedModelEvent (recordingModel)", () => {
+  it("walks every block of every event: a block changed in place after an earlier event is caught", () => {
+    const block: ToolCall = { type: "toolCall", id: "call_0", name: "write_file", arguments: {} };
+    const partial = { role: "assistant", content: [block], api: "t", provider: "t", model: "t", usage: emptyUsage(), stopReason: "toolUse", timestamp: 0 } as AssistantMessage;
+    const first: ModelEvent = { type: "toolcall_start", contentIndex: 0, partial };
+    expect(wholeBoundedModelEvent(first, 5)).toBe(first);
+    block.arguments = { value: [[[[[[1]]]]]] };
+    const later = wholeBoundedModelEvent({ type: "text_start", contentIndex: 1, partial }, 5);
+    expect(later.type === "text_start" && (later.partial.content[0] as ToolCall).arguments).toStrictEqual({});
   });
 });

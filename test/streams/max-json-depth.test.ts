@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { lastValueFrom, NEVER, toArray } from "rxjs";
+import { lastValueFrom, NEVER, Observable, toArray } from "rxjs";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent/agent.js";
 import { InvalidConfigError } from "../../src/errors.js";
@@ -7,7 +7,8 @@ import { agentLoop } from "../../src/streams/agent-loop.js";
 import { assertEventGrammar } from "../../src/testing/event-grammar.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";
 import { defineTool } from "../../src/tools/define-tool.js";
-import type { AgentEvent, AgentLoopConfig, AgentMessage, AgentTool, AgentToolResult } from "../../src/types.js";
+import { emptyUsage } from "../../src/types/messages.js";
+import type { AgentEvent, AgentLoopConfig, AgentMessage, AgentTool, AgentToolResult, AssistantMessage, Model, ModelEvent, ToolCall } from "../../src/types.js";
 import { deepArgumentsModel } from "../helpers/deep-json.js";
 import { userMessage } from "../testing/fixtures.js";
 
@@ -90,6 +91,38 @@ describe("maxJsonDepth: the run's nesting limit (issue 27, item 1)", () => {
   it("refuses an override past a lower limit too", async () => {
     const events = await run([userMessage("go")], [deepResultTool(1)], { model: oneCall("deep"), maxJsonDepth: 10, afterToolCall: () => ({ details: nested(20) }) });
     expect(toolEnd(events).result.content).toStrictEqual([{ type: "text", text: 'afterToolCall for tool "deep" answered something that is not an override: its details values nest deeper than 10 levels.' }]);
+  });
+
+  it("keeps the final message bounded for a model that deepens a tool call in place after its events passed", async () => {
+    // Against ModelEvent's contract (a partial is not changed once handed out), as a hand-written
+    // adapter might: one message object and one block, changed in place.
+    let calls = 0;
+    const model: Model = {
+      id: "m",
+      provider: "m",
+      api: "m",
+      stream: () =>
+        new Observable<ModelEvent>((subscriber) => {
+          const partial: AssistantMessage = { role: "assistant", content: [], api: "m", provider: "m", model: "m", usage: emptyUsage(), stopReason: "stop", timestamp: 0 };
+          subscriber.next({ type: "start", partial });
+          if (calls++ === 0) {
+            const block: ToolCall = { type: "toolCall", id: "call_1", name: "echo", arguments: {} };
+            partial.content.push(block);
+            subscriber.next({ type: "toolcall_start", contentIndex: 0, partial });
+            block.arguments = { items: nested(6000) };
+            partial.stopReason = "toolUse";
+            subscriber.next({ type: "done", reason: "toolUse", message: partial });
+          } else {
+            partial.content.push({ type: "text", text: "done" });
+            subscriber.next({ type: "done", reason: "stop", message: partial });
+          }
+          subscriber.complete();
+        }),
+    };
+    const events = await lastValueFrom(agentLoop([userMessage("go")], { messages: [], tools: [echo] }, { model }).pipe(toArray()));
+    const ends = events.filter((event) => event.type === "message_end" || event.type === "tool_execution_end" || event.type === "agent_end");
+    expect(() => JSON.stringify(ends)).not.toThrow();
+    expect(toolEnd(events)).toMatchObject({ isError: true, result: { content: [{ type: "text", text: 'Invalid arguments for tool "echo": arguments nest deeper than 128 levels.' }] } });
   });
 
   it("refuses a prompt nested 6,000 deep at once, naming the element", () => {
