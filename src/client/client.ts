@@ -3,7 +3,7 @@ import { RxAgentError } from "../errors.js";
 import { initialAgentState, reduceAgentState } from "../agent/agent-state.js";
 import type { AgentEvent, AgentState } from "../types.js";
 import type { ClientCommandBody, ErrorCode, ServerFrame, WirePromptInput } from "../protocol/protocol-schemas.js";
-import { MessageDeltaDecoder } from "../protocol/message-delta.js";
+import { MessageDeltaDecoder } from "../protocol/message-delta-decoder.js";
 
 /**
  * The standard WebSocket interface, as browsers have it and `ws` implements it. This file uses
@@ -233,10 +233,11 @@ export function connectAgent(url: string, options: ConnectAgentOptions = {}): Ag
         return;
       }
       case "update":
+      case "end":
       case "event": {
         // Frames for the old stream can still arrive while a resync attach is in flight.
         if (attachId !== undefined) return;
-        const first = frame.first ?? frame.seq;
+        const first = frame.type === "end" ? frame.seq : (frame.first ?? frame.seq);
         if (lastSeq !== undefined && frame.seq <= lastSeq) return;
         if (lastSeq !== undefined && first !== lastSeq + 1) {
           // A gap (should not happen): ask the server to replay from what we have.
@@ -244,7 +245,7 @@ export function connectAgent(url: string, options: ConnectAgentOptions = {}): Ag
           return;
         }
         lastSeq = frame.seq;
-        const event = frame.type === "update" ? decoder.decode(frame) : frame.event;
+        const event = frame.type === "update" ? decoder.decode(frame) : frame.type === "end" ? decoder.end(frame) : frame.event;
         if (frame.type === "event") decoder.observe(event);
         if (event.type === "agent_start") openRunSeq = frame.seq;
         else if (event.type === "agent_end") openRunSeq = undefined;

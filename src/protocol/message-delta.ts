@@ -1,4 +1,4 @@
-import type { AgentEvent, AssistantMessage, ModelEvent } from "../types.js";
+import type { AgentEvent, AgentMessage, AssistantMessage, ModelEvent } from "../types.js";
 import { sameJson, sameSerialized } from "../util/same-json.js";
 import { contentBlockAt, contentLength, withMessageFields } from "../util/shared-content.js";
 import { type ArgumentText, type MessagePatchOperation, PatchedMessage } from "./patched-message.js";
@@ -39,6 +39,17 @@ export interface UpdateFrame {
   argumentTexts?: ArgumentText[];
 }
 
+/**
+ * Protocol 3: the `message_end` of the message that streamed, as a patch to the message the
+ * receiver holds (the operations of `UpdateFrame.patch`; absent when nothing changed) instead
+ * of the whole message again.
+ */
+export interface EndFrame {
+  type: "end";
+  seq: number;
+  patch?: MessagePatchOperation[];
+}
+
 /** How the encoder writes frames. */
 export interface MessageDeltaEncoderOptions {
   /**
@@ -49,12 +60,13 @@ export interface MessageDeltaEncoderOptions {
   argumentsFromText?: boolean;
 }
 
-function isEnd(type: string): boolean {
+/** Whether a model event ends its block (`*_end`). */
+export function isEnd(type: string): boolean {
   return type === "text_end" || type === "thinking_end" || type === "toolcall_end";
 }
 
 /** What a `*_delta` event implies for its block, so the common case needs no patch. */
-function impliedPatch(event: WireModelEvent): MessagePatchOperation[] {
+export function impliedPatch(event: WireModelEvent): MessagePatchOperation[] {
   if (event.type === "text_delta") return [{ i: event.contentIndex as number, k: "text", a: event.delta as string }];
   if (event.type === "thinking_delta") return [{ i: event.contentIndex as number, k: "thinking", a: event.delta as string }];
   return [];
@@ -129,6 +141,33 @@ export class MessageDeltaEncoder {
     const frame: Omit<UpdateFrame, "seq"> = { type: "update", event: wireEvent };
     if (JSON.stringify(patch) !== JSON.stringify(impliedPatch(wireEvent))) frame.patch = patch;
     return frame;
+  }
+
+  /**
+   * Protocol 3: the operations that turn the message receivers hold into `message` (the
+   * streamed message's `message_end`), and the encoder forgets the message as `encode` does at
+   * its end; `undefined` when the event must go whole (protocol 2, or no message streams).
+   *
+   * Why: the whole message again was the largest frame of a reply (1 MB of arguments: a 1 MB
+   * `message_end`, kept in the resume log and queued in each socket), though receivers hold it
+   * already. Every block is compared, ended ones too (a provider's final message may differ),
+   * without serializing (`sameJson`); a block that differs is sent whole.
+   */
+  endPatch(message: AgentMessage): MessagePatchOperation[] | undefined {
+    const held = this.content.current;
+    if (!this.argumentsFromText || held === undefined || message.role !== "assistant") return undefined;
+    const operations: MessagePatchOperation[] = [];
+    this.growing = undefined;
+    this.diffFields(undefined, held as unknown as Fields, message as unknown as Fields, this.messageSent, operations);
+    const length = contentLength(message);
+    for (let index = 0; index < length; index++) {
+      const block = contentBlockAt(message, index);
+      if (block === undefined || sameJson(this.content.at(index), block)) continue;
+      operations.push({ i: index, b: JSON.parse(JSON.stringify(block)) as Block });
+    }
+    if (length < this.content.length) operations.push({ n: length });
+    this.clear();
+    return operations;
   }
 
   private start(message: AssistantMessage): void {
@@ -251,61 +290,4 @@ class SentFields {
   arguments: unknown;
   /** The length of the argument text the last `j` was sent at; unset after a full send. */
   derivedLength: number | undefined;
-}
-
-/**
- * The receiver's side: holds the streaming message and turns update frames back into the
- * `message_update` events the sender's agent emitted.
- */
-export class MessageDeltaDecoder {
-  /** The streaming message; its blocks are shared between the messages decoded (see PatchedMessage). */
-  private readonly message = new PatchedMessage();
-
-  /** Sets the streaming message: from a snapshot (with its `argumentTexts`), or undefined when none streams. */
-  reset(message: AssistantMessage | undefined, argumentTexts?: readonly ArgumentText[]): void {
-    if (message === undefined) this.message.clear();
-    else this.load(message, argumentTexts);
-  }
-
-  /** The argument text of each tool call still streaming, for a snapshot made from what this decoded. */
-  argumentTexts(): ArgumentText[] {
-    return this.message.argumentTexts();
-  }
-
-  /** Follows ordinary events, so the next update has its base. */
-  observe(event: AgentEvent): void {
-    if (event.type === "message_start" && event.message.role === "assistant") this.load(event.message);
-    else if (event.type === "message_end") this.message.clear();
-    else if (event.type === "message_update") this.load(event.message);
-  }
-
-  decode(frame: UpdateFrame): Extract<AgentEvent, { type: "message_update" }> {
-    if (frame.message === undefined && this.message.current === undefined) throw new Error(`Update frame ${frame.seq} arrived outside a streaming message.`);
-    let message: AssistantMessage;
-    if (frame.message !== undefined) {
-      message = frame.message;
-      this.load(message, frame.argumentTexts);
-    } else {
-      const named = typeof frame.event.contentIndex === "number" ? frame.event.contentIndex : undefined;
-      // Kept whatever the protocol: a `j` operation later in this call parses it.
-      if (frame.event.type === "toolcall_delta" && named !== undefined && typeof frame.event.delta === "string") this.message.appendArguments(named, frame.event.delta);
-      message = this.message.apply(frame.patch ?? impliedPatch(frame.event), isEnd(frame.event.type) ? named : undefined);
-    }
-    const event = { ...frame.event, partial: message } as Fields;
-    // contentBlockAt: reading `content` would build a long message's array.
-    const block = typeof event.contentIndex === "number" ? contentBlockAt(message, event.contentIndex) : undefined;
-    if (event.type === "text_end" && event.content === undefined && block?.type === "text") event.content = block.text;
-    if (event.type === "thinking_end" && event.content === undefined && block?.type === "thinking") event.content = block.thinking;
-    if (event.type === "toolcall_end" && event.toolCall === undefined) event.toolCall = block;
-    return { type: "message_update", message, assistantMessageEvent: event as unknown as ModelEvent };
-  }
-
-  /**
-   * A message from a snapshot or a whole event: which blocks still stream it does not say. Only
-   * the last counts as streaming (blocks stream in order); a patch to an earlier one still
-   * applies, at the cost of a copy of the content.
-   */
-  private load(message: AssistantMessage, argumentTexts?: readonly ArgumentText[]): void {
-    this.message.load(message, contentLength(message) - 1, argumentTexts);
-  }
 }

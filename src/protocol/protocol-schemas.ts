@@ -1,10 +1,10 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import type { AgentEvent, AgentState } from "../types.js";
-import type { ArgumentText, UpdateFrame } from "./message-delta.js";
+import type { ArgumentText, EndFrame, UpdateFrame } from "./message-delta.js";
 import { nestsDeeperThan, tooDeepText } from "../util/json-depth.js";
 
-export type { ArgumentText, MessagePatchOperation, UpdateFrame, WireModelEvent } from "./message-delta.js";
+export type { ArgumentText, EndFrame, MessagePatchOperation, UpdateFrame, WireModelEvent } from "./message-delta.js";
 
 /** The protocol's version a server speaks unless told otherwise (`serveAgents({ protocol })`); PROTOCOL.md says what changed. */
 export const PROTOCOL_VERSION = 2;
@@ -164,7 +164,7 @@ export interface FragmentFrame {
   final?: true;
 }
 
-export type ServerFrame = EventFrame | UpdateFrame | SnapshotFrame | AckFrame | ErrorFrame | FragmentFrame;
+export type ServerFrame = EventFrame | UpdateFrame | EndFrame | SnapshotFrame | AckFrame | ErrorFrame | FragmentFrame;
 
 const commandCheck = TypeCompiler.Compile(ClientCommandSchema);
 /** Per-type checkers give errors about the command the client meant, not the whole union. */

@@ -1,7 +1,7 @@
 import type { ClientConnection, ClientStats, MergeableUpdate, ReplaySource } from "../server/client-connection.js";
 import { type LoggedFrame, MemoryEventLog } from "../server/event-log.js";
 import type { SnapshotFrame, UpdateFrame } from "../protocol/protocol-schemas.js";
-import { MessageDeltaDecoder } from "../protocol/message-delta.js";
+import { MessageDeltaDecoder } from "../protocol/message-delta-decoder.js";
 import { initialAgentState, reduceAgentState } from "../agent/agent-state.js";
 import { withState } from "../agent/shared-ids.js";
 import type { AgentEvent, AgentMessage, AgentState } from "../types.js";

@@ -70,12 +70,14 @@ export interface ServeAgentsOptions {
   /**
    * The protocol the sessions' frames are written in (PROTOCOL.md). 3 sends a tool call's streamed
    * arguments once, as the fragments of its `toolcall_delta`s, where 2 also sends them re-parsed
-   * as they grow: 1 MB of arguments in 1 KB deltas costs 2.3 MB of frames up to the message's
-   * end instead of 5.5 MB.
+   * as they grow, and ends a streamed message with a patch (an `end` frame) where 2 sends the
+   * whole message again: 1 MB of arguments in 1 KB deltas costs 1.2 MB of frames up to the
+   * message's end instead of 5.5 MB.
    *
    * Contract: choose 3 only when every client reads it (`connectAgent` of this version or later;
    * not the page of `serveWebUi`, which speaks 2); a protocol-2 client loses the arguments of
-   * calls still streaming. Sessions of `hostSession` (Redis) speak 2. Default 2.
+   * calls still streaming and cannot read an `end` frame. Sessions of `hostSession` (Redis)
+   * speak 2. Default 2.
    * @example protocol: 3
    */
   protocol?: ProtocolVersion;

@@ -150,9 +150,15 @@ export class SessionHub implements HostedSession {
     let frame: LoggedFrame;
     let mergeable: MergeableUpdate | undefined;
     try {
-      const update = this.encoder.encode(event);
+      // Protocol 3: the streamed message's end as a patch to what clients hold (an `end` frame).
+      const end = event.type === "message_end" ? this.encoder.endPatch(event.message) : undefined;
+      const update = end === undefined ? this.encoder.encode(event) : undefined;
       // Serialized once here and shared by every client and the log.
-      const json = update ? JSON.stringify({ type: "update", seq, event: update.event, patch: update.patch }) : `{"type":"event","seq":${seq},"event":${JSON.stringify(event)}}`;
+      const json = end
+        ? JSON.stringify({ type: "end", seq, ...(end.length > 0 ? { patch: end } : {}) })
+        : update
+          ? JSON.stringify({ type: "update", seq, event: update.event, patch: update.patch })
+          : `{"type":"event","seq":${seq},"event":${JSON.stringify(event)}}`;
       frame = { seq, type: event.type, json };
       this.log.append(frame);
       mergeable = update && this.encoder.current ? mergeableUpdate(update.event, this.encoder) : undefined;

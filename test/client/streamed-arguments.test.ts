@@ -84,7 +84,7 @@ function collect(client: AgentClient): { events: AgentEvent[]; frames: ServerFra
 }
 
 describe("streamed tool arguments over protocol 3", () => {
-  it("give connectAgent the agent's very events and state, for a client there from the start and one that attached mid-call", async () => {
+  it("give connectAgent the agent's very events and state, for a client there from the start and one that attached mid-call, the replies' ends as end frames", async () => {
     const resume = new Subject<void>();
     const pause = { reached: false };
     let agent: Agent | undefined;
@@ -117,5 +117,10 @@ describe("streamed tool arguments over protocol 3", () => {
     // The arguments crossed the wire as the deltas only: no update re-sent them.
     const updates = fromStart.frames.filter((frame) => frame.type === "update");
     expect(updates.some((frame) => frame.patch?.some((operation) => "k" in operation && operation.k === "arguments" && "v" in operation))).toBe(false);
+    // Nor did the replies' ends: each is an `end` frame patching what the client holds.
+    const ends = fromStart.frames.filter((frame) => frame.type === "end");
+    expect(ends).toHaveLength(2);
+    expect(fromStart.frames.some((frame) => frame.type === "event" && frame.event.type === "message_end" && frame.event.message.role === "assistant")).toBe(false);
+    expect(Math.max(...ends.map((frame) => JSON.stringify(frame).length))).toBeLessThan(1_000);
   });
 });

@@ -1,20 +1,28 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { MessageDeltaDecoder, MessageDeltaEncoder, type MessageDeltaEncoderOptions, type UpdateFrame } from "../../src/protocol/message-delta.js";
+import { MessageDeltaDecoder } from "../../src/protocol/message-delta-decoder.js";
+import { type EndFrame, MessageDeltaEncoder, type MessageDeltaEncoderOptions, type UpdateFrame } from "../../src/protocol/message-delta.js";
 import { AssistantMessageDraft } from "../../src/model/assistant-message-draft.js";
 import { emptyUsage } from "../../src/types/messages.js";
-import type { AgentEvent, AssistantMessage, ModelEvent } from "../../src/types.js";
+import type { AgentEvent, AgentMessage, AssistantMessage, ModelEvent } from "../../src/types.js";
 import { contentLength, isPendingSnapshot } from "../../src/util/shared-content.js";
 
 const base: AssistantMessage = { role: "assistant", content: [], api: "a", provider: "p", model: "m", usage: emptyUsage(), stopReason: "stop", timestamp: 1 };
 
 /** Encodes `events` as the server does, sends each frame through JSON, and decodes it as a client does. */
-function roundTrip(events: AgentEvent[], options?: MessageDeltaEncoderOptions): { frames: UpdateFrame[]; decoded: AgentEvent[] } {
+function roundTrip(events: AgentEvent[], options?: MessageDeltaEncoderOptions): { frames: UpdateFrame[]; ends: EndFrame[]; decoded: AgentEvent[] } {
   const encoder = new MessageDeltaEncoder(options);
   const decoder = new MessageDeltaDecoder();
   const frames: UpdateFrame[] = [];
+  const ends: EndFrame[] = [];
   const decoded: AgentEvent[] = [];
   events.forEach((event, index) => {
+    const end = endFrameOf(encoder, event, index + 1);
+    if (end !== undefined) {
+      ends.push(end);
+      decoded.push(decoder.end(end));
+      return;
+    }
     const update = encoder.encode(event);
     if (update === undefined) {
       const copy = JSON.parse(JSON.stringify(event)) as AgentEvent;
@@ -26,7 +34,13 @@ function roundTrip(events: AgentEvent[], options?: MessageDeltaEncoderOptions): 
     frames.push(frame);
     decoded.push(decoder.decode(frame));
   });
-  return { frames, decoded };
+  return { frames, ends, decoded };
+}
+
+/** The `end` frame the server sends for `event` (protocol 3: a streamed message's `message_end`), through JSON; else undefined. */
+function endFrameOf(encoder: MessageDeltaEncoder, event: AgentEvent, seq: number): EndFrame | undefined {
+  const patch = event.type === "message_end" ? encoder.endPatch(event.message) : undefined;
+  return patch === undefined ? undefined : (JSON.parse(JSON.stringify({ type: "end", seq, ...(patch.length > 0 ? { patch } : {}) })) as EndFrame);
 }
 
 const update = (message: AssistantMessage, event: ModelEvent): AgentEvent => ({ type: "message_update", message, assistantMessageEvent: event });
@@ -237,6 +251,9 @@ describe("message delta frames, protocol 3 (arguments derived from their streame
 
     expect(derived.decoded).toEqual(events);
     expect(sentWhole.decoded).toEqual(events);
+    // The message's end is an `end` frame that patches only its stop reason: the receiver holds the rest.
+    expect(derived.ends).toStrictEqual([{ type: "end", seq: events.length, patch: [{ k: "stopReason", v: "toolUse" }] }]);
+    expect(sentWhole.ends).toStrictEqual([]);
     // Why: protocol 2 re-sent the arguments each time the draft re-parsed them (every fragment up to
     // 4 KiB, then as they doubled) and once more whole at the end: about 3x the text on top of the deltas.
     expect(sendsArguments(derived.frames)).toBe(false);
@@ -261,10 +278,12 @@ describe("message delta frames, protocol 3 (arguments derived from their streame
         const decodedLate: AgentEvent[] = [];
         events.forEach((event, index) => {
           if (index === join) late.reset(encoder.current, JSON.parse(JSON.stringify(encoder.argumentTexts())) as never);
-          const frame = encoder.encode(event);
+          const end = endFrameOf(encoder, event, index + 1);
+          const frame = end === undefined ? encoder.encode(event) : undefined;
           for (const [receiver, list] of [[decoder, decoded], [late, decodedLate]] as const) {
             if (receiver === late && index < join) continue;
-            if (frame === undefined) {
+            if (end !== undefined) list.push(receiver.end(end));
+            else if (frame === undefined) {
               const copy = JSON.parse(JSON.stringify(event)) as AgentEvent;
               receiver.observe(copy);
               list.push(copy);
@@ -294,5 +313,41 @@ describe("message delta frames, protocol 3 (arguments derived from their streame
     const { frames, decoded } = roundTrip(events, { argumentsFromText: true });
     expect(frames.map((frame) => frame.patch)).toEqual([[{ i: 0, b: call }], [{ i: 0, k: "arguments", v: { city: "Par", ci: "" } }], [{ i: 0, k: "arguments", j: 1 }], undefined]);
     expect(decoded).toEqual(events);
+  });
+
+  it("end a message with a patch of what its final form changed: fields, an ended block, a block more or fewer", () => {
+    const text = { type: "text" as const, text: "Hello" };
+    const call = { type: "toolCall" as const, id: "c1", name: "f", arguments: { city: "Paris" } };
+    const streamed = { ...base, content: [text, call] };
+    const start: AgentEvent[] = [
+      { type: "message_start", message: { ...base, content: [] } },
+      update({ ...base, content: [text] }, { type: "text_start", contentIndex: 0, partial: { ...base, content: [text] } }),
+      update({ ...base, content: [text] }, { type: "text_end", contentIndex: 0, content: "Hello", partial: { ...base, content: [text] } }),
+      update(streamed, { type: "toolcall_start", contentIndex: 1, partial: streamed }),
+      update(streamed, { type: "toolcall_end", contentIndex: 1, toolCall: call, partial: streamed }),
+    ];
+    const finals: AssistantMessage[] = [
+      { ...streamed, usage: { ...emptyUsage(), input: 12, output: 3, totalTokens: 15 }, stopReason: "toolUse" },
+      { ...streamed, content: [{ type: "text", text: "Hello!" }, call] },
+      { ...streamed, content: [text] },
+      { ...streamed, content: [text, call, { type: "text", text: "after" }] },
+      { ...streamed, errorMessage: "cut short", stopReason: "error" },
+    ];
+    for (const final of finals) {
+      const events = [...start, { type: "message_end", message: final } as AgentEvent];
+      const { ends, decoded } = roundTrip(events, { argumentsFromText: true });
+      expect(decoded).toEqual(events);
+      expect(ends).toHaveLength(1);
+      // Only what changed travels: never the unchanged tool call.
+      expect(JSON.stringify(ends[0]?.patch ?? [])).not.toContain("Paris");
+    }
+  });
+
+  it("sends the end of a message whole when none streamed, and an end frame outside a message is an error", () => {
+    const encoder = new MessageDeltaEncoder({ argumentsFromText: true });
+    const user: AgentMessage = { role: "user", content: "hi", timestamp: 1 };
+    expect(encoder.endPatch(user)).toBeUndefined();
+    expect(encoder.endPatch({ ...base, content: [{ type: "text", text: "unannounced" }] })).toBeUndefined();
+    expect(() => new MessageDeltaDecoder().end({ type: "end", seq: 4 })).toThrow("End frame 4 arrived outside a streaming message.");
   });
 });

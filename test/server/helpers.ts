@@ -3,7 +3,7 @@ import { WebSocket } from "ws";
 import { Agent } from "../../src/agent/agent.js";
 import { scriptedModel, type ScriptedTurn } from "../../src/testing/scripted-model.js";
 import type { ServerFrame } from "../../src/protocol/protocol-schemas.js";
-import { MessageDeltaDecoder } from "../../src/protocol/message-delta.js";
+import { MessageDeltaDecoder } from "../../src/protocol/message-delta-decoder.js";
 import { reduceAgentState } from "../../src/agent/agent-state.js";
 import type { AgentEvent, AgentState } from "../../src/types.js";
 
