@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { Agent } from "../../src/agent/agent.js";
 import { withSessionScripts } from "../../src/redis/redis-scripts.js";
 import { redisSessions, RedisTranscriptStore, TAKEOVER_TEXT } from "../../src/redis/index.js";
-import { serveAgents } from "../../src/server/index.js";
+import { type AgentServer, serveAgents } from "../../src/server/index.js";
 import { scriptedModel, type ScriptedTurn } from "../../src/testing/scripted-model.js";
 import { defineTool } from "../../src/tools/define-tool.js";
 import { textResult } from "../../src/tools/tool-results.js";
@@ -21,6 +21,15 @@ const LONG_REPLY = Array.from({ length: 300 }, (_, index) => `word${index}`).joi
 
 /** Whatever process asks: a prompt gets the call, the call's result the answer. */
 const reply: ScriptedTurn = (context) => (context.messages.at(-1)?.role === "toolResult" ? "It is 42." : { content: [{ type: "toolCall", id: "c1", name: "calc", arguments: {} }] });
+
+/** Closes the test's clients, then each process's server and sessions. */
+async function closeAll(clients: readonly RawClient[], processes: readonly { server: AgentServer; sessions: { close(): Promise<void> } }[]): Promise<void> {
+  await Promise.all(clients.map((client) => client.close()));
+  for (const { server, sessions } of processes) {
+    await server.close();
+    await sessions.close();
+  }
+}
 
 describe.skipIf(!hasRedisServer)("takeovers under faults", () => {
   let redisServer: RedisServerProcess;
@@ -75,11 +84,7 @@ describe.skipIf(!hasRedisServer)("takeovers under faults", () => {
       expect(transcript[2]).toMatchObject({ role: "toolResult", toolCallId: "c1", isError: false, content: [{ type: "text", text: "42" }] });
       expect(streamed).toStrictEqual(transcript);
     } finally {
-      await Promise.all(clients.map((client) => client.close()));
-      for (const { server, sessions } of processes) {
-        await server.close();
-        await sessions.close();
-      }
+      await closeAll(clients, processes);
     }
   }, 60_000);
 
@@ -179,11 +184,7 @@ describe.skipIf(!hasRedisServer)("takeovers under faults", () => {
       });
       expect(told).toStrictEqual(transcript);
     } finally {
-      await Promise.all(clients.map((client) => client.close()));
-      for (const { server, sessions } of processes) {
-        await server.close();
-        await sessions.close();
-      }
+      await closeAll(clients, processes);
     }
   }, 60_000);
 

@@ -1,13 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { FRESH_PROCESS_TIMEOUT_MS, runScript, sourceUrl } from "../helpers/fresh-process.js";
 
-// TypeBox's compiler is loaded on first use, which only a fresh process shows: every test file
-// here starts with it loaded (test/helpers/load-validators.ts), as rxagent/testing's users do.
-
-
-describe("TypeBox's compiler, loaded at the first TypeBox schema that is not plain, or the first call that needs it", { timeout: FRESH_PROCESS_TIMEOUT_MS }, () => {
-  it("is not loaded by import('rxagent'), nor is TypeBox; a fresh process's first TypeBox call runs once it arrives, with coercion and defaults", () => {
-    const result = runScript(`
+/**
+ * The start of a fresh process's script: a loader hook that lists in `urls` every module loaded
+ * from then on, then rxagent's loop, `scriptedModel` and rxjs.
+ */
+const LOADED_URLS = `
 const { register } = await import("node:module");
 const urls = [];
 const { port1, port2 } = new MessageChannel();
@@ -19,6 +17,14 @@ register("data:text/javascript," + encodeURIComponent(
 const { agentLoop, defineTool, textResult, validateArguments } = await import(${sourceUrl("index.ts")});
 const { scriptedModel } = await import(${sourceUrl("testing/scripted-model.ts")});
 const { lastValueFrom, toArray } = await import("rxjs");
+`;
+
+// TypeBox's compiler is loaded on first use, which only a fresh process shows: every test file
+// here starts with it loaded (test/helpers/load-validators.ts), as rxagent/testing's users do.
+
+describe("TypeBox's compiler, loaded at the first TypeBox schema that is not plain, or the first call that needs it", { timeout: FRESH_PROCESS_TIMEOUT_MS }, () => {
+  it("is not loaded by import('rxagent'), nor is TypeBox; a fresh process's first TypeBox call runs once it arrives, with coercion and defaults", () => {
+    const result = runScript(`${LOADED_URLS}
 await new Promise((resolve) => setTimeout(resolve, 100));
 console.log("typebox modules:", urls.filter((url) => url.includes("/@sinclair/typebox/")).length);
 console.log("rxagent modules:", urls.filter((url) => url.includes("/src/")).length > 10);
@@ -65,18 +71,7 @@ console.log(JSON.stringify(seen));
   });
 
   it("is not loaded for a plain schema whose calls all match it: they are answered at once; the first call that needs it loads it", () => {
-    const result = runScript(`
-const { register } = await import("node:module");
-const urls = [];
-const { port1, port2 } = new MessageChannel();
-port1.on("message", (url) => urls.push(url));
-register("data:text/javascript," + encodeURIComponent(
-  "let port; export function initialize(data) { port = data.port; }" +
-  "export async function resolve(specifier, context, next) { const resolved = await next(specifier, context); port.postMessage(resolved.url); return resolved; }"),
-  import.meta.url, { data: { port: port2 }, transferList: [port2] });
-const { agentLoop, defineTool, textResult, validateArguments } = await import(${sourceUrl("index.ts")});
-const { scriptedModel } = await import(${sourceUrl("testing/scripted-model.ts")});
-const { lastValueFrom, toArray } = await import("rxjs");
+    const result = runScript(`${LOADED_URLS}
 const { Type } = await import("@sinclair/typebox");
 const compilerModules = async () => {
   await new Promise((resolve) => setTimeout(resolve, 100));
