@@ -7,11 +7,13 @@ import { isPendingSnapshot } from "../util/shared-content.js";
  * content index: a block that is the same object as the one checked at its index last time
  * passes (or is replaced) again without a walk.
  *
- * Why by index and per call, not a WeakMap of every block ever checked: each of a reply's
- * events names the one block it changes (`contentIndex`), so an event costs one comparison; a
- * shared WeakMap lookup per block per event, its inserts and the ephemerons it adds to every
- * GC were 11% of bench W2's time (tools returning a value: 0.898x without them, 7 rounds of
- * bench/ab.ts, 2026-12-03).
+ * Why by index and per call, not a shared WeakMap of every block ever checked: each of a
+ * reply's events names the one block it changes (`contentIndex`), so an event costs one
+ * comparison, where the WeakMap took a lookup per new block and an insert, and held an
+ * ephemeron for every GC to trace; and the memo dies with its call. Bench W2 did not move
+ * (bench/ab.ts, 7-9 rounds: 0.94x-1.03x; its replayed blocks are the same objects every run, so
+ * there the WeakMap's lookups all hit). Bounding as a whole is about a tenth of W2's time
+ * (0.88x-0.90x with it off), most of it reading each event's partial, cold in the cache there.
  */
 export class ToolCallBounds {
   /**
