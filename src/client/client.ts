@@ -107,7 +107,8 @@ const MAX_SESSION_MOVES = 3;
 
 /**
  * Connects to an agent served by `serveAgents`, attaches to a session, and keeps it: on a lost
- * connection it reconnects with exponential backoff and resumes from the last sequence number.
+ * connection it reconnects with exponential backoff and resumes from the last sequence number;
+ * a frame it cannot read or apply makes it attach again for a snapshot.
  *
  * @example
  * const client = connectAgent("ws://127.0.0.1:8787", { WebSocket });
@@ -150,13 +151,23 @@ export function connectAgent(url: string, options: ConnectAgentOptions = {}): Ag
     current.addEventListener("open", () => sendAttach(current));
     current.addEventListener("message", (event) => {
       if (socket !== current || typeof event.data !== "string") return;
-      const frame = JSON.parse(event.data) as ServerFrame;
-      if (frame.type !== "fragment") return receive(frame, current);
-      fragments.push(frame.data);
-      if (!frame.final) return;
-      const whole = fragments.join("");
-      fragments = [];
-      receive(JSON.parse(whole) as ServerFrame, current);
+      try {
+        const frame = JSON.parse(event.data) as ServerFrame;
+        if (frame.type !== "fragment") return receive(frame, current);
+        fragments.push(frame.data);
+        if (!frame.final) return;
+        const whole = fragments.join("");
+        fragments = [];
+        receive(JSON.parse(whole) as ServerFrame, current);
+      } catch {
+        // A frame this client cannot read or apply (not JSON, or an update for a message it does
+        // not hold: a server of another protocol, a frame mangled on the way). What it holds may
+        // no longer match the server's, so it starts again from a snapshot; a throw here would
+        // leave the socket's handler, and in Node end the process.
+        fragments = [];
+        lastSeq = undefined;
+        sendAttach(current);
+      }
     });
     let refusedStatus: number | undefined;
     current.addEventListener("error", (event) => {

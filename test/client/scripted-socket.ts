@@ -26,7 +26,12 @@ export class ScriptedSocket implements WebSocketLike {
   }
 
   serve(frame: ServerFrame): void {
-    this.emit("message", { data: JSON.stringify(frame) } as never);
+    this.emitRaw(JSON.stringify(frame));
+  }
+
+  /** Delivers `data` as one text message, JSON or not. */
+  emitRaw(data: string): void {
+    this.emit("message", { data } as never);
   }
 
   private emit(type: string, event: never): void {
