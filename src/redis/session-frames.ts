@@ -87,7 +87,13 @@ export class SessionFrames {
     }
     const match = FRAME_SEQ.exec(message);
     if (!match) {
-      const notice = JSON.parse(message) as { type: "reset"; seq: number; epoch: string } | { type: "queue"; epoch: string; version: number; steering: number; followUp: number };
+      const notice = noticeOf(message);
+      if (notice === undefined) {
+        // Anyone who can publish on the channel can send this; thrown, it would leave ioredis's
+        // event handler and end the process.
+        this.context.warn(`session ${this.id}: ignored a message on its channel that is neither a frame nor a notice: ${message.slice(0, 80)}`);
+        return;
+      }
       if (notice.type === "queue") {
         if (notice.epoch === this.current.epoch) this.current.queued(notice.version, notice.steering, notice.followUp);
       } else if (notice.epoch !== this.current.epoch) this.current.reset(notice.seq, notice.epoch);
@@ -142,4 +148,23 @@ export class SessionFrames {
       return true;
     }
   }
+}
+
+type Notice = { type: "reset"; seq: number; epoch: string } | { type: "queue"; epoch: string; version: number; steering: number; followUp: number };
+
+/** A runner's notice on the channel (a reset, the queue's counts), or undefined for anything else. */
+function noticeOf(message: string): Notice | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(message);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== "object" || value === null) return undefined;
+  const notice = value as Record<string, unknown>;
+  const isCount = (field: unknown) => typeof field === "number" && Number.isFinite(field);
+  if (typeof notice.epoch !== "string") return undefined;
+  if (notice.type === "reset" && isCount(notice.seq)) return notice as Notice;
+  if (notice.type === "queue" && isCount(notice.version) && isCount(notice.steering) && isCount(notice.followUp)) return notice as Notice;
+  return undefined;
 }

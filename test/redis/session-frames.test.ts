@@ -32,6 +32,30 @@ function gate(): { wait: Promise<void>; open: () => void } {
   return { wait, open };
 }
 
+/** What SessionFrames needs of its process, on `redis`; warnings go to `warnings`. */
+function contextOn(redis: RedisSessionContext["redis"], warnings: string[]): RedisSessionContext {
+  return {
+    redis,
+    keyPrefix: "rxagent:",
+    leaseMs: 60_000,
+    maxEvents: 100,
+    eventTtlMs: 60_000,
+    saveBounds: {},
+    maxTakeovers: 3,
+    commandTimeoutMs: 1000,
+    replyChannel: "unused",
+    processId: "test",
+    createAgent: () => {
+      throw new Error("not used");
+    },
+    warn: (message) => warnings.push(message),
+    listen: async () => undefined,
+    unlisten: () => undefined,
+    expectReply: () => undefined,
+    forgetReply: () => undefined,
+  };
+}
+
 describe.skipIf(!hasRedisServer)("SessionFrames: a process's mirror of a session, fed from Redis", () => {
   let redisServer: RedisServerProcess;
   let writer: Redis;
@@ -86,26 +110,7 @@ describe.skipIf(!hasRedisServer)("SessionFrames: a process's mirror of a session
       return transaction;
     }) as typeof redis.multi;
     const warnings: string[] = [];
-    const context: RedisSessionContext = {
-      redis,
-      keyPrefix: "rxagent:",
-      leaseMs: 60_000,
-      maxEvents: 100,
-      eventTtlMs: 60_000,
-      saveBounds: {},
-      maxTakeovers: 3,
-      commandTimeoutMs: 1000,
-      replyChannel: "unused",
-      processId: "test",
-      createAgent: () => {
-        throw new Error("not used");
-      },
-      warn: (message) => warnings.push(message),
-      listen: async () => undefined,
-      unlisten: () => undefined,
-      expectReply: () => undefined,
-      forgetReply: () => undefined,
-    };
+    const context = contextOn(redis, warnings);
     const frames = new SessionFrames(context, "race", keys, new CommandQueue());
     try {
       await frames.load();
@@ -132,6 +137,30 @@ describe.skipIf(!hasRedisServer)("SessionFrames: a process's mirror of a session
       expect(frames.mirror.lastSeq).toBe(6);
       expect(frames.mirror.isRunning).toBe(false);
       expect(warnings).toStrictEqual([]);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it("ignores with a warning a message on the channel that is neither a frame nor a notice, and goes on", async () => {
+    const keys = sessionKeys("rxagent:", "noise");
+    await writer.hset(keys.meta, "epoch", "e1", "runSeq", "0", "runLength", "0");
+    await writer.xadd(keys.events, "1-0", "t", "agent_start", "f", frame(1, EVENTS[0]!));
+    await writer.hset(keys.meta, "lastSeq", "1");
+    const redis = withSessionScripts(new Redis(redisServer.url));
+    const warnings: string[] = [];
+    const frames = new SessionFrames(contextOn(redis, warnings), "noise", keys, new CommandQueue());
+    try {
+      await frames.load();
+      for (const message of ["not json", "null", "42", '{"type":"reset","epoch":"e2"}', '{"type":"queue","epoch":"e1","version":"x"}', '{"type":"other"}']) {
+        expect(() => frames.receive(message)).not.toThrow();
+      }
+      expect(warnings).toHaveLength(6);
+      expect(warnings[0]).toBe("session noise: ignored a message on its channel that is neither a frame nor a notice: not json");
+      // The mirror is as it was, and follows the next frame.
+      expect(frames.mirror.epoch).toBe("e1");
+      frames.receive(frame(2, EVENTS[1]!));
+      expect(frames.mirror.lastSeq).toBe(2);
     } finally {
       redis.disconnect();
     }
