@@ -22,10 +22,19 @@ export class ToolCallBounds {
    * holds no array (bench W5).
    */
   private checked: unknown[] | undefined = undefined;
-  /** Whether a block was replaced: then every partial holds it, and each is checked whole. */
-  replacedAny = false;
+  /**
+   * Whether every event's message is checked whole: from the start when asked (a consumer that
+   * cannot rely on the events' snapshots), else once a block was replaced (every partial after
+   * holds it).
+   */
+  checksWhole: boolean;
 
-  constructor(readonly limit: number = MAX_JSON_DEPTH) {}
+  constructor(
+    readonly limit: number = MAX_JSON_DEPTH,
+    checksWhole = false,
+  ) {
+    this.checksWhole = checksWhole;
+  }
 
   /** The block as the loop may pass it on, walking it only when it is not the object last checked at `index`. */
   blockAt(index: number, block: ToolCall): ToolCall {
@@ -34,7 +43,7 @@ export class ToolCallBounds {
     const bounded = boundedToolCall(block, this.limit);
     checked[2 * index] = block;
     checked[2 * index + 1] = bounded;
-    if (bounded !== block) this.replacedAny = true;
+    if (bounded !== block) this.checksWhole = true;
     return bounded;
   }
 }
@@ -113,7 +122,7 @@ export function boundedModelEvent(event: ModelEvent, bounds: ToolCallBounds = ne
     }
     default: {
       // Text and thinking change no tool call; only a block replaced before needs replacing again.
-      if (!bounds.replacedAny) return event;
+      if (!bounds.checksWhole) return event;
       const partial = boundedMessage(event.partial, bounds);
       return partial === event.partial ? event : { ...event, partial };
     }
@@ -126,15 +135,7 @@ export function boundedModelEvent(event: ModelEvent, bounds: ToolCallBounds = ne
  * provider may change the message it handed out).
  */
 export function wholeBoundedModelEvent(event: ModelEvent, limit: number): ModelEvent {
-  if (event.type === "toolcall_end") {
-    const bounds = new ToolCallBounds(limit);
-    const partial = boundedMessage(event.partial, bounds);
-    const toolCall = typeof event.toolCall === "object" && event.toolCall !== null ? boundedToolCall(event.toolCall, limit) : event.toolCall;
-    return partial === event.partial && toolCall === event.toolCall ? event : { ...event, partial, toolCall };
-  }
-  if (event.type === "done" || event.type === "error" || event.type === "start") return boundedModelEvent(event, new ToolCallBounds(limit));
-  const partial = boundedMessage(event.partial, new ToolCallBounds(limit));
-  return partial === event.partial ? event : { ...event, partial };
+  return boundedModelEvent(event, new ToolCallBounds(limit, true));
 }
 
 /** The partial with the tool call at `index` bounded; the whole message checked when `index` names no block. */
@@ -142,7 +143,7 @@ function boundedBlockAt(partial: AssistantMessage, index: number, bounds: ToolCa
   if (typeof partial !== "object" || partial === null) return partial;
   if (bounds.limit >= MAX_JSON_DEPTH && isPendingSnapshot(partial)) return partial;
   const blocks = partial.content;
-  if (bounds.replacedAny || !Array.isArray(blocks) || !Number.isInteger(index) || index < 0 || index >= blocks.length) return boundedMessage(partial, bounds);
+  if (bounds.checksWhole || !Array.isArray(blocks) || !Number.isInteger(index) || index < 0 || index >= blocks.length) return boundedMessage(partial, bounds);
   const block = blocks[index];
   if (typeof block !== "object" || block === null || block.type !== "toolCall") return partial;
   const bounded = bounds.blockAt(index, block);
