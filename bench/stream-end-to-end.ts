@@ -26,12 +26,16 @@
  * size (16 MiB by default in Node 20, more than 4x a 1 MB argument by itself); `--semi-space 1`
  * gives the children `--max-semi-space-size=1`, so the peak is nearer what is live.
  * `BENCH_HEAP_SNAPSHOT=<file>` with `--split` writes the server's heap before the prompt
- * (`<file>.before`) and where it is measured, to see what it holds.
+ * (`<file>.before`) and where it is measured, to see what it holds; `BENCH_ALLOCATION_PROFILE=<file>`
+ * with `--split` writes what the server allocated over the same span (garbage included) as a
+ * `.heapprofile`.
  */
 import { execFileSync, spawn } from "node:child_process";
 import { loadavg } from "node:os";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { Session } from "node:inspector";
+import { writeFileSync } from "node:fs";
 import { writeHeapSnapshot } from "node:v8";
 import { first, Subscription } from "rxjs";
 import { WebSocket } from "ws";
@@ -97,7 +101,9 @@ function collect(): void {
 async function runCase(name: CaseName): Promise<CaseResult> {
   const chosen: { text: () => string; delta: number; calls: number; logBytes?: number } = cases[name];
   const { text: makeText, delta, calls } = chosen;
-  const text = makeText();
+  // Flat before the heap is measured: the first slice of a concatenated string flattens it, a
+  // megabyte the figures would count as the server's.
+  const text = JSON.parse(JSON.stringify(makeText())) as string;
   let agent: Agent | undefined;
   let peak = 0;
   const sample = (): void => {
@@ -184,6 +190,7 @@ async function runSplit(
   const heapBefore = process.memoryUsage().heapUsed;
   const rssBefore = process.memoryUsage().rss;
   setPeak(heapBefore);
+  const profiler = process.env.BENCH_ALLOCATION_PROFILE ? startAllocationSampling() : undefined;
   const interval = setInterval(sample, 2);
   // The server's side ends when it has published the assistant's message_end: measured there, in
   // the run's own emission (after the agent's replay of the run has taken the event), before the
@@ -196,6 +203,7 @@ async function runSplit(
     sample();
     const peak = peakNow();
     const maxRss = process.resourceUsage().maxRSS * 1024;
+    if (profiler !== undefined) stopAllocationSampling(profiler, process.env.BENCH_ALLOCATION_PROFILE as string);
     collect();
     if (process.env.BENCH_HEAP_SNAPSHOT) writeHeapSnapshot(process.env.BENCH_HEAP_SNAPSHOT);
     const stats = server.session("bench")?.clients[0];
@@ -225,6 +233,27 @@ async function runSplit(
     frameMB: megabytes(measured.frameBytes),
     client,
   };
+}
+
+/**
+ * `BENCH_ALLOCATION_PROFILE=<file>` with `--split`: V8's sampling heap profiler over the server's
+ * span, counting what was collected too (the peak is mostly garbage), written as a
+ * `.heapprofile` (Chrome DevTools reads it).
+ */
+function startAllocationSampling(): Session {
+  const session = new Session();
+  session.connect();
+  session.post("HeapProfiler.startSampling", { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  return session;
+}
+
+function stopAllocationSampling(session: Session, file: string): void {
+  // The in-process session answers synchronously.
+  session.post("HeapProfiler.stopSampling", (error, result) => {
+    if (error) throw error;
+    writeFileSync(file, JSON.stringify(result.profile));
+  });
+  session.disconnect();
 }
 
 /** The client process of `--split`: `connectAgent`, measured from its prompt to the assistant's `message_end`. */

@@ -51,7 +51,9 @@ export function streamingModel(text: string, delta: number, calls: number, sampl
           for (let call = 0; call < calls; call++) {
             const { index, events: opened } = draft.openToolCall(`call_${call}`, "write_file");
             yield* opened;
-            for (let offset = 0; offset < text.length; offset += delta) yield* draft.appendToolArguments(index, text.slice(offset, offset + delta));
+            // Each fragment its own string, as a provider's JSON.parse of a network chunk makes it:
+            // a slice would share the bench's text, which the heap figures do not count.
+            for (let offset = 0; offset < text.length; offset += delta) yield* draft.appendToolArguments(index, JSON.parse(JSON.stringify(text.slice(offset, offset + delta))) as string);
             yield* draft.close(index);
           }
           yield* draft.finish("toolUse");
