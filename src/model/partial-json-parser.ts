@@ -46,6 +46,28 @@ const FAILED = 10;
 const TOO_DEEP = 11;
 
 /**
+ * The text length each object a `PartialJsonParser` gave out was parsed from (see
+ * `parsedTextLength`). Module-private: only the parser can vouch for a value.
+ */
+const PARSED_TEXT_LENGTHS = new WeakMap<object, number>();
+
+/**
+ * The length of the text `value` is the parse of, when a `PartialJsonParser` gave it out (a guess
+ * from `value()`, or `completeObject`); else `undefined`. Why: a receiver that has the same text
+ * (the server's delta encoder, which keeps the `toolcall_delta`s it relays) knows without parsing
+ * or comparing that the value is what its own parse would give. Parsing it again and comparing
+ * was most of the server's garbage for 1 MB of streamed arguments (bench/README.md).
+ */
+export function parsedTextLength(value: unknown): number | undefined {
+  return typeof value === "object" && value !== null ? PARSED_TEXT_LENGTHS.get(value) : undefined;
+}
+
+function vouched<Value>(value: Value, textLength: number): Value {
+  if (typeof value === "object" && value !== null) PARSED_TEXT_LENGTHS.set(value, textLength);
+  return value;
+}
+
+/**
  * Parses JSON text fragment by fragment, keeping its state between them and building the value as
  * it goes; `value()` gives the best guess of the value so far at any point. Each character is read
  * once: by the loop here, or by one regular-expression match and one `JSON.parse` of a run of whole
@@ -100,7 +122,7 @@ export class PartialJsonParser {
   /** The value when the text so far is one whole JSON object (whitespace around it allowed), else `undefined`. */
   get completeObject(): Record<string, unknown> | undefined {
     this.readUnread();
-    return this.state === AFTER_VALUE && this.open.length === 0 && isPlainObject(this.root) ? this.root : undefined;
+    return this.state === AFTER_VALUE && this.open.length === 0 && isPlainObject(this.root) ? vouched(this.root, this.text.length) : undefined;
   }
 
   /**
@@ -215,8 +237,8 @@ export class PartialJsonParser {
         hasInner = true;
       }
     }
-    if (this.open.length === 0) return hasInner ? inner : this.root;
-    return snapshotOpen(this.open, inner, hasInner);
+    if (this.open.length === 0) return hasInner ? inner : vouched(this.root, this.text.length);
+    return vouched(snapshotOpen(this.open, inner, hasInner), this.text.length);
   }
 
   /**

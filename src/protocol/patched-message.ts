@@ -53,6 +53,8 @@ export class PatchedMessage {
   private message: AssistantMessage | undefined;
   /** The argument text of each tool call still streaming, by block index; dropped when it ends. */
   private readonly argumentParsers = new Map<number, PartialJsonParser>();
+  /** The last value `argumentsOf` gave (or `knowArguments` took) for a block, and the text length it is the parse of. */
+  private readonly knownArguments = new Map<number, { length: number; value: Record<string, unknown> }>();
 
   /** The message as of the last `load` or `apply`; undefined when none streams. */
   get current(): AssistantMessage | undefined {
@@ -80,6 +82,7 @@ export class PatchedMessage {
    */
   load(message: AssistantMessage, openFrom = 0, argumentTexts: readonly ArgumentText[] = []): void {
     this.argumentParsers.clear();
+    this.knownArguments.clear();
     for (const { i, text } of argumentTexts) this.appendArguments(i, text);
     this.content = new SharedContent<Block>();
     message.content.forEach((block, index) => {
@@ -96,6 +99,7 @@ export class PatchedMessage {
     // The blocks too: a server's encoder held a finished reply (its megabyte of arguments) until the next one began.
     this.content = new SharedContent<Block>();
     this.argumentParsers.clear();
+    this.knownArguments.clear();
   }
 
   /** Adds a `toolcall_delta`'s fragment to the argument text of block `index`. */
@@ -110,14 +114,39 @@ export class PatchedMessage {
     return [...this.argumentParsers].map(([i, parser]) => ({ i, text: parser.text }));
   }
 
-  /** What a `j` operation on block `index` sets now: its argument text parsed (a fresh `{}` before any). */
+  /**
+   * What a `j` operation on block `index` sets now: its argument text parsed (a fresh `{}` before
+   * any). The same object until the text grows, so a check and the `j` it allows share one parse.
+   */
   argumentsOf(index: number): Record<string, unknown> {
-    return objectOrEmpty(this.argumentParsers.get(index)?.value());
+    const parser = this.argumentParsers.get(index);
+    const length = parser?.text.length ?? 0;
+    const known = this.knownArguments.get(index);
+    if (known !== undefined && known.length === length) return known.value;
+    const value = objectOrEmpty(parser?.value());
+    if (parser !== undefined) this.knownArguments.set(index, { length, value });
+    return value;
+  }
+
+  /**
+   * Takes `value` as what block `index`'s argument text parses to now, so `argumentsOf` and a `j`
+   * give it without parsing. The caller vouches for it (`parsedTextLength` of the same text):
+   * why, the sender's own parse of a megabyte of arguments, and its comparison with the
+   * provider's, were most of the server's garbage.
+   */
+  knowArguments(index: number, value: Record<string, unknown>): void {
+    const parser = this.argumentParsers.get(index);
+    if (parser !== undefined) this.knownArguments.set(index, { length: parser.text.length, value });
   }
 
   /** The length of block `index`'s argument text (0 before any). */
   argumentLength(index: number): number {
     return this.argumentParsers.get(index)?.text.length ?? 0;
+  }
+
+  private forgetArguments(index: number): void {
+    this.argumentParsers.delete(index);
+    this.knownArguments.delete(index);
   }
 
   /** Applies `operations`; then the block at `ended` (its `*_end` event) no longer streams. Returns the new message. */
@@ -128,7 +157,7 @@ export class PatchedMessage {
     for (const operation of operations) {
       if ("n" in operation) {
         this.content.truncate(operation.n);
-        for (const index of this.argumentParsers.keys()) if (index >= operation.n) this.argumentParsers.delete(index);
+        for (const index of this.argumentParsers.keys()) if (index >= operation.n) this.forgetArguments(index);
         continue;
       }
       if ("b" in operation) {
@@ -153,7 +182,7 @@ export class PatchedMessage {
     if (fields) this.fields = fields as unknown as AssistantMessage;
     if (ended !== undefined) {
       this.content.close(ended);
-      this.argumentParsers.delete(ended);
+      this.forgetArguments(ended);
     }
     this.message = this.content.snapshotInto({ ...this.fields });
     return this.message;

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { AssistantMessageDraft } from "../../src/model/assistant-message-draft.js";
-import { PartialJsonParser } from "../../src/model/partial-json-parser.js";
+import { PartialJsonParser, parsedTextLength } from "../../src/model/partial-json-parser.js";
 import { MAX_JSON_DEPTH } from "../../src/util/json-depth.js";
 import { oldParsePartialJson } from "./partial-json-oracle.js";
 
@@ -253,6 +253,32 @@ describe("PartialJsonParser, read fragment by fragment", () => {
     const deepest = parsedInFragments("[".repeat(MAX_JSON_DEPTH) + "]".repeat(MAX_JSON_DEPTH), [MAX_JSON_DEPTH]);
     expect(deepest.nestsTooDeep).toBe(false);
     expect(deepest.value()).toStrictEqual(JSON.parse("[".repeat(MAX_JSON_DEPTH) + "]".repeat(MAX_JSON_DEPTH)));
+  });
+});
+
+describe("what a parser vouches for", () => {
+  it("says which text length each object it gave out is the parse of, and nothing of other values", () => {
+    const parser = new PartialJsonParser();
+    parser.append('{"a": [1, 2');
+    const early = parser.value();
+    expect(parsedTextLength(early)).toBe(11);
+    parser.append("]}");
+    const complete = parser.completeObject;
+    expect(complete).toStrictEqual({ a: [1, 2] });
+    expect(parsedTextLength(complete)).toBe(13);
+    // The partial handed out earlier still says the length it was parsed at.
+    expect(parsedTextLength(early)).toBe(11);
+    // Whitespace after a whole value changes nothing but the length the same value now stands for.
+    parser.append("  ");
+    expect(parser.value()).toBe(complete);
+    expect(parsedTextLength(complete)).toBe(15);
+    expect(parsedTextLength({ a: [1, 2] })).toBeUndefined();
+    expect(parsedTextLength(JSON.parse('{"a": [1, 2]}'))).toBeUndefined();
+    expect(parsedTextLength("text")).toBeUndefined();
+    expect(parsedTextLength(null)).toBeUndefined();
+    const text = new PartialJsonParser();
+    text.append('"just a string');
+    expect(parsedTextLength(text.value())).toBeUndefined();
   });
 });
 

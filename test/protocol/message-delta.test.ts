@@ -297,6 +297,48 @@ describe("message delta frames, protocol 3 (arguments derived from their streame
     );
   });
 
+  it("hold the draft's own arguments as they are, without parsing the text again, and derive them on the other end", () => {
+    const text = longArguments(500);
+    const cuts = Array.from({ length: Math.floor(text.length / 256) }, (_unused, index) => (index + 1) * 256);
+    const events = streamedCalls([{ text, cuts }]);
+    const encoder = new MessageDeltaEncoder({ argumentsFromText: true });
+    const decoder = new MessageDeltaDecoder();
+    let derived = 0;
+    for (const [index, event] of events.entries()) {
+      const end = endFrameOf(encoder, event, index + 1);
+      if (end !== undefined) {
+        expect(decoder.end(end)).toEqual(event);
+        continue;
+      }
+      const frame = encoder.encode(event);
+      if (frame === undefined) {
+        decoder.observe(JSON.parse(JSON.stringify(event)) as AgentEvent);
+        continue;
+      }
+      expect(decoder.decode(JSON.parse(JSON.stringify({ ...frame, seq: index + 1 })) as UpdateFrame)).toEqual(event);
+      if (event.type !== "message_update" || !("contentIndex" in event.assistantMessageEvent)) continue;
+      const provided = event.message.content[0];
+      const held = encoder.current?.content[0];
+      if (provided?.type !== "toolCall" || held?.type !== "toolCall") continue;
+      if (frame.patch?.some((operation) => "j" in operation)) derived++;
+      // From the first derived arguments on, the very object the draft made: the sender made no copy of its own (a megabyte's parse).
+      if (derived > 0) expect(held.arguments).toBe(provided.arguments);
+    }
+    expect(derived).toBeGreaterThan(4);
+  });
+
+  it("compare the draft's arguments when the deltas it relayed are not the text they were parsed from", () => {
+    const text = JSON.stringify({ path: "notes.txt", content: "lorem ipsum ".repeat(20) });
+    const events = streamedCalls([{ text, cuts: [10, 40, 80, 120] }]);
+    // One delta lost on the way (a middleware's doing): the receivers' text is shorter than the draft's.
+    const lost = events.findIndex((event) => event.type === "message_update" && event.assistantMessageEvent.type === "toolcall_delta" && event.assistantMessageEvent.delta === text.slice(40, 80));
+    const relayed = events.filter((_event, index) => index !== lost);
+    const { frames, decoded } = roundTrip(relayed, { argumentsFromText: true });
+    // The arguments go whole from the lost delta on: what the receivers' text parses to differs.
+    expect(frames.some((frame) => frame.patch?.some((operation) => "v" in operation && "k" in operation && operation.k === "arguments"))).toBe(true);
+    expect(decoded).toEqual(relayed);
+  });
+
   it("send the arguments whole when the provider's differ from what the text parses to", () => {
     const call = { type: "toolCall" as const, id: "c1", name: "f", arguments: {} };
     const started = { ...base, content: [call] };
