@@ -1,6 +1,7 @@
 import { concat, EMPTY, type Subscription } from "rxjs";
 import { errorText } from "../errors.js";
 import { MessageDeltaEncoder } from "../protocol/message-delta.js";
+import { updateFrameJson } from "../server/rebuilt-update-frame.js";
 import type { Agent } from "../agent/agent.js";
 import type { AgentEvent, AgentMessage } from "../types.js";
 import type { RedisSessionContext } from "./redis-session-context.js";
@@ -85,7 +86,7 @@ export class SessionRunner {
   publish(event: AgentEvent): void {
     const seq = this.mirror.lastSeq + 1;
     const update = this.encoder.encode(event);
-    const json = update ? JSON.stringify({ type: "update", seq, event: update.event, patch: update.patch }) : `{"type":"event","seq":${seq},"event":${JSON.stringify(event)}}`;
+    const json = update ? updateFrameJson(seq, update) : `{"type":"event","seq":${seq},"event":${JSON.stringify(event)}}`;
     const { redis, maxEvents, eventTtlMs } = this.context;
     redis.rxagentAppendFrame(this.keys.lease, this.keys.events, this.keys.meta, this.token, seq, event.type, json, maxEvents, eventTtlMs, this.keys.frames).then(
       (appended) => {

@@ -5,7 +5,9 @@ export interface LoggedFrame {
   seq: number;
   type: AgentEvent["type"];
   /** The whole frame (`event` or `update`), sequence number included. */
-  json: string;
+  readonly json: string;
+  /** `json.length`, given when reading `json` builds it (see `RebuiltUpdateFrame`). */
+  readonly jsonLength?: number;
 }
 
 /**
@@ -65,11 +67,11 @@ export class MemoryEventLog implements EventLog {
   append(frame: LoggedFrame): void {
     if (this.size === 0) this.firstSeq = frame.seq;
     this.frames.push(frame);
-    this.bytes += frame.json.length;
+    this.bytes += frameLength(frame);
     while (this.size > this.maxEvents || (this.bytes > this.maxBytes && this.size > 1)) {
       const oldest = this.frames[this.head] as LoggedFrame;
       this.frames[this.head++] = undefined;
-      this.bytes -= oldest.json.length;
+      this.bytes -= frameLength(oldest);
       this.firstSeq = oldest.seq + 1;
     }
     // Compacted once the dead prefix is as long as the live part, so eviction stays O(1) amortized.
@@ -91,4 +93,8 @@ export class MemoryEventLog implements EventLog {
     this.firstSeq = seq + 1;
     this.epoch = epoch;
   }
+}
+
+function frameLength(frame: LoggedFrame): number {
+  return frame.jsonLength ?? frame.json.length;
 }

@@ -11,6 +11,7 @@ export { errorFrame } from "./execute-command.js";
 import { MessageDeltaEncoder } from "../protocol/message-delta.js";
 import { errorText } from "../errors.js";
 import type { LoggedFrame } from "./event-log.js";
+import { RebuiltUpdateFrame, updateFrameJson } from "./rebuilt-update-frame.js";
 import { type EventLog, type EventLogOptions, MemoryEventLog } from "./event-log.js";
 
 export type { EventLogOptions } from "./event-log.js";
@@ -157,10 +158,10 @@ export class SessionHub implements HostedSession {
       const json = end
         ? JSON.stringify({ type: "end", seq, ...(end.length > 0 ? { patch: end } : {}) })
         : update
-          ? JSON.stringify({ type: "update", seq, event: update.event, patch: update.patch })
+          ? updateFrameJson(seq, update)
           : `{"type":"event","seq":${seq},"event":${JSON.stringify(event)}}`;
       frame = { seq, type: event.type, json };
-      this.log.append(frame);
+      this.log.append(update && RebuiltUpdateFrame.suits(update) ? new RebuiltUpdateFrame(seq, update, json.length) : frame);
       mergeable = update && this.encoder.current ? mergeableUpdate(update.event, this.encoder) : undefined;
     } catch (error) {
       // The encoder may be halfway through a message: start afresh, as after a reset.

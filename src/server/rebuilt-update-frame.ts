@@ -1,0 +1,43 @@
+import type { MessagePatchOperation, UpdateFrame } from "../protocol/message-delta.js";
+import type { LoggedFrame } from "./event-log.js";
+
+/** The JSON of an update frame: one writer, so the live frame and the log's agree to the byte. */
+export function updateFrameJson(seq: number, update: Omit<UpdateFrame, "seq">): string {
+  return JSON.stringify({ type: "update", seq, event: update.event, patch: update.patch });
+}
+
+/**
+ * A `message_update` as the session's log keeps it: the frame's parts, serialized again when a
+ * resuming client reads it. Why: the log kept each delta a second time as frame JSON beside the
+ * run's events, which hold the same delta strings (1 MB of streamed arguments: 1.2 MB of frames,
+ * a quarter of the server's heap; bench/README.md). Only frames of a long delta whose patch
+ * carries no values (`a` and `j` operations) are kept so: a value is larger as objects than as its
+ * JSON, and so is a short delta's frame (10,000 small calls in 16-character deltas: 72.8 MB
+ * retained with every frame as JSON, 79.2 MB with every frame as parts).
+ */
+export class RebuiltUpdateFrame implements LoggedFrame {
+  readonly type = "message_update";
+
+  constructor(
+    readonly seq: number,
+    private readonly update: Omit<UpdateFrame, "seq">,
+    readonly jsonLength: number,
+  ) {}
+
+  get json(): string {
+    return updateFrameJson(this.seq, this.update);
+  }
+
+  /** Whether `update` is kept as parts (see the class). */
+  static suits(update: Omit<UpdateFrame, "seq">): boolean {
+    const delta = update.event.delta;
+    return typeof delta === "string" && delta.length >= LONG_DELTA && (update.patch === undefined || update.patch.every(carriesNoValue));
+  }
+}
+
+/** Characters from which a delta's frame is smaller as its parts than as JSON (about 130 bytes of objects against the JSON's envelope). */
+const LONG_DELTA = 128;
+
+function carriesNoValue(operation: MessagePatchOperation): boolean {
+  return !("v" in operation) && !("b" in operation);
+}
