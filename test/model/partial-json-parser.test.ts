@@ -1,9 +1,14 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { AssistantMessageDraft } from "../../src/model/assistant-message-draft.js";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { PartialJsonParser, parsedTextLength } from "../../src/model/partial-json-parser.js";
 import { MAX_JSON_DEPTH } from "../../src/util/json-depth.js";
 import { oldParsePartialJson } from "./partial-json-oracle.js";
+
+setFlagsFromString("--expose-gc");
+const collectGarbage = runInNewContext("gc") as () => void;
 
 /** The parser fed `text` cut at `cuts`. */
 function parsedInFragments(text: string, cuts: readonly number[]): PartialJsonParser {
@@ -256,7 +261,7 @@ describe("PartialJsonParser, read fragment by fragment", () => {
   });
 });
 
-describe("what a parser vouches for", () => {
+describe("what a parser vouches for, and what its values keep alive", () => {
   it("says which text length each object it gave out is the parse of, and nothing of other values", () => {
     const parser = new PartialJsonParser();
     parser.append('{"a": [1, 2');
@@ -279,6 +284,27 @@ describe("what a parser vouches for", () => {
     const text = new PartialJsonParser();
     text.append('"just a string');
     expect(parsedTextLength(text.value())).toBeUndefined();
+  });
+
+  it("keeps no joined text alive through a string that ended in it", () => {
+    // A string read in the same read as 4 MB of numbers after it, over two of the pieces that text
+    // is read in: its parts are sliced from the joined text, which V8 kept whole behind the slices.
+    const name = `${"n".repeat(20_000)} and the end of the name`;
+    const keptString = (): string => {
+      const parser = new PartialJsonParser();
+      parser.append(`{"name": "${name.slice(0, 10_000)}`);
+      parser.append(`${name.slice(10_000)}", "numbers": [${"1234567,".repeat(500_000)}0]}`);
+      return (parser.completeObject as { name: string }).name;
+    };
+    collectGarbage();
+    const before = process.memoryUsage().heapUsed;
+    const kept = keptString();
+    // V8 keeps the subject of the last regular-expression match (`RegExp.lastMatch`): a piece of the same text.
+    /a/.exec("a");
+    collectGarbage();
+    const retained = process.memoryUsage().heapUsed - before;
+    expect(kept).toBe(name);
+    expect(retained).toBeLessThan(1024 * 1024);
   });
 });
 
