@@ -5,6 +5,7 @@
  * and module loading stay out; the inspector's own `dispatch` is left out of the shares), prints
  * self time by function group and the top functions, and
  * writes the profile to bench/results/profiles/<workload>.cpuprofile (open it in Chrome DevTools).
+ * `PROFILE_ALLOCATIONS=1` profiles what the runs allocate instead (see `profileAllocations`).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector";
@@ -84,6 +85,48 @@ function groupOf(key: string): string {
   return "built-ins (Array, Object, …)";
 }
 
+interface AllocationNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: AllocationNode[];
+}
+
+/**
+ * `PROFILE_ALLOCATIONS=1`: what the measured runs allocate, garbage included (V8's sampling heap
+ * profiler, every 512 bytes on average), by function and by call path, per iteration; written to
+ * bench/results/profiles/<workload>.heapprofile.
+ */
+async function profileAllocations(session: Session, name: string, workload: (typeof workloads)[string], rxagent: Implementation, out: string): Promise<void> {
+  await post(session, "HeapProfiler.startSampling", { samplingInterval: 512, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  for (let index = 0; index < workload.iterations; index++) await workload.run(rxagent);
+  const { profile } = await post<{ profile: { head: AllocationNode } }>(session, "HeapProfiler.stopSampling");
+  writeFileSync(join(out, `${name}.heapprofile`), JSON.stringify(profile));
+  const self = new Map<string, number>();
+  const paths = new Map<string, number>();
+  let total = 0;
+  const visit = (node: AllocationNode, path: string[]): void => {
+    const { functionName, url, lineNumber } = node.callFrame;
+    const where = url.replace(/^.*node_modules\//, "").replace(/^.*\/bench\/\.build\/src\//, "rxagent/").replace(/^.*\/bench\//, "bench/");
+    const key = `${functionName || "(anonymous)"} ${where}${where ? `:${lineNumber + 1}` : ""}`;
+    const here = [...path, key];
+    if (node.selfSize > 0) {
+      total += node.selfSize;
+      self.set(key, (self.get(key) ?? 0) + node.selfSize);
+      const tail = here.slice(-4).reverse().join(" < ");
+      paths.set(tail, (paths.get(tail) ?? 0) + node.selfSize);
+    }
+    for (const child of node.children) visit(child, here);
+  };
+  visit(profile.head, []);
+  const top = Number(process.env.PROFILE_TOP ?? 15);
+  const perIteration = (bytes: number): string => `${(bytes / workload.iterations / 1024).toFixed(1)} KB`;
+  console.log(`\n${name} (rxagent, ${workload.iterations} runs after ${workload.warmup} warm-up): ${perIteration(total)} allocated per run`);
+  console.log("top functions (self):");
+  for (const [key, bytes] of [...self].sort((left, right) => right[1] - left[1]).slice(0, top)) console.log(`  ${perIteration(bytes)}  ${key}`);
+  console.log("top paths:");
+  for (const [key, bytes] of [...paths].sort((left, right) => right[1] - left[1]).slice(0, top)) console.log(`  ${perIteration(bytes)}  ${key}`);
+}
+
 async function main(names: string[]): Promise<void> {
   const rxagent = process.env.PROFILE_ENTRY ? await (await import("./implementations/rxagent.js")).loadRxagentFrom(process.env.PROFILE_ENTRY) : await loadRxagent("build");
   const session = new Session();
@@ -97,6 +140,10 @@ async function main(names: string[]): Promise<void> {
     const workload = workloads[name];
     if (!workload) throw new Error(`unknown workload ${name}; known: ${Object.keys(workloads).join(", ")}`);
     for (let index = 0; index < workload.warmup; index++) await workload.run(rxagent);
+    if (process.env.PROFILE_ALLOCATIONS) {
+      await profileAllocations(session, name, workload, rxagent, out);
+      continue;
+    }
     await post(session, "Profiler.start");
     for (let index = 0; index < workload.iterations; index++) await workload.run(rxagent);
     const { profile } = await post<{ profile: Profile }>(session, "Profiler.stop");
