@@ -1,5 +1,10 @@
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { contentBlockAt, contentLength, isPendingSnapshot, SharedContent, withMessageFields } from "../../src/util/shared-content.js";
+
+setFlagsFromString("--expose-gc");
+const collectGarbage = runInNewContext("gc") as () => void;
 
 interface Message {
   role: string;
@@ -63,6 +68,21 @@ describe("SharedContent", () => {
     expect(structuredClone(snapshotOf(content))).toStrictEqual(expected);
     expect(snapshotOf(content)).toStrictEqual(expected);
     expect(Object.getOwnPropertySymbols({ ...snapshotOf(content) })).toStrictEqual([]);
+  });
+
+  it("makes a long content's snapshot an object of a few fields, not a property table of its own", () => {
+    // Every streamed event of a reply of many tool calls carries one, and a run's replay keeps
+    // them all: each was a dictionary-mode object (V8) of about 800 bytes, now about 400.
+    const content = longContent(200);
+    const fields = { role: "assistant", api: "a", provider: "p", model: "m", usage: { input: 0 }, stopReason: "stop", timestamp: 1 };
+    const kept: Message[] = [];
+    collectGarbage();
+    const before = process.memoryUsage().heapUsed;
+    for (let index = 0; index < 20_000; index++) kept.push(content.snapshotInto<Message>({ ...fields, content: [] }));
+    collectGarbage();
+    const perSnapshot = (process.memoryUsage().heapUsed - before) / kept.length;
+    expect(contentLength(kept[0] as Message)).toBe(201);
+    expect(perSnapshot).toBeLessThan(600);
   });
 
   it("keeps a read or assigned content as the reader left it", () => {
