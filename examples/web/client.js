@@ -259,17 +259,18 @@ export class AgentConnection {
       this.lastSeq = frame.seq;
       this.epoch = frame.epoch;
       this.state = frame.state;
-      this.decoder.reset(frame.state.streamingMessage);
+      this.decoder.reset(frame.state.streamingMessage, frame.argumentTexts);
       // The snapshot's transcript holds the results; live runs of before may reuse ids after a reset.
       this.toolRuns.clear();
       this.onChange(this);
-    } else if (frame.type === "event" || frame.type === "update") {
+    } else if (frame.type === "event" || frame.type === "update" || frame.type === "end") {
       if (this.attachId !== undefined) return;
       const first = frame.first ?? frame.seq;
       if (this.lastSeq !== undefined && frame.seq <= this.lastSeq) return;
       if (this.lastSeq !== undefined && first !== this.lastSeq + 1) return this.attach();
       this.lastSeq = frame.seq;
-      const event = frame.type === "update" ? this.decoder.decode(frame) : frame.event;
+      // An `end` frame (protocol 3) is the streamed message's message_end, as a patch to the message held.
+      const event = frame.type === "update" ? this.decoder.decode(frame) : frame.type === "end" ? this.decoder.end(frame) : frame.event;
       if (frame.type === "event") this.decoder.observe(event);
       this.trackTool(event);
       this.trackQueued(event);

@@ -74,8 +74,8 @@ export interface ServeAgentsOptions {
    * whole message again: 1 MB of arguments in 1 KB deltas costs 1.2 MB of frames up to the
    * message's end instead of 5.5 MB.
    *
-   * Contract: choose 3 only when every client reads it (`connectAgent` of this version or later;
-   * not the page of `serveWebUi`, which speaks 2); a protocol-2 client loses the arguments of
+   * Contract: choose 3 only when every client reads it (`connectAgent` and the page of
+   * `serveWebUi` of this version or later); a protocol-2 client loses the arguments of
    * calls still streaming and cannot read an `end` frame. Sessions of `hostSession` (Redis)
    * speak 2. Default 2.
    * @example protocol: 3

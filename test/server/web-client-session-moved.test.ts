@@ -8,10 +8,11 @@ import { WebSocketServer } from "ws";
 const CHROMIUM = "/usr/bin/chromium";
 const WEB = new URL("../../examples/web/", import.meta.url);
 
-/** The page's client modules, served as the web UI serves them (client.js imports `/message-delta.js`). */
+/** The page's client modules, served as the web UI serves them (client.js imports `/message-delta.js`, which imports `./partial-json.js`). */
 const files: Record<string, string> = {
   "/client.js": readFileSync(new URL("client.js", WEB), "utf8"),
   "/message-delta.js": readFileSync(new URL("message-delta.js", WEB), "utf8"),
+  "/partial-json.js": readFileSync(new URL("partial-json.js", WEB), "utf8"),
   "/": "<!doctype html><title>client test</title>",
 };
 
