@@ -1,4 +1,5 @@
 import type { Agent } from "../agent/agent.js";
+import type { ProtocolVersion } from "../protocol/protocol-schemas.js";
 import type { CommandReplies } from "../server/hosted-session.js";
 import type { ScriptedRedis } from "./redis-scripts.js";
 import type { RedisTranscriptStore } from "./redis-transcript-store.js";
@@ -11,6 +12,8 @@ export interface RedisSessionContext {
   readonly leaseMs: number;
   readonly maxEvents: number;
   readonly eventTtlMs: number;
+  /** The protocol of the frames this process's runners write. */
+  readonly protocol: ProtocolVersion;
   /** How long, and how many bytes, a runner's transcript appends may wait for Redis. */
   readonly saveBounds: { saveTimeoutMs?: number; maxPendingBytes?: number };
   /** Takeovers of one run without a transcript append before it ends as failed. */

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { errorText } from "../errors.js";
-import type { ClientCommand, ServerFrame, SnapshotFrame } from "../protocol/protocol-schemas.js";
+import type { ClientCommand, ProtocolVersion, ServerFrame, SnapshotFrame } from "../protocol/protocol-schemas.js";
 import type { ClientConnection, ClientStats } from "../server/client-connection.js";
 import { errorFrame, executeCommand } from "../server/execute-command.js";
 import type { CommandReplies, HostedSession } from "../server/hosted-session.js";
@@ -79,6 +79,11 @@ export class RedisSession implements HostedSession {
 
   get clientCount(): number {
     return this.frames.mirror.clientCount;
+  }
+
+  /** The protocol this process's runner writes frames in (`redisSessions`' `protocol`). */
+  get protocol(): ProtocolVersion {
+    return this.context.protocol;
   }
 
   get isRunning(): boolean {

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { Redis } from "ioredis";
 import { errorText } from "../errors.js";
-import type { ServerFrame } from "../protocol/protocol-schemas.js";
+import { type ProtocolVersion, protocolVersionOf, type ServerFrame } from "../protocol/protocol-schemas.js";
 import { errorFrame } from "../server/execute-command.js";
 import type { CommandReplies, HostedSession } from "../server/hosted-session.js";
 import type { ServeAgentsOptions } from "../server/serve-agents-options.js";
@@ -52,6 +52,14 @@ export interface RedisSessionsOptions {
   maxPendingBytes?: number;
   /** How long a command sent to another process waits for its answer. Default: `leaseMs`. */
   commandTimeoutMs?: number;
+  /**
+   * The protocol the sessions' frames are written in (PROTOCOL.md; see `serveAgents`' `protocol`).
+   * Contract: give every process sharing the sessions the same one. A process serves its clients
+   * the frames whichever process ran the session wrote, and `connectAgent` and the page read both
+   * versions, but a client that reads only 2 needs every process at 2. Default 2.
+   * @example protocol: 3
+   */
+  protocol?: ProtocolVersion;
   /** Told about problems that must not stop the server (Redis refused a write, a lease was lost). Default: `console.warn`. */
   onWarning?: (message: string) => void;
 }
@@ -85,6 +93,8 @@ export interface RedisSessions {
  * const server = await serveAgents({ port: 8787, ...redis.serveOptions });
  */
 export function redisSessions(options: RedisSessionsOptions): RedisSessions {
+  // Checked before any connection is made: a typo must not leave sockets open.
+  const protocol = protocolVersionOf(options.protocol, "redisSessions' protocol");
   const redis = withSessionScripts(typeof options.redis === "string" ? new Redis(options.redis) : options.redis);
   // ioredis's own resubscription after a reconnect is a promise nobody catches: a refusal
   // (NOPERM) or the connection dropping again before Redis answers it is an unhandled rejection,
@@ -152,6 +162,7 @@ export function redisSessions(options: RedisSessionsOptions): RedisSessions {
     leaseMs,
     maxEvents: options.maxEvents ?? 10_000,
     eventTtlMs: options.eventTtlMs ?? 86_400_000,
+    protocol,
     maxTakeovers: options.maxTakeovers ?? 3,
     saveBounds: {
       ...(options.saveTimeoutMs === undefined ? {} : { saveTimeoutMs: options.saveTimeoutMs }),

@@ -5,8 +5,8 @@ import type { RedisSessionContext } from "./redis-session-context.js";
 import type { SessionKeys } from "./session-keys.js";
 import type { SessionMirror } from "./session-mirror.js";
 
-/** The sequence number at the start of a stream frame (`{"type":"event","seq":12,...`). */
-const FRAME_SEQ = /^\{"type":"(?:event|update)","seq":(\d+),/;
+/** The sequence number at the start of a stream frame (`{"type":"event","seq":12,...`); an `end` frame (protocol 3) may have nothing after it. */
+const FRAME_SEQ = /^\{"type":"(?:event|update|end)","seq":(\d+)[,}]/;
 
 /**
  * How the frames of a session reach this process's mirror of it: read from Redis when the session

@@ -1,6 +1,6 @@
 import type { ClientConnection, ClientStats, MergeableUpdate, ReplaySource } from "../server/client-connection.js";
 import { type LoggedFrame, MemoryEventLog } from "../server/event-log.js";
-import type { SnapshotFrame, UpdateFrame } from "../protocol/protocol-schemas.js";
+import type { ArgumentText, EndFrame, SnapshotFrame, UpdateFrame } from "../protocol/protocol-schemas.js";
 import { MessageDeltaDecoder } from "../protocol/message-delta-decoder.js";
 import { initialAgentState, reduceAgentState } from "../agent/agent-state.js";
 import { withState } from "../agent/shared-ids.js";
@@ -23,6 +23,12 @@ export class SessionMirror {
   private lastAgentEnd: { seq: number; event?: AgentEndEvent; json?: string } | undefined;
   /** The `queueVersion` of the queue counts the state shows: older notices are ignored. */
   private queueVersion = 0;
+  /**
+   * Set by this process's runner while it runs the session: the argument texts its encoder holds
+   * (protocol 3). Why not the decoder's: the runner's own frames reach the mirror as events,
+   * which say what the arguments parse to but not their text.
+   */
+  ownArgumentTexts: (() => ArgumentText[]) | undefined;
   readonly replaySource: ReplaySource;
 
   constructor(
@@ -82,6 +88,8 @@ export class SessionMirror {
       end.event ??= (JSON.parse(end.json ?? "") as { event: AgentEndEvent }).event;
       snapshot.lastAgentEnd = { seq: end.seq, event: end.event };
     }
+    const argumentTexts = this.ownArgumentTexts?.() ?? this.decoder.argumentTexts();
+    if (argumentTexts.length > 0) snapshot.argumentTexts = argumentTexts;
     return snapshot;
   }
 
@@ -113,10 +121,13 @@ export class SessionMirror {
   applyJson(seq: number, json: string): boolean {
     if (seq <= this.seq) return true;
     if (seq !== this.seq + 1) return false;
-    const frame = JSON.parse(json) as { type: "event"; event: AgentEvent } | UpdateFrame;
+    const frame = JSON.parse(json) as { type: "event"; event: AgentEvent } | UpdateFrame | EndFrame;
     let event: AgentEvent;
     if (frame.type === "update") {
       event = this.decoder.decode(frame);
+    } else if (frame.type === "end") {
+      // Protocol 3: the streamed message's end, a patch to the message the decoder holds.
+      event = this.decoder.end(frame);
     } else {
       event = frame.event;
       this.decoder.observe(event);

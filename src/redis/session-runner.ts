@@ -1,7 +1,8 @@
 import { concat, EMPTY, type Subscription } from "rxjs";
 import { errorText } from "../errors.js";
-import { MessageDeltaEncoder } from "../protocol/message-delta.js";
+import { type ArgumentText, MessageDeltaEncoder } from "../protocol/message-delta.js";
 import { updateFrameJson } from "../server/rebuilt-update-frame.js";
+import { mergeableUpdate } from "../server/client-connection.js";
 import type { Agent } from "../agent/agent.js";
 import type { AgentEvent, AgentMessage } from "../types.js";
 import type { RedisSessionContext } from "./redis-session-context.js";
@@ -28,7 +29,8 @@ export const SESSION_MOVED_TEXT = "The session moved to another process: this pr
  * run lives; once lost, this process stops the run, since another may have taken it over.
  */
 export class SessionRunner {
-  private readonly encoder = new MessageDeltaEncoder();
+  private readonly encoder: MessageDeltaEncoder;
+  private readonly argumentTexts = (): ArgumentText[] => this.encoder.argumentTexts();
   private subscription: Subscription | undefined;
   private readonly renewal: ReturnType<typeof setInterval>;
   private ended = false;
@@ -50,6 +52,9 @@ export class SessionRunner {
      */
     private readonly onEnd: (runner: SessionRunner, lost: boolean) => void,
   ) {
+    this.encoder = new MessageDeltaEncoder({ argumentsFromText: context.protocol >= 3 });
+    // Snapshots made here while this process runs the session carry the texts this encoder holds.
+    mirror.ownArgumentTexts = this.argumentTexts;
     this.renewal = setInterval(() => this.renew(), Math.max(1, Math.floor(context.leaseMs / 3)));
     this.renewal.unref();
   }
@@ -85,8 +90,14 @@ export class SessionRunner {
   /** Gives the session one more frame, numbered after the last one. */
   publish(event: AgentEvent): void {
     const seq = this.mirror.lastSeq + 1;
-    const update = this.encoder.encode(event);
-    const json = update ? updateFrameJson(seq, update) : `{"type":"event","seq":${seq},"event":${JSON.stringify(event)}}`;
+    // Protocol 3: the streamed message's end as a patch to what clients hold (an `end` frame).
+    const end = event.type === "message_end" ? this.encoder.endPatch(event.message) : undefined;
+    const update = end === undefined ? this.encoder.encode(event) : undefined;
+    const json = end
+      ? JSON.stringify({ type: "end", seq, ...(end.length > 0 ? { patch: end } : {}) })
+      : update
+        ? updateFrameJson(seq, update)
+        : `{"type":"event","seq":${seq},"event":${JSON.stringify(event)}}`;
     const { redis, maxEvents, eventTtlMs } = this.context;
     redis.rxagentAppendFrame(this.keys.lease, this.keys.events, this.keys.meta, this.token, seq, event.type, json, maxEvents, eventTtlMs, this.keys.frames).then(
       (appended) => {
@@ -94,7 +105,7 @@ export class SessionRunner {
       },
       (error: unknown) => this.context.warn(`session ${this.mirror.id}: could not append frame ${seq} to Redis: ${errorText(error)}`),
     );
-    const mergeable = update && this.encoder.current ? { event: update.event, message: this.encoder.current } : undefined;
+    const mergeable = update && this.encoder.current ? mergeableUpdate(update.event, this.encoder) : undefined;
     this.mirror.applyOwn({ seq, type: event.type, json }, event, mergeable);
   }
 
@@ -117,6 +128,7 @@ export class SessionRunner {
     if (this.ended) return;
     this.ended = true;
     clearInterval(this.renewal);
+    if (this.mirror.ownArgumentTexts === this.argumentTexts) this.mirror.ownArgumentTexts = undefined;
     this.subscription?.unsubscribe();
     this.agent.dispose();
     this.onEnd(this, lost);

@@ -76,8 +76,8 @@ export interface ServeAgentsOptions {
    *
    * Contract: choose 3 only when every client reads it (`connectAgent` and the page of
    * `serveWebUi` of this version or later); a protocol-2 client loses the arguments of
-   * calls still streaming and cannot read an `end` frame. Sessions of `hostSession` (Redis)
-   * speak 2. Default 2.
+   * calls still streaming and cannot read an `end` frame. Sessions of `hostSession` speak their
+   * own (on Redis, `redisSessions`' `protocol`). A value other than 2 or 3 is a TypeError. Default 2.
    * @example protocol: 3
    */
   protocol?: ProtocolVersion;

@@ -7,7 +7,7 @@ import { errorText } from "../errors.js";
 import { ClientConnection } from "./client-connection.js";
 import { Heartbeat } from "./heartbeat.js";
 import { IdleSweep, type SweptConnection } from "./idle-sweep.js";
-import { type ClientCommand, parseClientFrame, PROTOCOL_VERSION } from "../protocol/protocol-schemas.js";
+import { type ClientCommand, parseClientFrame, PROTOCOL_VERSION, protocolVersionOf } from "../protocol/protocol-schemas.js";
 import { RateLimiter } from "./rate-limiter.js";
 import type { HostedSession } from "./hosted-session.js";
 import { errorFrame, SessionHub } from "./session-hub.js";
@@ -59,6 +59,7 @@ function importWs(): Promise<typeof import("ws")> {
 export async function serveAgents(options: ServeAgentsOptions): Promise<AgentServer> {
   // First: a missing package must fail before any timer (sweep, heartbeat) is started.
   const { WebSocketServer } = await importWs();
+  const protocol = protocolVersionOf(options.protocol, "serveAgents' protocol");
   const scheduler = options.scheduler ?? asyncScheduler;
   const maxSessions = options.maxSessions ?? 100;
   const shutdownTimeoutMs = options.shutdownTimeoutMs ?? 10_000;
@@ -221,7 +222,7 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
         options.onSessionClose?.(sessionId, agent);
         return "unknown_session" as const;
       }
-      const hub = new SessionHub(sessionId, agent, options.eventLog, options.createEventLog?.(sessionId), options.protocol);
+      const hub = new SessionHub(sessionId, agent, options.eventLog, options.createEventLog?.(sessionId), protocol);
       sessions.set(sessionId, hub);
       return hub;
     });

@@ -40,6 +40,7 @@ function contextOn(redis: RedisSessionContext["redis"], warnings: string[]): Red
     leaseMs: 60_000,
     maxEvents: 100,
     eventTtlMs: 60_000,
+    protocol: 2,
     saveBounds: {},
     maxTakeovers: 3,
     commandTimeoutMs: 1000,

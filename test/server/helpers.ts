@@ -7,8 +7,13 @@ import { MessageDeltaDecoder } from "../../src/protocol/message-delta-decoder.js
 import { reduceAgentState } from "../../src/agent/agent-state.js";
 import type { AgentEvent, AgentState } from "../../src/types.js";
 
-/** A frame that carries an event: a whole one, or a `message_update` as a delta. */
-export type EventCarrier = Extract<ServerFrame, { type: "event" | "update" }>;
+/** A frame that carries an event: a whole one, a `message_update` as a delta, or a streamed message's `message_end` as a patch (protocol 3). */
+export type EventCarrier = Extract<ServerFrame, { type: "event" | "update" | "end" }>;
+
+/** The type of the event a frame carries. */
+export function carriedType(frame: EventCarrier): string {
+  return frame.type === "update" ? "message_update" : frame.type === "end" ? "message_end" : frame.event.type;
+}
 
 /**
  * Polls `predicate` until it holds; fails with `what` after `timeoutMs`. The default is a limit,
@@ -83,15 +88,15 @@ export class RawClient {
   }
 
   events(): EventCarrier[] {
-    return this.frames.filter((frame): frame is EventCarrier => frame.type === "event" || frame.type === "update");
+    return this.frames.filter((frame): frame is EventCarrier => frame.type === "event" || frame.type === "update" || frame.type === "end");
   }
 
   eventTypes(): string[] {
-    return this.events().map((frame) => (frame.type === "update" ? "message_update" : frame.event.type));
+    return this.events().map(carriedType);
   }
 
   hasEvent(type: string): boolean {
-    return this.events().some((frame) => (frame.type === "update" ? "message_update" : frame.event.type) === type);
+    return this.events().some((frame) => carriedType(frame) === type);
   }
 
   /** The agent events the frames stand for, rebuilt the way `connectAgent` does (from the last snapshot on). */
@@ -100,10 +105,12 @@ export class RawClient {
     const events: AgentEvent[] = [];
     for (const frame of this.frames) {
       if (frame.type === "snapshot") {
-        decoder.reset(frame.state.streamingMessage);
+        decoder.reset(frame.state.streamingMessage, frame.argumentTexts);
         events.length = 0;
       } else if (frame.type === "update") {
         events.push(decoder.decode(frame));
+      } else if (frame.type === "end") {
+        events.push(decoder.end(frame));
       } else if (frame.type === "event") {
         decoder.observe(frame.event);
         events.push(frame.event);
@@ -121,11 +128,11 @@ export class RawClient {
     const decoder = new MessageDeltaDecoder();
     for (const frame of this.frames) {
       if (frame.type === "snapshot") {
-        decoder.reset(frame.state.streamingMessage);
+        decoder.reset(frame.state.streamingMessage, frame.argumentTexts);
         // `reduceAgentState` updates in place: a copy keeps the recorded frame as it came.
         view = { seq: frame.seq, state: structuredClone(frame.state) };
-      } else if ((frame.type === "update" || frame.type === "event") && view !== undefined && frame.seq > view.seq) {
-        const event = frame.type === "update" ? decoder.decode(frame) : frame.event;
+      } else if ((frame.type === "update" || frame.type === "event" || frame.type === "end") && view !== undefined && frame.seq > view.seq) {
+        const event = frame.type === "update" ? decoder.decode(frame) : frame.type === "end" ? decoder.end(frame) : frame.event;
         if (frame.type === "event") decoder.observe(event);
         view = { seq: frame.seq, state: reduceAgentState(view.state, event) };
       }
@@ -146,7 +153,7 @@ export class RawClient {
 export function assertContiguous(frames: EventCarrier[], after: number): number {
   let expected = after + 1;
   for (const frame of frames) {
-    const first = frame.first ?? frame.seq;
+    const first = ("first" in frame ? frame.first : undefined) ?? frame.seq;
     if (first !== expected) throw new Error(`Expected seq ${expected}, got ${first}..${frame.seq}`);
     expected = frame.seq + 1;
   }

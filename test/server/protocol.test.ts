@@ -46,6 +46,12 @@ describe("serveAgents protocol", () => {
     expect(server.session("s1")?.agent.messages.map((message) => (message as { role: string }).role)).toEqual(["user", "assistant"]);
   });
 
+  it("refuses a protocol version it cannot speak, before it listens", async () => {
+    for (const protocol of [4, 1, "3"]) {
+      await expect(serveAgents({ port: 0, createAgent: () => realtimeAgent(["hi"]), protocol: protocol as never })).rejects.toThrow(`serveAgents' protocol must be 2 or 3, got ${JSON.stringify(protocol)}.`);
+    }
+  });
+
   it("starts a new session with a server-chosen id when attach names none", async () => {
     server = await serveAgents({ port: 0, createAgent: () => realtimeAgent([]) });
     const client = await open();

@@ -4,7 +4,7 @@ import { serveAgents, type AgentServer } from "../../src/server/index.js";
 import { connectAgent, type AgentClient } from "../../src/client/index.js";
 import { RemoteCommandError } from "../../src/client/client.js";
 import type { ServerFrame } from "../../src/protocol/protocol-schemas.js";
-import { assertContiguous, type EventCarrier, RawClient, realtimeAgent, waitFor } from "./helpers.js";
+import { assertContiguous, carriedType, type EventCarrier, RawClient, realtimeAgent, waitFor } from "./helpers.js";
 
 const LONG_REPLY = "This reply streams one word at a time so that there is time to drop the connection in the middle of it. ".repeat(3);
 
@@ -62,7 +62,7 @@ describe("reconnect and resume", () => {
     expect(snapshot.seq).toBe(total);
     expect(snapshot.state.messages).toEqual(server.session("s")?.agent.messages);
     await late.request({ type: "prompt", input: "again" });
-    await waitFor(() => late.events().some((frame) => frame.event.type === "agent_end"), "second run");
+    await waitFor(() => late.events().some((frame) => carriedType(frame) === "agent_end"), "second run");
     assertContiguous(late.events(), total);
 
     // A sequence number from the future (the server restarted) also gets a snapshot.

@@ -1,14 +1,10 @@
 import { existsSync } from "node:fs";
 import { chromium, type Browser, type Page } from "playwright-core";
-import { Observable } from "rxjs";
-import { Type } from "@sinclair/typebox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { Agent } from "../../src/agent/agent.js";
-import { AssistantMessageDraft } from "../../src/model/assistant-message-draft.js";
-import { defineTool } from "../../src/tools/define-tool.js";
 import { serveWebUi, type WebUiServer } from "../../src/server/index.js";
-import type { Model, ModelEvent } from "../../src/types.js";
+import { argumentsGate, gatedArgumentsModel, writeFileTool } from "../helpers/gated-arguments-model.js";
 
 const CHROMIUM = "/usr/bin/chromium";
 
@@ -16,58 +12,8 @@ const CHROMIUM = "/usr/bin/chromium";
 const written = { path: "notes.txt", content: Array.from({ length: 3000 }, (_unused, line) => `line ${line}: lorem ipsum`).join("\n") };
 const argumentsText = JSON.stringify(written);
 
-/** Set by the test: the model waits there halfway through the arguments, and says it has. */
-let gate = { reached: () => undefined as void, open: Promise.resolve() };
-
-/** Streams a text, then one `write_file` call in 1 KB deltas 2 ms apart (pausing at the gate halfway), then "Done." once the tool answered. */
-function streamingModel(): Model {
-  let calls = 0;
-  return {
-    id: "streaming",
-    provider: "test",
-    api: "test",
-    stream: () =>
-      new Observable<ModelEvent>((subscriber) => {
-        const first = calls++ === 0;
-        const draft = new AssistantMessageDraft({ api: "test", provider: "test", model: "streaming", timestamp: 1 });
-        const steps: (ModelEvent[] | "gate")[] = [draft.start()];
-        const text = draft.openText();
-        steps.push([...text.events, ...draft.appendText(text.index, first ? "Writing the file." : "Done."), ...draft.close(text.index)]);
-        if (first) {
-          const call = draft.openToolCall("call_write", "write_file");
-          steps.push(call.events);
-          for (let offset = 0; offset < argumentsText.length; offset += 1024) {
-            if (offset === 30 * 1024) steps.push("gate");
-            steps.push(draft.appendToolArguments(call.index, argumentsText.slice(offset, offset + 1024)));
-          }
-          steps.push(draft.close(call.index));
-        }
-        steps.push(draft.finish(first ? "toolUse" : "stop"));
-        let stopped = false;
-        void (async () => {
-          for (const step of steps) {
-            if (step === "gate") {
-              gate.reached();
-              await gate.open;
-              continue;
-            }
-            await new Promise((resolve) => setTimeout(resolve, 2));
-            if (stopped) return;
-            for (const event of step) subscriber.next(event);
-          }
-          subscriber.complete();
-        })();
-        return () => void (stopped = true);
-      }),
-  };
-}
-
-const writeFile = defineTool({
-  name: "write_file",
-  description: "Writes a file",
-  parameters: Type.Object({ path: Type.String(), content: Type.String() }),
-  execute: async (_id, { path, content }) => ({ content: [{ type: "text", text: `wrote ${content.length} characters to ${path}` }], details: {} }),
-});
+/** The gate of the test that runs: the model pauses there, 30 KB into the arguments. */
+let gate = argumentsGate().gate;
 
 async function cardArguments(page: Page): Promise<unknown> {
   return JSON.parse((await page.locator('.tool-card[data-tool="write_file"] .args').first().textContent()) ?? "null");
@@ -78,7 +24,7 @@ describe.skipIf(!existsSync(CHROMIUM))("browser UI, a tool call's arguments stre
   let browser: Browser;
 
   beforeAll(async () => {
-    ui = await serveWebUi({ port: 0, createAgent: () => new Agent({ model: streamingModel(), tools: [writeFile] }) });
+    ui = await serveWebUi({ port: 0, createAgent: () => new Agent({ model: gatedArgumentsModel(argumentsText, 30 * 1024, () => gate), tools: [writeFileTool] }) });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
   });
 
@@ -99,10 +45,9 @@ describe.skipIf(!existsSync(CHROMIUM))("browser UI, a tool call's arguments stre
   });
 
   it("shows the arguments as they stream, to a page that was there and to one that joined mid-call, and whole at the end", async () => {
-    let reached = () => undefined as void;
-    let open = () => undefined as void;
-    const halfway = new Promise<void>((resolve) => (reached = resolve));
-    gate = { reached, open: new Promise<void>((resolve) => (open = resolve)) };
+    const handles = argumentsGate();
+    gate = handles.gate;
+    const { halfway, open } = handles;
     const pageErrors: string[] = [];
     const first = await browser.newPage();
     first.on("pageerror", (error) => pageErrors.push(error.message));
