@@ -172,7 +172,8 @@ export class AgentConnection {
   }
 
   open() {
-    const socket = new WebSocket(this.url);
+    // "rxagent.3": this page reads protocol 3 (message-delta.js), so the server need not rewrite it into 2.
+    const socket = new WebSocket(this.url, ["rxagent.3"]);
     this.socket = socket;
     this.fragments = [];
     socket.addEventListener("open", () => this.attach());

@@ -124,8 +124,7 @@ function firstScreen(choice: ModelChoice): WebUiPage {
 /** `--redis`: sessions on Redis, so several processes serve them; needs the optional peer ioredis. */
 async function redisSessionsAt(url: string, leaseMs: number | undefined, openAgent: (sessionId: string, store: TranscriptStore) => Promise<Agent>) {
   const { redisSessions } = await importPeer(() => import("../redis/index.js"), "ioredis", "rxagent serve --redis");
-  // Protocol 3, as the page's sessions without Redis: every process of this CLI writes it, and the page reads it.
-  const sessions = redisSessions({ redis: url, protocol: 3, ...(leaseMs === undefined ? {} : { leaseMs }), createAgent: (sessionId, store) => openAgent(sessionId, store) });
+  const sessions = redisSessions({ redis: url, ...(leaseMs === undefined ? {} : { leaseMs }), createAgent: (sessionId, store) => openAgent(sessionId, store) });
   try {
     await sessions.ready();
   } catch (error) {

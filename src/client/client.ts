@@ -3,6 +3,7 @@ import { RxAgentError } from "../errors.js";
 import { initialAgentState, reduceAgentState } from "../agent/agent-state.js";
 import type { AgentEvent, AgentState } from "../types.js";
 import type { ClientCommandBody, ErrorCode, ServerFrame, WirePromptInput } from "../protocol/protocol-schemas.js";
+import { PROTOCOL_3_SUBPROTOCOL } from "../protocol/protocol-version.js";
 import { MessageDeltaDecoder } from "../protocol/message-delta-decoder.js";
 
 /**
@@ -20,7 +21,8 @@ export interface WebSocketLike {
   addEventListener(type: "open", listener: () => void): void;
 }
 
-export type WebSocketConstructor = new (url: string) => WebSocketLike;
+/** A WebSocket class: the browser's, or `ws`'s. `protocols` says which protocol versions the client reads. */
+export type WebSocketConstructor = new (url: string, protocols?: string[]) => WebSocketLike;
 
 export type ConnectionStatus = "connecting" | "open" | "reconnecting" | "closed";
 
@@ -146,7 +148,8 @@ export function connectAgent(url: string, options: ConnectAgentOptions = {}): Ag
 
   const open = () => {
     const query = options.token === undefined ? "" : `${url.includes("?") ? "&" : "?"}token=${encodeURIComponent(options.token)}`;
-    const current = new WebSocketClass(url + query);
+    // Offered so that the server sends protocol 3, which this client reads, and not 2 rewritten for it.
+    const current = new WebSocketClass(url + query, [PROTOCOL_3_SUBPROTOCOL]);
     socket = current;
     current.addEventListener("open", () => sendAttach(current));
     current.addEventListener("message", (event) => {

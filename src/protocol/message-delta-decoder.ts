@@ -13,6 +13,11 @@ export class MessageDeltaDecoder {
   /** The streaming message; its blocks are shared between the messages decoded (see PatchedMessage). */
   private readonly message = new PatchedMessage();
 
+  /** The streaming message as of the last frame, or undefined when none streams. */
+  get current(): AssistantMessage | undefined {
+    return this.message.current;
+  }
+
   /** Sets the streaming message: from a snapshot (with its `argumentTexts`), or undefined when none streams. */
   reset(message: AssistantMessage | undefined, argumentTexts?: readonly ArgumentText[]): void {
     if (message === undefined) this.message.clear();

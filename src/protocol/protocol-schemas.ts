@@ -6,18 +6,7 @@ import { nestsDeeperThan, tooDeepText } from "../util/json-depth.js";
 
 export type { ArgumentText, EndFrame, MessagePatchOperation, UpdateFrame, WireModelEvent } from "./message-delta.js";
 
-/** The protocol's version a server speaks unless told otherwise (`serveAgents({ protocol })`); PROTOCOL.md says what changed. */
-export const PROTOCOL_VERSION = 2;
-
-/** The protocol versions a server can speak; every client of this package reads both. */
-export type ProtocolVersion = 2 | 3;
-
-/** `protocol` when it is a version a server can speak, `PROTOCOL_VERSION` when undefined; otherwise a TypeError naming `option`. */
-export function protocolVersionOf(protocol: unknown, option: string): ProtocolVersion {
-  if (protocol === undefined) return PROTOCOL_VERSION;
-  if (protocol === 2 || protocol === 3) return protocol;
-  throw new TypeError(`${option} must be 2 or 3, got ${JSON.stringify(protocol) ?? String(protocol)}.`);
-}
+export { PROTOCOL_3_SUBPROTOCOL, PROTOCOL_VERSION, type ProtocolVersion, protocolVersionOf } from "./protocol-version.js";
 
 /**
  * The wire protocol of the WebSocket bridge (see PROTOCOL.md). Client frames are TypeBox

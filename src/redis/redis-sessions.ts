@@ -54,9 +54,11 @@ export interface RedisSessionsOptions {
   commandTimeoutMs?: number;
   /**
    * The protocol the sessions' frames are written in (PROTOCOL.md; see `serveAgents`' `protocol`).
-   * Contract: give every process sharing the sessions the same one. A process serves its clients
-   * the frames whichever process ran the session wrote, and `connectAgent` and the page read both
-   * versions, but a client that reads only 2 needs every process at 2. Default 2.
+   * Contract: give every process sharing the sessions the same one, and choose 3 once every
+   * process runs this version or later: a process reads the frames whichever process ran the
+   * session wrote, and an older one cannot read protocol 3's (why the default is 2). A client
+   * that does not read 3 gets the frames rewritten into 2 by the process it is connected to.
+   * Default 2.
    * @example protocol: 3
    */
   protocol?: ProtocolVersion;
@@ -94,7 +96,7 @@ export interface RedisSessions {
  */
 export function redisSessions(options: RedisSessionsOptions): RedisSessions {
   // Checked before any connection is made: a typo must not leave sockets open.
-  const protocol = protocolVersionOf(options.protocol, "redisSessions' protocol");
+  const protocol = protocolVersionOf(options.protocol, "redisSessions' protocol", 2);
   const redis = withSessionScripts(typeof options.redis === "string" ? new Redis(options.redis) : options.redis);
   // ioredis's own resubscription after a reconnect is a promise nobody catches: a refusal
   // (NOPERM) or the connection dropping again before Redis answers it is an unhandled rejection,

@@ -1,9 +1,11 @@
+import { errorText } from "../errors.js";
 import type { AssistantMessage } from "../types.js";
 import type { ServerFrame } from "../protocol/protocol-schemas.js";
 import type { ArgumentText, MessageDeltaEncoder, WireModelEvent } from "../protocol/message-delta.js";
 import type { LoggedFrame } from "./event-log.js";
 import { FrameQueue } from "./frame-queue.js";
 import { fragmentFrame } from "./fragment-frame.js";
+import { ProtocolDowngrade } from "./protocol-downgrade.js";
 
 /** The part of a `ws` WebSocket the send queue needs (a fake in tests is easy). */
 export interface SendableSocket {
@@ -128,6 +130,8 @@ export class ClientConnection {
   /** Set once over budget: nothing more is queued or written. */
   private closed = false;
   private idleWaiters: (() => void)[] = [];
+  /** Set for a client that reads only protocol 2 (see `readsOnlyProtocol2`). */
+  private downgrade: ProtocolDowngrade | undefined;
 
   constructor(
     private readonly socket: SendableSocket,
@@ -143,6 +147,14 @@ export class ClientConnection {
     this.maxQueuedFrames = options.maxQueuedFrames ?? 512;
     this.maxQueuedBytes = options.maxQueuedBytes ?? 8 * 1024 * 1024;
     this.maxFrameBytes = options.maxFrameBytes ?? 1024 * 1024;
+  }
+
+  /**
+   * The client did not say it reads protocol 3 (its socket offered no `rxagent.3` subprotocol):
+   * frames of a protocol-3 session are rewritten into protocol 2 as they are written.
+   */
+  readsOnlyProtocol2(): void {
+    this.downgrade = new ProtocolDowngrade();
   }
 
   /** Queues one control frame (ack, error, snapshot); never merged. */
@@ -333,7 +345,16 @@ export class ClientConnection {
     return dropped;
   }
 
-  private write(json: string): void {
+  private write(frameJson: string): void {
+    let json = frameJson;
+    if (this.downgrade !== undefined) {
+      // Called from socket callbacks too, where a throw would end the process.
+      try {
+        json = this.downgrade.frame(frameJson);
+      } catch (error) {
+        return this.drop(`A frame could not be rewritten into protocol 2 for this client: ${errorText(error)}`);
+      }
+    }
     for (const part of fragmentFrame(json, this.maxFrameBytes)) {
       this.inFlight++;
       this.stats.sentFrames++;

@@ -72,13 +72,12 @@ export interface ServeAgentsOptions {
    * arguments once, as the fragments of its `toolcall_delta`s, where 2 also sends them re-parsed
    * as they grow, and ends a streamed message with a patch (an `end` frame) where 2 sends the
    * whole message again: 1 MB of arguments in 1 KB deltas costs 1.2 MB of frames up to the
-   * message's end instead of 5.5 MB.
+   * message's end instead of 5.5 MB, and the server holds as much less.
    *
-   * Contract: choose 3 only when every client reads it (`connectAgent` and the page of
-   * `serveWebUi` of this version or later); a protocol-2 client loses the arguments of
-   * calls still streaming and cannot read an `end` frame. Sessions of `hostSession` speak their
-   * own (on Redis, `redisSessions`' `protocol`). A value other than 2 or 3 is a TypeError. Default 2.
-   * @example protocol: 3
+   * Contract: a client that does not offer the `rxagent.3` subprotocol (one written for version 2)
+   * gets version 2, rewritten for it as it is sent. Sessions of `hostSession` are written in their
+   * own (on Redis, `redisSessions`' `protocol`). A value other than 2 or 3 is a TypeError. Default 3.
+   * @example protocol: 2
    */
   protocol?: ProtocolVersion;
   /**

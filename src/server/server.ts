@@ -7,7 +7,7 @@ import { errorText } from "../errors.js";
 import { ClientConnection } from "./client-connection.js";
 import { Heartbeat } from "./heartbeat.js";
 import { IdleSweep, type SweptConnection } from "./idle-sweep.js";
-import { type ClientCommand, parseClientFrame, PROTOCOL_VERSION, protocolVersionOf } from "../protocol/protocol-schemas.js";
+import { type ClientCommand, parseClientFrame, PROTOCOL_3_SUBPROTOCOL, PROTOCOL_VERSION, protocolVersionOf } from "../protocol/protocol-schemas.js";
 import { RateLimiter } from "./rate-limiter.js";
 import type { HostedSession } from "./hosted-session.js";
 import { errorFrame, SessionHub } from "./session-hub.js";
@@ -29,6 +29,8 @@ interface Peer extends SweptConnection {
   closing: boolean;
   /** Commands refused by the rate limit since the last one accepted. */
   refusedInARow: number;
+  /** Whether its socket offered the `rxagent.3` subprotocol; a client that did not gets protocol 2. */
+  readsProtocol3: boolean;
 }
 
 /** Close codes of the server (PROTOCOL.md, "Close codes"). */
@@ -81,6 +83,8 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
     ...(options.server ? { server: options.server } : { port: options.port ?? 0, host: options.host ?? "127.0.0.1" }),
     ...(options.path === undefined ? {} : { path: options.path }),
     maxPayload: options.maxPayload ?? 1024 * 1024,
+    // `rxagent.3` when offered (the client reads protocol 3); otherwise the first offered, as ws does unless told.
+    handleProtocols: (offered) => (offered.has(PROTOCOL_3_SUBPROTOCOL) ? PROTOCOL_3_SUBPROTOCOL : (offered.values().next().value ?? false)),
     verifyClient: (info, callback) => {
       if (closing) return callback(false, 503, "Server shutting down");
       verifyUpgrade(info, upgradePolicy()).then(
@@ -126,6 +130,7 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
       activeAt: scheduler.now(),
       closing: false,
       refusedInARow: 0,
+      readsProtocol3: socket.protocol === PROTOCOL_3_SUBPROTOCOL,
       get attached() {
         return peer.hub !== undefined;
       },
@@ -133,6 +138,7 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
         return peer.hub?.isRunning === true;
       },
     };
+    if (!peer.readsProtocol3) peer.connection.readsOnlyProtocol2();
     peers.add(peer);
     sweep.arm();
     heartbeat.watch(socket);
@@ -198,9 +204,13 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
     peer.hub?.detach(peer.connection);
     peer.connection.dropEvents();
     peer.hub = hub;
-    const resume = hub.resumeMode(command.lastSeq, command.epoch);
-    peer.connection.sendFrame({ type: "ack", id: command.id, session: sessionId, resume, epoch: hub.epoch, protocol: hub.protocol ?? PROTOCOL_VERSION });
-    hub.attach(peer.connection, command.lastSeq, command.epoch);
+    const protocol = hub.protocol ?? PROTOCOL_VERSION;
+    // A client that gets protocol 3 rewritten into 2 starts from a snapshot: the rewrite follows
+    // the message a frame patches, and a replay may begin in the middle of one.
+    const lastSeq = protocol >= 3 && !peer.readsProtocol3 ? undefined : command.lastSeq;
+    const resume = hub.resumeMode(lastSeq, command.epoch);
+    peer.connection.sendFrame({ type: "ack", id: command.id, session: sessionId, resume, epoch: hub.epoch, protocol });
+    hub.attach(peer.connection, lastSeq, command.epoch);
   }
 
   /** The session's hub, created on first use, or why there is none. */

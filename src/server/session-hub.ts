@@ -5,6 +5,7 @@ import type { AgentEvent } from "../types.js";
 import { type ClientConnection, type ClientStats, type MergeableUpdate, mergeableUpdate, type ReplaySource } from "./client-connection.js";
 import type { CommandReplies, HostedSession } from "./hosted-session.js";
 import type { ClientCommand, ProtocolVersion, SnapshotFrame } from "../protocol/protocol-schemas.js";
+import { PROTOCOL_VERSION } from "../protocol/protocol-version.js";
 import { executeCommand } from "./execute-command.js";
 
 export { errorFrame } from "./execute-command.js";
@@ -35,7 +36,7 @@ export class SessionHub implements HostedSession {
     options: EventLogOptions = {},
     log?: EventLog,
     /** The protocol its frames are written in. */
-    readonly protocol: ProtocolVersion = 2,
+    readonly protocol: ProtocolVersion = PROTOCOL_VERSION,
   ) {
     this.encoder = new MessageDeltaEncoder({ argumentsFromText: protocol >= 3 });
     this.log = log ?? new MemoryEventLog(randomUUID(), options);

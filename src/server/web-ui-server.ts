@@ -18,13 +18,7 @@ export interface WebUiPage {
   examples?: { label: string; prompt: string; steer?: string }[];
 }
 
-export interface ServeWebUiOptions extends Omit<ServeAgentsOptions, "server" | "port" | "host" | "path" | "protocol"> {
-  /**
-   * The protocol of the page's WebSocket (PROTOCOL.md). Default 3, which the page and
-   * `connectAgent` read: a tool call's streamed arguments cross the wire once. 2 for another
-   * client of the same endpoint that reads only 2.
-   */
-  protocol?: ServeAgentsOptions["protocol"];
+export interface ServeWebUiOptions extends Omit<ServeAgentsOptions, "server" | "port" | "host" | "path"> {
   /** 0 (default) picks a free port. */
   port?: number;
   /** Default `"127.0.0.1"`: the page drives an agent with tools, so it stays local unless asked. */
@@ -93,7 +87,7 @@ export async function serveWebUi(options: ServeWebUiOptions): Promise<WebUiServe
   const urlHost = host.includes(":") ? `[${host}]` : host;
   const origin = `http://${urlHost}:${port}`;
   const allowedOrigins = options.allowedOrigins === "*" ? "*" : [...pageOrigins(host, port), ...(options.allowedOrigins ?? [])];
-  const agents = await serveAgents({ ...options, server: http, path: "/ws", allowedOrigins, protocol: options.protocol ?? 3 });
+  const agents = await serveAgents({ ...options, server: http, path: "/ws", allowedOrigins });
   return {
     url: `${origin}/`,
     agents,

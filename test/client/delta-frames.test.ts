@@ -87,8 +87,8 @@ describe("delta frames", () => {
     server = await serveAgents({ port: 0, heartbeatIntervalMs: 0, createAgent: () => (agent = new Agent({ model: pacedModel([LONG_REPLY]) })) });
     const sockets: WebSocket[] = [];
     class RecordingWebSocket extends WebSocket {
-      constructor(url: string) {
-        super(url);
+      constructor(url: string, protocols?: string[]) {
+        super(url, protocols);
         sockets.push(this);
       }
     }

@@ -14,8 +14,8 @@ afterEach(async () => {
 /** A `ws` WebSocket that sends an Origin header, as a browser would. */
 function browserLike(origin: string) {
   return class extends WebSocket {
-    constructor(url: string) {
-      super(url, { origin });
+    constructor(url: string, protocols?: string[]) {
+      super(url, protocols, { origin });
     }
   };
 }

@@ -9,7 +9,7 @@ import { type AgentServer, serveAgents } from "../../src/server/index.js";
 import { Agent } from "../../src/agent/agent.js";
 import { scriptedModel, type ScriptedTurn } from "../../src/testing/scripted-model.js";
 import type { Model } from "../../src/types.js";
-import { assertContiguous, type EventCarrier, RawClient, waitFor } from "../server/helpers.js";
+import { assertContiguous, isEventCarrier, RawClient, waitFor } from "../server/helpers.js";
 import { hasRedisServer, pollUntil, RedisServerProcess } from "./redis-server.js";
 import { waitTool } from "./wait-tool.js";
 
@@ -231,7 +231,7 @@ describe.skipIf(!hasRedisServer)("sessions on Redis: bad input and odd states", 
     expect(ends[0]).toStrictEqual({ type: "agent_end", messages: [], reason: "failed", errorMessage: TAKEOVER_TEXT });
     expect(ends[1]).toMatchObject({ type: "agent_end", reason: "idle" });
     const after = client.frames.slice(client.frames.findLastIndex((frame) => frame.type === "snapshot"));
-    assertContiguous(after.filter((frame): frame is EventCarrier => frame.type === "event" || frame.type === "update"), (after[0] as { seq: number }).seq);
+    assertContiguous(after.filter(isEventCarrier), (after[0] as { seq: number }).seq);
   }, 30_000);
 
   it("a runner that loses its lease while a tool runs: the tool's signal fires with a reason saying the session moved", async () => {

@@ -10,7 +10,7 @@ import { scriptedModel, type ScriptedTurn } from "../../src/testing/scripted-mod
 import { defineTool } from "../../src/tools/define-tool.js";
 import { textResult } from "../../src/tools/tool-results.js";
 import type { AgentMessage } from "../../src/types.js";
-import { assertContiguous, type EventCarrier, RawClient, waitFor } from "../server/helpers.js";
+import { assertContiguous, isEventCarrier, RawClient, waitFor } from "../server/helpers.js";
 import { hasRedisServer, pollUntil, RedisServerProcess } from "./redis-server.js";
 
 const calc = defineTool({ name: "calc", description: "Computes", parameters: Type.Object({}), execute: () => textResult("42") });
@@ -258,7 +258,7 @@ describe.skipIf(!hasRedisServer)("takeovers under faults", () => {
       expect(stored).toStrictEqual(Array.from({ length: lastStored }, (_, index) => index + 1));
       await waitFor(() => client.events().at(-1)?.seq === lastStored, "the client to show the last stored frame", 20_000);
       const snapshot = client.frames.findLast((frame) => frame.type === "snapshot") as { seq: number; epoch: string };
-      const after = client.frames.slice(client.frames.lastIndexOf(snapshot as never)).filter((frame): frame is EventCarrier => frame.type === "event" || frame.type === "update");
+      const after = client.frames.slice(client.frames.lastIndexOf(snapshot as never)).filter(isEventCarrier);
       assertContiguous(after, snapshot.seq);
       const resumed = await RawClient.open(server.url);
       clients.push(resumed);

@@ -9,7 +9,7 @@ import { type AgentServer, serveAgents } from "../../src/server/index.js";
 import type { ServerFrame } from "../../src/protocol/protocol-schemas.js";
 import { WebSocket } from "ws";
 import { connectAgent } from "../../src/client/index.js";
-import { assertContiguous, type EventCarrier, RawClient, waitFor } from "./helpers.js";
+import { assertContiguous, isEventCarrier, RawClient, waitFor } from "./helpers.js";
 
 /** 30 000 characters in 30-character deltas: ~1000 updates. */
 const REPLY_TEXT = "All work and no play makes Jack a dull boy. ".repeat(700).slice(0, 30_000);
@@ -105,7 +105,7 @@ describe("backpressure", () => {
     expect(snapshot.state.messages).toEqual(agent?.messages);
     expect(snapshot.state.isStreaming).toBe(false);
     // Before the snapshot, whatever it got was contiguous (merged ranges included).
-    const beforeSnapshot = slow.frames.slice(0, slow.frames.indexOf(snapshot)).filter((frame): frame is EventCarrier => frame.type === "event" || frame.type === "update");
+    const beforeSnapshot = slow.frames.slice(0, slow.frames.indexOf(snapshot)).filter(isEventCarrier);
     assertContiguous(beforeSnapshot, 0);
 
     const stats = { ...slowStats, producedBytes, updates, runMs: Math.round(fastDoneAt - started) };
@@ -120,8 +120,8 @@ describe("backpressure", () => {
       session: "s",
       reconnect: false,
       WebSocket: class extends WebSocket {
-        constructor(url: string) {
-          super(url);
+        constructor(url: string, protocols?: string[]) {
+          super(url, protocols);
           sockets.push(this);
         }
       },

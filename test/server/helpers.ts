@@ -4,11 +4,17 @@ import { Agent } from "../../src/agent/agent.js";
 import { scriptedModel, type ScriptedTurn } from "../../src/testing/scripted-model.js";
 import type { ServerFrame } from "../../src/protocol/protocol-schemas.js";
 import { MessageDeltaDecoder } from "../../src/protocol/message-delta-decoder.js";
+import { PROTOCOL_3_SUBPROTOCOL } from "../../src/protocol/protocol-version.js";
 import { reduceAgentState } from "../../src/agent/agent-state.js";
 import type { AgentEvent, AgentState } from "../../src/types.js";
 
 /** A frame that carries an event: a whole one, a `message_update` as a delta, or a streamed message's `message_end` as a patch (protocol 3). */
 export type EventCarrier = Extract<ServerFrame, { type: "event" | "update" | "end" }>;
+
+/** Whether a frame carries an event. */
+export function isEventCarrier(frame: ServerFrame): frame is EventCarrier {
+  return frame.type === "event" || frame.type === "update" || frame.type === "end";
+}
 
 /** The type of the event a frame carries. */
 export function carriedType(frame: EventCarrier): string {
@@ -45,8 +51,9 @@ export class RawClient {
   private fragments: string[] = [];
   private nextId = 0;
 
-  constructor(url: string, options: ConstructorParameters<typeof WebSocket>[2] = {}) {
-    this.socket = new WebSocket(url, options);
+  /** `protocols`: the subprotocols offered; by default `rxagent.3` (it reads protocol 3), `[]` for a client that reads only 2. */
+  constructor(url: string, options: ConstructorParameters<typeof WebSocket>[2] = {}, protocols: string[] = [PROTOCOL_3_SUBPROTOCOL]) {
+    this.socket = new WebSocket(url, protocols, options);
     this.socket.on("message", (data) => {
       const text = String(data);
       this.receivedBytes += Buffer.byteLength(text);
@@ -62,8 +69,8 @@ export class RawClient {
     this.socket.on("error", () => undefined);
   }
 
-  static async open(url: string, options: ConstructorParameters<typeof WebSocket>[2] = {}): Promise<RawClient> {
-    const client = new RawClient(url, options);
+  static async open(url: string, options: ConstructorParameters<typeof WebSocket>[2] = {}, protocols?: string[]): Promise<RawClient> {
+    const client = new RawClient(url, options, protocols);
     await new Promise<void>((resolve, reject) => {
       client.socket.once("open", () => resolve());
       client.socket.once("error", reject);
@@ -88,7 +95,7 @@ export class RawClient {
   }
 
   events(): EventCarrier[] {
-    return this.frames.filter((frame): frame is EventCarrier => frame.type === "event" || frame.type === "update" || frame.type === "end");
+    return this.frames.filter(isEventCarrier);
   }
 
   eventTypes(): string[] {

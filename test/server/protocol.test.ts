@@ -14,8 +14,9 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function open(): Promise<RawClient> {
-  const client = await RawClient.open((server as AgentServer).url);
+/** `protocols`: the subprotocols offered (by default `rxagent.3`); `[]` for a client that reads only protocol 2. */
+async function open(protocols?: string[]): Promise<RawClient> {
+  const client = await RawClient.open((server as AgentServer).url, {}, protocols);
   clients.push(client);
   return client;
 }
@@ -26,7 +27,7 @@ describe("serveAgents protocol", () => {
     const first = await open();
     const second = await open();
     const attach = await first.request({ type: "attach", session: "s1" });
-    expect(attach).toEqual({ type: "ack", id: attach.id, session: "s1", resume: "snapshot", epoch: expect.any(String), protocol: 2 });
+    expect(attach).toEqual({ type: "ack", id: attach.id, session: "s1", resume: "snapshot", epoch: expect.any(String), protocol: 3 });
     expect((await second.request({ type: "attach", session: "s1" })).type).toBe("ack");
     // A fresh attach gets the state as it stands, then live events.
     expect(first.frames[1]).toMatchObject({ type: "snapshot", session: "s1", seq: 0, state: { messages: [], isStreaming: false } });

@@ -4,7 +4,7 @@ import { serveAgents, type AgentServer } from "../../src/server/index.js";
 import { connectAgent, type AgentClient } from "../../src/client/index.js";
 import { RemoteCommandError } from "../../src/client/client.js";
 import type { ServerFrame } from "../../src/protocol/protocol-schemas.js";
-import { assertContiguous, carriedType, type EventCarrier, RawClient, realtimeAgent, waitFor } from "./helpers.js";
+import { assertContiguous, carriedType, isEventCarrier, RawClient, realtimeAgent, waitFor } from "./helpers.js";
 
 const LONG_REPLY = "This reply streams one word at a time so that there is time to drop the connection in the middle of it. ".repeat(3);
 
@@ -99,8 +99,8 @@ describe("connectAgent", () => {
     const sockets: WebSocket[] = [];
     // Records each socket so the test can kill one like a network failure would.
     class RecordingWebSocket extends WebSocket {
-      constructor(url: string) {
-        super(url);
+      constructor(url: string, protocols?: string[]) {
+        super(url, protocols);
         sockets.push(this);
       }
     }
@@ -121,7 +121,7 @@ describe("connectAgent", () => {
 
     expect(sockets).toHaveLength(2);
     expect(statuses).toEqual(["open", "reconnecting", "open"]);
-    const events = frames.filter((frame): frame is EventCarrier => frame.type === "event" || frame.type === "update");
+    const events = frames.filter(isEventCarrier);
     assertContiguous(events, 0);
     expect(events.map((frame) => frame.seq)).toEqual(witness.events().map((frame) => frame.seq));
     expect(client.state.messages).toEqual(server.session(session)?.agent.messages);

@@ -1,9 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { AssistantMessageDraft } from "../../src/model/assistant-message-draft.js";
 import { parsePartialJson } from "../../src/model/partial-json.js";
 import { MessageDeltaEncoder, type UpdateFrame } from "../../src/protocol/message-delta.js";
-import type { AgentEvent, AssistantMessage, ModelEvent } from "../../src/types.js";
+import type { AgentEvent, AssistantMessage } from "../../src/types.js";
+import { streamedCallsArbitrary, streamedReply } from "../helpers/streamed-reply.js";
 
 /** The page's modules (examples/web/), plain JavaScript the browser loads without a build step. */
 interface PagePartialJson {
@@ -58,38 +58,10 @@ describe("the page's partial JSON parser (examples/web/partial-json.js)", () => 
   });
 });
 
-/** The agent events of one reply: a text, then tool calls each streamed through the draft in the given fragments. */
-function streamedReply(calls: { text: string; cuts: number[] }[]): AgentEvent[] {
-  const draft = new AssistantMessageDraft({ api: "a", provider: "p", model: "m", timestamp: 1 });
-  const modelEvents: ModelEvent[] = [...draft.start()];
-  const opened = draft.openText();
-  modelEvents.push(...opened.events, ...draft.appendText(opened.index, "Writing it."), ...draft.close(opened.index));
-  calls.forEach(({ text, cuts }, call) => {
-    const { index, events } = draft.openToolCall(`c${call}`, "f");
-    modelEvents.push(...events);
-    let from = 0;
-    for (const cut of [...cuts, text.length].sort((left, right) => left - right)) {
-      modelEvents.push(...draft.appendToolArguments(index, text.slice(from, cut)));
-      from = Math.max(from, cut);
-    }
-    modelEvents.push(...draft.close(index));
-  });
-  const done = draft.finish("toolUse").at(-1);
-  if (done?.type !== "done") throw new Error("expected done");
-  return [
-    ...modelEvents.map((event): AgentEvent =>
-      event.type === "start" ? { type: "message_start", message: event.partial } : { type: "message_update", message: (event as { partial: AssistantMessage }).partial, assistantMessageEvent: event },
-    ),
-    { type: "message_end", message: done.message },
-  ];
-}
-
 describe("the page's delta decoder (examples/web/message-delta.js), protocol 3", () => {
   it("rebuilds every event the server's agent emitted, also from a snapshot or a merged frame taken mid-call", () => {
-    const argumentsText = fc.tuple(fc.dictionary(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 6 }), fc.boolean()).map(([value, spaced]) => JSON.stringify(value, undefined, spaced ? 1 : undefined));
-    const call = fc.tuple(argumentsText, fc.array(fc.nat(), { maxLength: 8 })).map(([text, seeds]) => ({ text, cuts: seeds.map((seed) => seed % (text.length + 1)) }));
     fc.assert(
-      fc.property(fc.array(call, { minLength: 1, maxLength: 3 }), fc.nat(), (calls, joinSeed) => {
+      fc.property(streamedCallsArbitrary, fc.nat(), (calls, joinSeed) => {
         const events = streamedReply(calls);
         const encoder = new MessageDeltaEncoder({ argumentsFromText: true });
         const live = new PageMessageDeltaDecoder();

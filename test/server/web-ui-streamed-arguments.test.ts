@@ -33,15 +33,19 @@ describe.skipIf(!existsSync(CHROMIUM))("browser UI, a tool call's arguments stre
     await ui?.close();
   });
 
-  it("speaks protocol 3 by default", async () => {
-    const socket = new WebSocket(ui.url.replace("http", "ws") + "ws");
-    const ack = await new Promise<{ protocol?: number }>((resolve, reject) => {
-      socket.on("open", () => socket.send(JSON.stringify({ type: "attach", id: "a1" })));
-      socket.on("message", (data) => resolve(JSON.parse(String(data)) as { protocol?: number }));
-      socket.on("error", reject);
-    });
-    socket.close();
-    expect(ack).toMatchObject({ type: "ack", id: "a1", protocol: 3 });
+  it("speaks protocol 3 to a client that offers rxagent.3, and 2 to one that does not", async () => {
+    const ackTo = async (protocols: string[]) => {
+      const socket = new WebSocket(ui.url.replace("http", "ws") + "ws", protocols);
+      const ack = await new Promise<{ protocol?: number }>((resolve, reject) => {
+        socket.on("open", () => socket.send(JSON.stringify({ type: "attach", id: "a1" })));
+        socket.on("message", (data) => resolve(JSON.parse(String(data)) as { protocol?: number }));
+        socket.on("error", reject);
+      });
+      socket.close();
+      return ack;
+    };
+    expect(await ackTo(["rxagent.3"])).toMatchObject({ type: "ack", id: "a1", protocol: 3 });
+    expect(await ackTo([])).toMatchObject({ type: "ack", id: "a1", protocol: 2 });
   });
 
   it("shows the arguments as they stream, to a page that was there and to one that joined mid-call, and whole at the end", async () => {
@@ -51,6 +55,9 @@ describe.skipIf(!existsSync(CHROMIUM))("browser UI, a tool call's arguments stre
     const pageErrors: string[] = [];
     const first = await browser.newPage();
     first.on("pageerror", (error) => pageErrors.push(error.message));
+    // What the page's socket receives: protocol 3 as the server writes it (the page offers rxagent.3).
+    const received: string[] = [];
+    first.on("websocket", (socket) => socket.on("framereceived", ({ payload }) => received.push(String(payload))));
     await first.goto(ui.url);
     await first.locator('#connection[data-status="open"]').waitFor();
     await first.fill("#input", "Write my notes");
@@ -81,6 +88,8 @@ describe.skipIf(!existsSync(CHROMIUM))("browser UI, a tool call's arguments stre
       expect(await page.locator('.tool-card[data-tool="write_file"] .result').textContent()).toBe(`wrote ${written.content.length} characters to notes.txt`);
     }
     expect(pageErrors).toStrictEqual([]);
+    expect(received.some((frame) => frame.startsWith('{"type":"ack"') && frame.includes('"protocol":3'))).toBe(true);
+    expect(received.some((frame) => frame.startsWith('{"type":"end"'))).toBe(true);
     const kept = ui.agents.session(session as string)?.agent.messages[1];
     expect(kept).toMatchObject({ role: "assistant", content: [{ type: "text", text: "Writing the file." }, { type: "toolCall", arguments: written }] });
     await first.close();
