@@ -19,7 +19,8 @@
  * final message; the case with a 64 KiB log shows the rest.
  *
  * Usage: `npm run bench:stream-e2e [-- --protocol 2|3] [--split] [--semi-space MB] [--case <name>] [--run-replay full|compact]`.
- * `--protocol 3` serves protocol 3 (arguments derived from their text; default 2). `--split` runs
+ * `--protocol 2` serves protocol 2 (the arguments re-sent as they are re-parsed); the default is the
+ * server's, protocol 3 (arguments derived from their text). `--split` runs
  * the client (`connectAgent`, which rebuilds every event and keeps the state, as a UI does) in a
  * process of its own, so each side's heap is measured alone: server and client columns. One
  * process's peak counts the young generation's garbage not yet collected, up to the semi-space's
@@ -43,6 +44,7 @@ import type { AgentEvent } from "../src/types.js";
 import { Agent } from "../src/agent/agent.js";
 import { connectAgent } from "../src/client/index.js";
 import { serveAgents } from "../src/server/index.js";
+import { PROTOCOL_3_SUBPROTOCOL, PROTOCOL_VERSION } from "../src/protocol/protocol-version.js";
 import { megabyteArguments, smallCallArguments, streamingModel } from "./streamed-arguments.js";
 
 /** Milliseconds to `JSON.parse` the final text of every call once: what end to end is set against. */
@@ -86,7 +88,8 @@ function flag(name: string): string | undefined {
   return index < 0 ? undefined : process.argv[index + 1];
 }
 
-const protocol = flag("protocol") === "3" ? 3 : 2;
+/** The protocol served: the server's default (3) unless `--protocol 2`. */
+const protocol = flag("protocol") === "2" ? 2 : PROTOCOL_VERSION;
 const split = process.argv.includes("--split");
 const runReplay = flag("run-replay") === "compact" ? "compact" : "full";
 
@@ -116,7 +119,8 @@ async function runCase(name: CaseName): Promise<CaseResult> {
     ...(chosen.logBytes === undefined ? {} : { eventLog: { maxBytes: chosen.logBytes } }),
   });
   if (split) return runSplit(name, text, calls, server, () => agent, () => peak, (value) => (peak = value), sample);
-  const socket = new WebSocket(server.url);
+  // Offered as connectAgent does: a socket that did not would get protocol 2, rewritten for it.
+  const socket = new WebSocket(server.url, [PROTOCOL_3_SUBPROTOCOL]);
   await new Promise((resolve, reject) => socket.once("open", resolve).once("error", reject));
   let frameBytes = 0;
   let ended: () => void = () => {};
