@@ -5,12 +5,16 @@ import type { AssistantMessage } from "../types.js";
 import { sameJson } from "../util/same-json.js";
 import { contentBlockAt } from "../util/shared-content.js";
 
+/** The type of the event an event frame carries, when the frame starts as the server writes it. */
+const EVENT_TYPE = /^\{"type":"event","seq":\d+,"event":\{"type":"([a-z_]+)"/;
+
 /**
  * Rewrites the frames of a protocol-3 session, one client's worth, into protocol 2 for a client
  * that did not say it reads 3 (an older `connectAgent`, a client written against version 2).
  * Why per client and not a second encoding per session: every client of this package reads 3,
- * so the session writes, logs and shares one encoding, and only such a client pays, a
- * `JSON.parse` of each frame its session sends.
+ * so the session writes, logs and shares one encoding, and only such a client pays: a
+ * `JSON.parse` of each frame of the streamed message (its start, updates and end), and of the
+ * ack and snapshots; other events (a tool's result, a run's end) go out unread.
  *
  * It stays idle until an attach `ack` says `protocol: 3` (rewritten to 2), then follows the
  * session as the client would: a `j` operation becomes `{i, k, v}` with the arguments it stands
@@ -28,6 +32,10 @@ export class ProtocolDowngrade {
   /** The frame as the client gets it. */
   frame(json: string): string {
     if (!this.active && !json.startsWith('{"type":"ack"')) return json;
+    // An event the decoder does not follow (a tool's result, a run's end: the largest frames)
+    // goes out unread; the type is read from the JSON's start, as the server writes it.
+    const eventType = EVENT_TYPE.exec(json)?.[1];
+    if (eventType !== undefined && !eventType.startsWith("message_")) return json;
     const frame = JSON.parse(json) as ServerFrame;
     switch (frame.type) {
       case "ack":

@@ -57,6 +57,15 @@ describe("ProtocolDowngrade: protocol 3 rewritten into 2 for a client that reads
     for (const json of sessionFrames(events, 2, 3)) expect(downgrade.frame(json)).toBe(json);
   });
 
+  it("passes the events it does not follow on unread (a tool's result, a run's end: the largest frames)", () => {
+    const downgrade = new ProtocolDowngrade();
+    downgrade.frame(JSON.stringify({ type: "ack", id: "a1", session: "s", resume: "snapshot", epoch: "e", protocol: 3 }));
+    // Not JSON past its start: read, it would throw.
+    const unread = '{"type":"event","seq":5,"event":{"type":"tool_execution_end","result":{"content":[{"type":"text","text":"… a megabyte';
+    expect(downgrade.frame(unread)).toBe(unread);
+    expect(() => downgrade.frame('{"type":"event","seq":6,"event":{"type":"message_start","message":{')).toThrow();
+  });
+
   it("drops a client whose frame it cannot follow, instead of throwing where the socket's callback would end the process", () => {
     const sent: string[] = [];
     const socket = { readyState: 1, bufferedAmount: 0, send: (data: string, callback: (error?: Error) => void) => (sent.push(data), callback()) };
