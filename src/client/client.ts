@@ -31,7 +31,12 @@ export interface ConnectAgentOptions {
   session?: string;
   /** Sent as `?token=`, because browsers cannot set headers on a WebSocket. */
   token?: string;
-  /** `WebSocket` from `ws` in Node (20 has no global one); defaults to `globalThis.WebSocket`. */
+  /**
+   * `WebSocket` from `ws` in Node (20 has no global one); defaults to `globalThis.WebSocket`.
+   * Contract: a wrapper class passes its second argument (the subprotocols) on: without
+   * `rxagent.3` the server sends protocol 2, rewritten for this client, and a reconnect starts
+   * from a snapshot instead of a replay.
+   */
   WebSocket?: WebSocketConstructor;
   /** Backoff between reconnect attempts; `false` never reconnects. */
   reconnect?: { initialDelayMs?: number; maxDelayMs?: number; factor?: number } | false;
