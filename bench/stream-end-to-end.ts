@@ -136,8 +136,9 @@ async function runCase(name: CaseName): Promise<CaseResult> {
       if (frame.final !== true) return;
       frame = JSON.parse(fragments.splice(0).join("")) as typeof frame;
     }
-    // The assistant's message has crossed the wire: what follows (running the calls) is not streaming.
-    if (frame.type === "event" && frame.event?.type === "message_end" && frame.event.message?.role === "assistant") ended();
+    // The assistant's message has crossed the wire: what follows (running the calls) is not
+    // streaming. In protocol 3 its end is an `end` frame (only a streamed message has one).
+    if (frame.type === "end" || (frame.type === "event" && frame.event?.type === "message_end" && frame.event.message?.role === "assistant")) ended();
   });
   socket.send(JSON.stringify({ id: "a", type: "attach", session: "bench" }));
   await new Promise((resolve) => setTimeout(resolve, 50));
