@@ -282,7 +282,8 @@ export class ClientConnection {
         this.owesSnapshot = true;
         break;
       }
-      this.replay.next++;
+      // A merged frame stands for the sequence numbers up to its own.
+      this.replay.next = logged.seq + 1;
       this.write(logged.json);
     }
     // Drained means every write handed to the kernel; the snapshot is built now, so it is current.

@@ -8,6 +8,11 @@ export interface LoggedFrame {
   readonly json: string;
   /** `json.length`, given when reading `json` builds it (see `RebuiltUpdateFrame`). */
   readonly jsonLength?: number;
+  /**
+   * A frame that stands for several sequence numbers up to `seq` (`MergedUpdateFrame`): the same
+   * frame for `first..seq`, so a client resuming inside the range reads on from there.
+   */
+  from?(first: number): LoggedFrame;
 }
 
 /**
@@ -25,6 +30,12 @@ export interface EventLog {
   read(seq: number): LoggedFrame | undefined;
   /** Forgets every frame and starts a new epoch after `seq`. */
   reset(seq: number, epoch: string): void;
+  /**
+   * Replaces the frames from `first` to `frame.seq` with `frame`, which stands for all of them
+   * (a streamed message's updates, merged once it ended: `MergedUpdateFrame`); `read(seq)` of a
+   * number in the range then gives `frame.from(seq)`. Optional: a log without it keeps every frame.
+   */
+  merge?(first: number, frame: LoggedFrame): void;
 }
 
 /** How much of a session's history is kept for clients that reconnect. */
@@ -69,10 +80,11 @@ export class MemoryEventLog implements EventLog {
     this.frames.push(frame);
     this.bytes += frameLength(frame);
     while (this.size > this.maxEvents || (this.bytes > this.maxBytes && this.size > 1)) {
-      const oldest = this.frames[this.head] as LoggedFrame;
+      const oldest = this.frames[this.head];
       this.frames[this.head++] = undefined;
-      this.bytes -= frameLength(oldest);
-      this.firstSeq = oldest.seq + 1;
+      // A slot per sequence number: a merged frame fills its range's slots, and leaves with the last.
+      if (oldest !== undefined && oldest.seq === this.firstSeq) this.bytes -= frameLength(oldest);
+      this.firstSeq++;
     }
     // Compacted once the dead prefix is as long as the live part, so eviction stays O(1) amortized.
     if (this.head > 1024 && this.head * 2 > this.frames.length) {
@@ -81,9 +93,23 @@ export class MemoryEventLog implements EventLog {
     }
   }
 
+  /** See `EventLog.merge`; nothing when the range is not all held (its start was evicted). */
+  merge(first: number, frame: LoggedFrame): void {
+    if (first < this.firstSeq || first > frame.seq || frame.seq >= this.firstSeq + this.size) return;
+    const from = this.head + (first - this.firstSeq);
+    const to = this.head + (frame.seq - this.firstSeq);
+    for (let slot = from; slot <= to; slot++) {
+      const replaced = this.frames[slot];
+      if (replaced !== undefined && replaced.seq === this.firstSeq + (slot - this.head)) this.bytes -= frameLength(replaced);
+      this.frames[slot] = frame;
+    }
+    this.bytes += frameLength(frame);
+  }
+
   read(seq: number): LoggedFrame | undefined {
     if (seq < this.firstSeq) return undefined;
-    return this.frames[this.head + (seq - this.firstSeq)];
+    const frame = this.frames[this.head + (seq - this.firstSeq)];
+    return frame !== undefined && frame.seq !== seq && frame.from !== undefined ? frame.from(seq) : frame;
   }
 
   reset(seq: number, epoch: string): void {

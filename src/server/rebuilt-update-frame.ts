@@ -1,4 +1,5 @@
-import type { MessagePatchOperation, UpdateFrame } from "../protocol/message-delta.js";
+import type { ArgumentText, MessagePatchOperation, UpdateFrame, WireModelEvent } from "../protocol/message-delta.js";
+import type { AssistantMessage } from "../types.js";
 import type { LoggedFrame } from "./event-log.js";
 
 /** The JSON of an update frame: one writer, so the live frame and the log's agree to the byte. */
@@ -40,4 +41,35 @@ const LONG_DELTA = 128;
 
 function carriesNoValue(operation: MessagePatchOperation): boolean {
   return !("v" in operation) && !("b" in operation);
+}
+
+/**
+ * A streamed message's updates as the session's log keeps them once the message has ended: one
+ * update frame for `first..seq` carrying the whole message as of `seq` (as a slow client's merged
+ * frame does), serialized when a resuming client reads it; a client resuming inside the range
+ * reads it from its own next number on (`from`). Why: the log kept a frame per delta
+ * beside the run's events and the transcript, up to 8 MiB of JSON for one long reply (10,000
+ * small calls), where the message they built is all a client resuming from before it needs.
+ * `jsonLength` is what the merged frames measured: the log's byte bound then evicts as before.
+ */
+export class MergedUpdateFrame implements LoggedFrame {
+  readonly type = "message_update";
+
+  constructor(
+    readonly seq: number,
+    private readonly first: number,
+    private readonly event: WireModelEvent,
+    private readonly message: AssistantMessage,
+    private readonly argumentTexts: readonly ArgumentText[],
+    readonly jsonLength: number,
+  ) {}
+
+  from(first: number): MergedUpdateFrame {
+    return new MergedUpdateFrame(this.seq, first, this.event, this.message, this.argumentTexts, this.jsonLength);
+  }
+
+  get json(): string {
+    const { seq, first, event, message, argumentTexts } = this;
+    return JSON.stringify(argumentTexts.length > 0 ? { type: "update", seq, first, event, message, argumentTexts } : { type: "update", seq, first, event, message });
+  }
 }

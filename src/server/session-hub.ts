@@ -9,10 +9,10 @@ import { PROTOCOL_VERSION } from "../protocol/protocol-version.js";
 import { executeCommand } from "./execute-command.js";
 
 export { errorFrame } from "./execute-command.js";
-import { MessageDeltaEncoder } from "../protocol/message-delta.js";
+import { MessageDeltaEncoder, type UpdateFrame, type WireModelEvent } from "../protocol/message-delta.js";
 import { errorText } from "../errors.js";
 import type { LoggedFrame } from "./event-log.js";
-import { RebuiltUpdateFrame, updateFrameJson } from "./rebuilt-update-frame.js";
+import { MergedUpdateFrame, RebuiltUpdateFrame, updateFrameJson } from "./rebuilt-update-frame.js";
 import { type EventLog, type EventLogOptions, MemoryEventLog } from "./event-log.js";
 
 export type { EventLogOptions } from "./event-log.js";
@@ -26,6 +26,8 @@ export class SessionHub implements HostedSession {
   private lastAgentEnd: SnapshotFrame["lastAgentEnd"];
   private readonly log: EventLog;
   private readonly encoder: MessageDeltaEncoder;
+  /** The update frames of the message streaming now: the first's and last's numbers, the last's event, their JSON's length. */
+  private updates: { first: number; last: number; event: WireModelEvent; bytes: number } | undefined;
   private readonly clients = new Set<ClientConnection>();
   private readonly subscription: Subscription;
   private readonly replaySource: ReplaySource;
@@ -138,6 +140,29 @@ export class SessionHub implements HostedSession {
     this.lastAgentEnd = undefined;
     this.log.reset(this.seq, randomUUID());
     this.encoder.clear();
+    this.updates = undefined;
+  }
+
+  /** Counts an update frame of the streaming message, for `mergeUpdates`. */
+  private noteUpdate(seq: number, update: Omit<UpdateFrame, "seq">, jsonLength: number): void {
+    const updates = (this.updates ??= { first: seq, last: seq, event: update.event, bytes: 0 });
+    updates.last = seq;
+    updates.event = update.event;
+    updates.bytes += jsonLength;
+  }
+
+  /**
+   * The streamed message ends: the log keeps its updates as one merged frame (`MergedUpdateFrame`,
+   * the message as the encoder holds it before the end), from the first one it still holds.
+   */
+  private mergeUpdates(): void {
+    const updates = this.updates;
+    this.updates = undefined;
+    const message = this.encoder.current;
+    if (updates === undefined || message === undefined || this.log.merge === undefined) return;
+    const first = Math.max(updates.first, this.log.oldestSeq + 1);
+    if (first > updates.last) return;
+    this.log.merge(first, new MergedUpdateFrame(updates.last, first, updates.event, message, this.encoder.argumentTexts(), updates.bytes));
   }
 
   /**
@@ -152,6 +177,7 @@ export class SessionHub implements HostedSession {
     let frame: LoggedFrame;
     let mergeable: MergeableUpdate | undefined;
     try {
+      if (event.type === "message_end") this.mergeUpdates();
       // Protocol 3: the streamed message's end as a patch to what clients hold (an `end` frame).
       const end = event.type === "message_end" ? this.encoder.endPatch(event.message) : undefined;
       const update = end === undefined ? this.encoder.encode(event) : undefined;
@@ -163,6 +189,7 @@ export class SessionHub implements HostedSession {
           : `{"type":"event","seq":${seq},"event":${JSON.stringify(event)}}`;
       frame = { seq, type: event.type, json };
       this.log.append(update && RebuiltUpdateFrame.suits(update) ? new RebuiltUpdateFrame(seq, update, json.length) : frame);
+      if (update) this.noteUpdate(seq, update, json.length);
       mergeable = update && this.encoder.current ? mergeableUpdate(update.event, this.encoder) : undefined;
     } catch (error) {
       // The encoder may be halfway through a message: start afresh, as after a reset.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent/agent.js";
 import { ClientConnection, type SendableSocket } from "../../src/server/client-connection.js";
-import { type LoggedFrame, MemoryEventLog } from "../../src/server/event-log.js";
+import { type EventLog, type LoggedFrame, MemoryEventLog } from "../../src/server/event-log.js";
 import { RebuiltUpdateFrame, updateFrameJson } from "../../src/server/rebuilt-update-frame.js";
 import { SessionHub } from "../../src/server/session-hub.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";
@@ -19,7 +19,19 @@ class Socket implements SendableSocket {
 
 describe("the session log keeps delta frames as their parts", () => {
   it("holds a long text or argument delta's frame unserialized, and a resuming client reads the bytes a live one got", async () => {
-    const log = new MemoryEventLog("epoch");
+    // A log that does not merge a message's updates once it ended (`merge` is optional): every frame stays.
+    const memory = new MemoryEventLog("epoch");
+    const log: EventLog = {
+      get epoch() {
+        return memory.epoch;
+      },
+      get oldestSeq() {
+        return memory.oldestSeq;
+      },
+      append: (frame) => memory.append(frame),
+      read: (seq) => memory.read(seq),
+      reset: (seq, epoch) => memory.reset(seq, epoch),
+    };
     const agent = new Agent({
       model: scriptedModel([`Hello there, ${"how are you? ".repeat(40)}`, { content: [{ type: "toolCall", name: "missing", arguments: { path: "notes.txt", lines: Array.from({ length: 200 }, (_unused, line) => line) } }] }], { chunkSize: 200 }),
     });
