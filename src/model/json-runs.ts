@@ -52,7 +52,8 @@ export function readArrayRun(array: unknown[], piece: string, position: number):
   if (!ARRAY_RUN.test(piece)) return -1;
   const end = ARRAY_RUN.lastIndex;
   const values = parseOrUndefined(`[${piece.slice(position, end)}]`) as unknown[] | undefined;
-  if (values === undefined) return -1;
+  // A run of whitespace alone parses as no elements: taken, it would let a comma follow nothing (`[ ,1]`).
+  if (values === undefined || values.length === 0) return -1;
   for (let index = 0; index < values.length; index++) array.push(values[index]);
   return end;
 }
@@ -63,7 +64,8 @@ export function readObjectRun(object: Record<string, unknown>, piece: string, po
   if (!OBJECT_RUN.test(piece)) return -1;
   const end = OBJECT_RUN.lastIndex;
   const members = parseOrUndefined(`{${piece.slice(position, end)}}`) as Record<string, unknown> | undefined;
-  if (members === undefined) return -1;
+  // As for arrays: whitespace alone is no member (`{ ,"a": 1}`). A run of members has a key at least.
+  if (members === undefined || Object.keys(members).length === 0) return -1;
   // In JSON.parse's order, the last of duplicate keys winning: as one parse of the whole text.
   for (const key of Object.keys(members)) setProperty(object, key, members[key]);
   return end;

@@ -27,6 +27,22 @@ describe("AssistantMessageDraft tool-call arguments", () => {
   });
 });
 
+describe("AssistantMessageDraft malformed streamed arguments", () => {
+  it("refuses arguments with a comma after nothing, streamed so the first fragment ends inside the next value", () => {
+    // The parser took the space before the comma for a run of members: the call ran with arguments JSON.parse refuses.
+    const text = `{ ,"path": "${"y".repeat(40)}"}`;
+    expect(() => JSON.parse(text) as unknown).toThrow();
+    const draft = new AssistantMessageDraft({ api: "test", provider: "test", model: "test", timestamp: 0 });
+    const { index } = draft.openToolCall("call_1", "write_file");
+    draft.appendToolArguments(index, text.slice(0, 36));
+    draft.appendToolArguments(index, text.slice(36));
+    const end = draft.close(index).find((event) => event.type === "toolcall_end");
+    const toolCall = end?.type === "toolcall_end" ? end.toolCall : undefined;
+    expect(toolCall?.arguments).toStrictEqual({});
+    expect(toolCall?.rawArguments).toBe(text);
+  });
+});
+
 describe("AssistantMessageDraft partials of a message of many blocks", () => {
   /** Streams text, then `calls` tool calls, two open at a time, one renamed while open. */
   function stream(calls: number, onEvents: (events: ModelEvent[]) => void): void {

@@ -176,6 +176,19 @@ describe("PartialJsonParser, read fragment by fragment", () => {
     );
   });
 
+  it("refuses a comma after nothing when the piece ends inside the value after it (whitespace alone is no run)", () => {
+    // Found by the test above (seed -1457068214): `{\r,` then a member cut short was read as an object.
+    const open = `"${"y".repeat(40)}`;
+    for (const text of [`{ ,"k0": {"x": ${open}`, `[ ,[1, ${open}`, `[1, ,[2, ${open}`, `{\r\n,"k": [${open}`]) {
+      const parser = new PartialJsonParser();
+      parser.append(text);
+      expect(parser.value()).toBeUndefined();
+      parser.append('"]}');
+      expect(parser.completeObject).toBeUndefined();
+      expect(parser.value()).toStrictEqual(readCharacterByCharacter(text + '"]}').value());
+    }
+  });
+
   it("reads a text of several pieces (past 16 KiB at once) as JSON.parse does", () => {
     const records = Array.from({ length: 3000 }, (_unused, index) => ({ id: index, name: `item "${index}" \u00e9 😀`, tags: ["a", [index, { deep: [index] }]], done: index % 3 === 0 ? null : index % 2 === 0 }));
     const text = JSON.stringify({ path: "notes.txt", content: "lorem \\ ipsum ".repeat(5000), records });
