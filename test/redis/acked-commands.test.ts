@@ -97,7 +97,12 @@ describe.skipIf(!hasRedisServer)("commands are acked only once Redis stored them
     expect(client.agentEvents().filter((event) => event.type === "agent_end")).toStrictEqual([expect.objectContaining({ reason: "idle" })]);
     await pollUntil(async () => ((await reader.exists("rxagent:{lost}:lease")) === 0 ? true : undefined), "the lease to go back");
     expect(await transcriptRoles("lost")).toStrictEqual(["user:again", "assistant:"]);
-    expect(warnings).toContain("session lost: stopped its run here: its lease was taken by another process.");
+    // Which of the runner's writes Redis refuses first (the run's first frame, or the check that
+    // the prompt's writes were stored) depends on the load: both say the lease was lost. Only the
+    // first was accepted here, and a full suite once found two warnings without it (2026-12-03).
+    expect(warnings.filter((text) => text.startsWith("session lost: stopped its run here: its lease "))).toStrictEqual([
+      expect.stringMatching(/^session lost: stopped its run here: its lease (was taken by another process|expired before a command's writes reached Redis)\.$/),
+    ]);
   }, 60_000);
 
   it("a lease lost after the prompt's message was stored, before its frame: the prompt is acked and answered once, by the takeover", async () => {
