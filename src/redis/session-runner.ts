@@ -1,7 +1,7 @@
 import { concat, EMPTY, type Subscription } from "rxjs";
 import { errorText } from "../errors.js";
 import { type ArgumentText, MessageDeltaEncoder } from "../protocol/message-delta.js";
-import { updateFrameJson } from "../server/rebuilt-update-frame.js";
+import { sessionFrameOf } from "../server/rebuilt-update-frame.js";
 import { mergeableUpdate } from "../server/client-connection.js";
 import type { Agent } from "../agent/agent.js";
 import type { AgentEvent, AgentMessage } from "../types.js";
@@ -90,14 +90,7 @@ export class SessionRunner {
   /** Gives the session one more frame, numbered after the last one. */
   publish(event: AgentEvent): void {
     const seq = this.mirror.lastSeq + 1;
-    // Protocol 3: the streamed message's end as a patch to what clients hold (an `end` frame).
-    const end = event.type === "message_end" ? this.encoder.endPatch(event.message) : undefined;
-    const update = end === undefined ? this.encoder.encode(event) : undefined;
-    const json = end
-      ? JSON.stringify({ type: "end", seq, ...(end.length > 0 ? { patch: end } : {}) })
-      : update
-        ? updateFrameJson(seq, update)
-        : `{"type":"event","seq":${seq},"event":${JSON.stringify(event)}}`;
+    const { json, update } = sessionFrameOf(this.encoder, seq, event);
     const { redis, maxEvents, eventTtlMs } = this.context;
     redis.rxagentAppendFrame(this.keys.lease, this.keys.events, this.keys.meta, this.token, seq, event.type, json, maxEvents, eventTtlMs, this.keys.frames).then(
       (appended) => {

@@ -1,6 +1,19 @@
-import type { ArgumentText, MessagePatchOperation, UpdateFrame, WireModelEvent } from "../protocol/message-delta.js";
-import type { AssistantMessage } from "../types.js";
+import type { ArgumentText, MessageDeltaEncoder, MessagePatchOperation, UpdateFrame, WireModelEvent } from "../protocol/message-delta.js";
+import type { AgentEvent, AssistantMessage } from "../types.js";
 import type { LoggedFrame } from "./event-log.js";
+
+/**
+ * The frame of one session event, encoded by `encoder` and serialized: a streamed message's end
+ * as an `end` frame (protocol 3, a patch to what clients hold), a `message_update` as an `update`
+ * frame (`update`, its parts), anything else as an `event` frame. One writer for the server's
+ * sessions and those on Redis.
+ */
+export function sessionFrameOf(encoder: MessageDeltaEncoder, seq: number, event: AgentEvent): { json: string; update: Omit<UpdateFrame, "seq"> | undefined } {
+  const end = event.type === "message_end" ? encoder.endPatch(event.message) : undefined;
+  if (end !== undefined) return { json: JSON.stringify({ type: "end", seq, ...(end.length > 0 ? { patch: end } : {}) }), update: undefined };
+  const update = encoder.encode(event);
+  return { json: update ? updateFrameJson(seq, update) : `{"type":"event","seq":${seq},"event":${JSON.stringify(event)}}`, update };
+}
 
 /** The JSON of an update frame: one writer, so the live frame and the log's agree to the byte. */
 export function updateFrameJson(seq: number, update: Omit<UpdateFrame, "seq">): string {

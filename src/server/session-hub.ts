@@ -12,7 +12,7 @@ export { errorFrame } from "./execute-command.js";
 import { MessageDeltaEncoder, type UpdateFrame, type WireModelEvent } from "../protocol/message-delta.js";
 import { errorText } from "../errors.js";
 import type { LoggedFrame } from "./event-log.js";
-import { MergedUpdateFrame, RebuiltUpdateFrame, updateFrameJson } from "./rebuilt-update-frame.js";
+import { MergedUpdateFrame, RebuiltUpdateFrame, sessionFrameOf } from "./rebuilt-update-frame.js";
 import { type EventLog, type EventLogOptions, MemoryEventLog } from "./event-log.js";
 
 export type { EventLogOptions } from "./event-log.js";
@@ -178,15 +178,8 @@ export class SessionHub implements HostedSession {
     let mergeable: MergeableUpdate | undefined;
     try {
       if (event.type === "message_end") this.mergeUpdates();
-      // Protocol 3: the streamed message's end as a patch to what clients hold (an `end` frame).
-      const end = event.type === "message_end" ? this.encoder.endPatch(event.message) : undefined;
-      const update = end === undefined ? this.encoder.encode(event) : undefined;
       // Serialized once here and shared by every client and the log.
-      const json = end
-        ? JSON.stringify({ type: "end", seq, ...(end.length > 0 ? { patch: end } : {}) })
-        : update
-          ? updateFrameJson(seq, update)
-          : `{"type":"event","seq":${seq},"event":${JSON.stringify(event)}}`;
+      const { json, update } = sessionFrameOf(this.encoder, seq, event);
       frame = { seq, type: event.type, json };
       this.log.append(update && RebuiltUpdateFrame.suits(update) ? new RebuiltUpdateFrame(seq, update, json.length) : frame);
       if (update) this.noteUpdate(seq, update, json.length);

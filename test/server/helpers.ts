@@ -3,6 +3,7 @@ import { WebSocket } from "ws";
 import { Agent } from "../../src/agent/agent.js";
 import { scriptedModel, type ScriptedTurn } from "../../src/testing/scripted-model.js";
 import type { ServerFrame } from "../../src/protocol/protocol-schemas.js";
+import type { SendableSocket } from "../../src/server/client-connection.js";
 import { MessageDeltaDecoder } from "../../src/protocol/message-delta-decoder.js";
 import { PROTOCOL_3_SUBPROTOCOL } from "../../src/protocol/protocol-version.js";
 import { reduceAgentState } from "../../src/agent/agent-state.js";
@@ -165,4 +166,19 @@ export function assertContiguous(frames: EventCarrier[], after: number): number 
     expected = frame.seq + 1;
   }
   return expected - 1;
+}
+
+/** A server-side socket for `ClientConnection` that takes every frame at once and keeps it. */
+export class RecordingSocket implements SendableSocket {
+  readonly sent: string[] = [];
+  readyState = 1;
+  bufferedAmount = 0;
+  send(data: string, callback: (error?: Error) => void): void {
+    this.sent.push(data);
+    callback();
+  }
+
+  frames(): ServerFrame[] {
+    return this.sent.map((json) => JSON.parse(json) as ServerFrame);
+  }
 }

@@ -2,28 +2,14 @@ import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent/agent.js";
 import { MessageDeltaDecoder } from "../../src/protocol/message-delta-decoder.js";
 import type { ServerFrame } from "../../src/protocol/protocol-schemas.js";
-import { ClientConnection, type SendableSocket } from "../../src/server/client-connection.js";
+import { ClientConnection } from "../../src/server/client-connection.js";
+import { RecordingSocket } from "./helpers.js";
 import { type LoggedFrame, MemoryEventLog } from "../../src/server/event-log.js";
 import { MergedUpdateFrame } from "../../src/server/rebuilt-update-frame.js";
 import { SessionHub } from "../../src/server/session-hub.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";
 import type { AgentEvent, AssistantMessage } from "../../src/types.js";
 import { emptyUsage } from "../../src/types/messages.js";
-
-/** A socket that takes every frame at once. */
-class Socket implements SendableSocket {
-  readonly sent: string[] = [];
-  readyState = 1;
-  bufferedAmount = 0;
-  send(data: string, callback: (error?: Error) => void): void {
-    this.sent.push(data);
-    callback();
-  }
-
-  frames(): ServerFrame[] {
-    return this.sent.map((json) => JSON.parse(json) as ServerFrame);
-  }
-}
 
 /** The events the frames stand for, decoded as `connectAgent` does. */
 function decoded(frames: ServerFrame[]): AgentEvent[] {
@@ -47,7 +33,7 @@ describe("a streamed message's updates, merged in the session's log once it ende
       model: scriptedModel([{ content: [{ type: "text", text: `Hello there, ${"how are you? ".repeat(40)}` }, { type: "toolCall", name: "missing", arguments: { path: "notes.txt", lines: [1, 2, 3] } }] }], { chunkSize: 20 }),
     });
     const hub = new SessionHub("s", agent, {}, log);
-    const live = new Socket();
+    const live = new RecordingSocket();
     hub.attach(new ClientConnection(live, () => "{}"), 0);
     await agent.prompt("hi");
     await agent.waitForIdle();
@@ -61,7 +47,7 @@ describe("a streamed message's updates, merged in the session's log once it ende
     expect(log.read(first)).toBeInstanceOf(MergedUpdateFrame);
     expect(log.read(last)).toBeInstanceOf(MergedUpdateFrame);
 
-    const fromStart = new Socket();
+    const fromStart = new RecordingSocket();
     hub.attach(new ClientConnection(fromStart, () => "{}"), 0);
     const resumedFrames = fromStart.frames();
     expect(resumedFrames.filter((frame) => frame.type === "update")).toStrictEqual([{ type: "update", seq: last, first, event: updates.at(-1)?.event, message: expect.anything() }]);
@@ -72,7 +58,7 @@ describe("a streamed message's updates, merged in the session's log once it ende
     expect(withoutUpdates(resumedEvents)).toStrictEqual(withoutUpdates(liveEvents));
     expect(resumedEvents.filter((event) => event.type === "message_update")).toStrictEqual([liveEvents.findLast((event) => event.type === "message_update")]);
 
-    const inside = new Socket();
+    const inside = new RecordingSocket();
     hub.attach(new ClientConnection(inside, () => "{}"), first + 3);
     expect(inside.frames()[0]).toMatchObject({ type: "update", seq: last, first: first + 4 });
     expect(decoded(inside.frames()).slice(1)).toStrictEqual(resumedEvents.slice(resumedEvents.findIndex((event) => event.type === "message_update") + 1));

@@ -1,21 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent/agent.js";
-import { ClientConnection, type SendableSocket } from "../../src/server/client-connection.js";
+import { ClientConnection } from "../../src/server/client-connection.js";
+import { RecordingSocket } from "./helpers.js";
 import { type EventLog, type LoggedFrame, MemoryEventLog } from "../../src/server/event-log.js";
 import { RebuiltUpdateFrame, updateFrameJson } from "../../src/server/rebuilt-update-frame.js";
 import { SessionHub } from "../../src/server/session-hub.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";
 
-/** A socket that takes every frame at once. */
-class Socket implements SendableSocket {
-  readonly sent: string[] = [];
-  readyState = 1;
-  bufferedAmount = 0;
-  send(data: string, callback: (error?: Error) => void): void {
-    this.sent.push(data);
-    callback();
-  }
-}
 
 describe("the session log keeps delta frames as their parts", () => {
   it("holds a long text or argument delta's frame unserialized, and a resuming client reads the bytes a live one got", async () => {
@@ -36,12 +27,12 @@ describe("the session log keeps delta frames as their parts", () => {
       model: scriptedModel([`Hello there, ${"how are you? ".repeat(40)}`, { content: [{ type: "toolCall", name: "missing", arguments: { path: "notes.txt", lines: Array.from({ length: 200 }, (_unused, line) => line) } }] }], { chunkSize: 200 }),
     });
     const hub = new SessionHub("s", agent, {}, log, 3);
-    const live = new Socket();
+    const live = new RecordingSocket();
     hub.attach(new ClientConnection(live, () => "{}"), 0);
 
     await agent.prompt("hi");
     await agent.waitForIdle();
-    const resumed = new Socket();
+    const resumed = new RecordingSocket();
     hub.attach(new ClientConnection(resumed, () => "{}"), 0);
 
     expect(resumed.sent).toStrictEqual(live.sent);
