@@ -31,11 +31,12 @@ export interface EventLog {
   /** Forgets every frame and starts a new epoch after `seq`. */
   reset(seq: number, epoch: string): void;
   /**
-   * Replaces the frames from `first` to `frame.seq` with `frame`, which stands for all of them
-   * (a streamed message's updates, merged once it ended: `MergedUpdateFrame`); `read(seq)` of a
+   * Replaces the frames from `first` to `last` with one that stands for all of them (a streamed
+   * message's updates, merged once it ended: `MergedUpdateFrame`), made by `build` from what the
+   * replaced frames measured (their JSON's length, for the log's byte bound); `read(seq)` of a
    * number in the range then gives `frame.from(seq)`. Optional: a log without it keeps every frame.
    */
-  merge?(first: number, frame: LoggedFrame): void;
+  merge?(first: number, last: number, build: (jsonLength: number) => LoggedFrame): void;
 }
 
 /** How much of a session's history is kept for clients that reconnect. */
@@ -94,16 +95,18 @@ export class MemoryEventLog implements EventLog {
   }
 
   /** See `EventLog.merge`; nothing when the range is not all held (its start was evicted). */
-  merge(first: number, frame: LoggedFrame): void {
-    if (first < this.firstSeq || first > frame.seq || frame.seq >= this.firstSeq + this.size) return;
+  merge(first: number, last: number, build: (jsonLength: number) => LoggedFrame): void {
+    if (first < this.firstSeq || first > last || last >= this.firstSeq + this.size) return;
     const from = this.head + (first - this.firstSeq);
-    const to = this.head + (frame.seq - this.firstSeq);
+    const to = this.head + (last - this.firstSeq);
+    let replacedBytes = 0;
     for (let slot = from; slot <= to; slot++) {
       const replaced = this.frames[slot];
-      if (replaced !== undefined && replaced.seq === this.firstSeq + (slot - this.head)) this.bytes -= frameLength(replaced);
-      this.frames[slot] = frame;
+      if (replaced !== undefined && replaced.seq === this.firstSeq + (slot - this.head)) replacedBytes += frameLength(replaced);
     }
-    this.bytes += frameLength(frame);
+    const frame = build(replacedBytes);
+    this.frames.fill(frame, from, to + 1);
+    this.bytes += frameLength(frame) - replacedBytes;
   }
 
   read(seq: number): LoggedFrame | undefined {

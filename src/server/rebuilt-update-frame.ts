@@ -63,7 +63,8 @@ function carriesNoValue(operation: MessagePatchOperation): boolean {
  * reads it from its own next number on (`from`). Why: the log kept a frame per delta
  * beside the run's events and the transcript, up to 8 MiB of JSON for one long reply (10,000
  * small calls), where the message they built is all a client resuming from before it needs.
- * `jsonLength` is what the merged frames measured: the log's byte bound then evicts as before.
+ * `jsonLength` is what the merged frames measured (`EventLog.merge`): the log's byte bound then
+ * evicts as before.
  */
 export class MergedUpdateFrame implements LoggedFrame {
   readonly type = "message_update";

@@ -26,8 +26,8 @@ export class SessionHub implements HostedSession {
   private lastAgentEnd: SnapshotFrame["lastAgentEnd"];
   private readonly log: EventLog;
   private readonly encoder: MessageDeltaEncoder;
-  /** The update frames of the message streaming now: the first's and last's numbers, the last's event, their JSON's length. */
-  private updates: { first: number; last: number; event: WireModelEvent; bytes: number } | undefined;
+  /** The update frames of the message streaming now: the first's and last's numbers, and the last's event. */
+  private updates: { first: number; last: number; event: WireModelEvent } | undefined;
   private readonly clients = new Set<ClientConnection>();
   private readonly subscription: Subscription;
   private readonly replaySource: ReplaySource;
@@ -143,12 +143,11 @@ export class SessionHub implements HostedSession {
     this.updates = undefined;
   }
 
-  /** Counts an update frame of the streaming message, for `mergeUpdates`. */
-  private noteUpdate(seq: number, update: Omit<UpdateFrame, "seq">, jsonLength: number): void {
-    const updates = (this.updates ??= { first: seq, last: seq, event: update.event, bytes: 0 });
+  /** Notes an update frame of the streaming message, for `mergeUpdates`. */
+  private noteUpdate(seq: number, update: Omit<UpdateFrame, "seq">): void {
+    const updates = (this.updates ??= { first: seq, last: seq, event: update.event });
     updates.last = seq;
     updates.event = update.event;
-    updates.bytes += jsonLength;
   }
 
   /**
@@ -161,8 +160,8 @@ export class SessionHub implements HostedSession {
     const message = this.encoder.current;
     if (updates === undefined || message === undefined || this.log.merge === undefined) return;
     const first = Math.max(updates.first, this.log.oldestSeq + 1);
-    if (first > updates.last) return;
-    this.log.merge(first, new MergedUpdateFrame(updates.last, first, updates.event, message, this.encoder.argumentTexts(), updates.bytes));
+    const argumentTexts = this.encoder.argumentTexts();
+    this.log.merge(first, updates.last, (jsonLength) => new MergedUpdateFrame(updates.last, first, updates.event, message, argumentTexts, jsonLength));
   }
 
   /**
@@ -182,7 +181,7 @@ export class SessionHub implements HostedSession {
       const { json, update } = sessionFrameOf(this.encoder, seq, event);
       frame = { seq, type: event.type, json };
       this.log.append(update && RebuiltUpdateFrame.suits(update) ? new RebuiltUpdateFrame(seq, update, json.length) : frame);
-      if (update) this.noteUpdate(seq, update, json.length);
+      if (update) this.noteUpdate(seq, update);
       mergeable = update && this.encoder.current ? mergeableUpdate(update.event, this.encoder) : undefined;
     } catch (error) {
       // The encoder may be halfway through a message: start afresh, as after a reset.

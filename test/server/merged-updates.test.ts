@@ -66,18 +66,18 @@ describe("a streamed message's updates, merged in the session's log once it ende
     hub.close();
   });
 
-  it("counts a merged frame's bytes once, and lets it go with the last number of its range", () => {
+  it("counts a merged frame as the bytes it replaced, once, and lets it go with the last number of its range", () => {
     const log = new MemoryEventLog("epoch", { maxBytes: 100 });
     for (let seq = 1; seq <= 10; seq++) log.append(length10(seq));
-    log.merge(2, new MergedUpdateFrame(9, 2, { type: "text_delta" }, empty, [], 10));
-    // 30 bytes held now (frames 1 and 10, the merged one): 7 more fit.
-    for (let seq = 11; seq <= 17; seq++) log.append(length10(seq));
-    expect(log.oldestSeq).toBe(0);
-    log.append(length10(18));
+    const measured: number[] = [];
+    log.merge(2, 9, (jsonLength) => (measured.push(jsonLength), new MergedUpdateFrame(9, 2, { type: "text_delta" }, empty, [], jsonLength)));
+    expect(measured).toStrictEqual([80]);
+    // Still 100 bytes: the next frame evicts the oldest alone.
+    log.append(length10(11));
     expect(log.oldestSeq).toBe(1);
     expect(JSON.parse(log.read(5)?.json ?? "")).toMatchObject({ type: "update", seq: 9, first: 5 });
-    // The next frame over the bound takes the whole range with it: its bytes were counted once.
-    log.append(length10(19));
+    // The next takes the whole range with it (its 80 bytes leave with its last number), and no more.
+    log.append(length10(12));
     expect(log.oldestSeq).toBe(9);
     expect(log.read(10)?.seq).toBe(10);
   });
@@ -85,9 +85,9 @@ describe("a streamed message's updates, merged in the session's log once it ende
   it("merges nothing when the range's start is no longer held, or it is not all appended", () => {
     const log = new MemoryEventLog("epoch", { maxEvents: 5 });
     for (let seq = 1; seq <= 8; seq++) log.append(length10(seq));
-    const merged = (seq: number, first: number) => new MergedUpdateFrame(seq, first, { type: "text_delta" }, empty, [], 10);
-    log.merge(2, merged(6, 2));
-    log.merge(5, merged(9, 5));
+    const merged = (seq: number, first: number) => (jsonLength: number) => new MergedUpdateFrame(seq, first, { type: "text_delta" }, empty, [], jsonLength);
+    log.merge(2, 6, merged(6, 2));
+    log.merge(5, 9, merged(9, 5));
     for (let seq = 4; seq <= 8; seq++) expect(log.read(seq)?.json).toBe(`{"seq":${seq}}`);
   });
 });
