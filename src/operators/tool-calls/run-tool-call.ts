@@ -136,6 +136,15 @@ class ToolExecution implements ToolExecutionContext, InterruptionListener, Cance
   private cancellations: CallCancellations | undefined;
   private deadlines: ToolDeadlines | undefined;
   private timeoutMs = 0;
+  // BatchInterruption's and ToolDeadlines' links (their lists run through the calls), declared
+  // here so every execution has one shape from its start.
+  interruptionListenedTo: BatchInterruption | undefined = undefined;
+  previousListener: InterruptionListener | undefined = undefined;
+  nextListener: InterruptionListener | undefined = undefined;
+  deadlinesListedIn: ToolDeadlines | undefined = undefined;
+  deadline = 0;
+  previousByStart: DeadlineListener | undefined = undefined;
+  nextByStart: DeadlineListener | undefined = undefined;
 
   constructor(
     private readonly prepared: PreparedToolCall,

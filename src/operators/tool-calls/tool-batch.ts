@@ -42,15 +42,18 @@ export interface ToolBatch {
  * The batch's early stop, readable synchronously and as an Observable.
  *
  * Why not only a ReplaySubject: every call asks "interrupted yet?" and running calls wait for
- * it; a running call's listener in a Set holds about 65 bytes of heap, a subscription to a
- * ReplaySubject about 1.1 KB (20,000 of each, heap after a full GC, Node 20, 2026-12-01).
+ * it; a subscription to a ReplaySubject held about 1.1 KB of heap (20,000 of them, heap after a
+ * full GC, Node 20, 2026-12-01). Why a list through the listeners themselves and not a Set: a
+ * Set grew and shrank its table as each batch's calls came and left, an allocation or two per
+ * call (bench W2 with Promise tools, bench/README.md "A tool call's cost, warm").
  */
 export class BatchInterruption {
   private currentReason: string | undefined;
   /** What the running calls' signals fire with: the run's abort reason, else an Error of the reason. */
   private currentCause: unknown;
-  // Made by the first listener: a batch of calls that answer synchronously never has one (bench W2, W5).
-  private listeners: Set<InterruptionListener> | undefined;
+  /** The listeners in the order they came. */
+  private first: InterruptionListener | undefined;
+  private last: InterruptionListener | undefined;
 
   /** The reason, once interrupted. */
   get reason(): string | undefined {
@@ -85,9 +88,14 @@ export class BatchInterruption {
     if (this.currentReason !== undefined) return;
     this.currentReason = reason;
     this.currentCause = cause;
-    if (this.listeners === undefined) return;
-    for (const listener of [...this.listeners]) listener.interrupted(reason);
-    this.listeners.clear();
+    // Every listener listening now is told, in the order they came, even one that a listener
+    // told before it stops (as the Set's copy did).
+    const listeners: InterruptionListener[] = [];
+    while (this.first !== undefined) {
+      listeners.push(this.first);
+      this.stopListening(this.first);
+    }
+    for (const listener of listeners) listener.interrupted(reason);
   }
 
   /**
@@ -96,18 +104,42 @@ export class BatchInterruption {
    * one to unregister.
    */
   listen(listener: InterruptionListener): void {
-    if (this.currentReason !== undefined) listener.interrupted(this.currentReason);
-    else (this.listeners ??= new Set()).add(listener);
+    if (this.currentReason !== undefined) {
+      listener.interrupted(this.currentReason);
+      return;
+    }
+    this.stopListening(listener);
+    listener.interruptionListenedTo = this;
+    listener.previousListener = this.last;
+    listener.nextListener = undefined;
+    if (this.last === undefined) this.first = listener;
+    else this.last.nextListener = listener;
+    this.last = listener;
   }
 
   stopListening(listener: InterruptionListener): void {
-    this.listeners?.delete(listener);
+    if (listener.interruptionListenedTo !== this) return;
+    const { previousListener, nextListener } = listener;
+    if (previousListener === undefined) this.first = nextListener;
+    else previousListener.nextListener = nextListener;
+    if (nextListener === undefined) this.last = previousListener;
+    else nextListener.previousListener = previousListener;
+    listener.interruptionListenedTo = undefined;
+    listener.previousListener = undefined;
+    listener.nextListener = undefined;
   }
 }
 
-/** Whatever wants to hear of a batch's interruption. */
+/**
+ * Whatever wants to hear of a batch's interruption. The other fields are `BatchInterruption`'s
+ * own: its list of listeners runs through them, so listening allocates nothing.
+ */
 export interface InterruptionListener {
   interrupted(reason: string): void;
+  /** The `BatchInterruption` listened to, while it is. */
+  interruptionListenedTo?: BatchInterruption | undefined;
+  previousListener?: InterruptionListener | undefined;
+  nextListener?: InterruptionListener | undefined;
 }
 
 /**

@@ -1,8 +1,16 @@
 import type { SchedulerLike, Subscription, Unsubscribable } from "rxjs";
 
-/** What a running call does when its time is up. */
+/**
+ * What a running call does when its time is up. The other fields are `ToolDeadlines`'s own: its
+ * list of calls runs through them, so adding and removing a call allocates nothing.
+ */
 export interface DeadlineListener {
   timedOut(): void;
+  /** The `ToolDeadlines` the call is listed in, while it is. */
+  deadlinesListedIn?: ToolDeadlines | undefined;
+  deadline?: number;
+  previousByStart?: DeadlineListener | undefined;
+  nextByStart?: DeadlineListener | undefined;
 }
 
 /**
@@ -37,8 +45,12 @@ export function toolDeadlinesOf(owner: ToolDeadlinesOwner, scheduler: SchedulerL
  * came with later deadlines than the one it was armed for.
  */
 export class ToolDeadlines implements Unsubscribable {
-  // Made by the first call that needs a limit.
-  private deadlines: Map<DeadlineListener, number> | undefined;
+  // The calls in the order they started. Why a list through the calls themselves and not a Map:
+  // a Map grew and shrank its table as each batch's calls came and left, an allocation or two per
+  // call, and its set and delete were about a third of what the calls' bookkeeping cost (bench
+  // W2 with Promise tools, bench/README.md "A tool call's cost, warm").
+  private first: DeadlineListener | undefined;
+  private last: DeadlineListener | undefined;
   private timer: Subscription | undefined;
   private armedFor = Infinity;
 
@@ -47,21 +59,37 @@ export class ToolDeadlines implements Unsubscribable {
   /** Tells `listener` once `timeoutMs` from `startedAt` (by default now) has passed, unless it is removed first. */
   add(listener: DeadlineListener, timeoutMs: number, startedAt = this.scheduler.now()): void {
     const deadline = startedAt + timeoutMs;
-    (this.deadlines ??= new Map()).set(listener, deadline);
+    this.remove(listener);
+    listener.deadline = deadline;
+    listener.deadlinesListedIn = this;
+    listener.previousByStart = this.last;
+    listener.nextByStart = undefined;
+    if (this.last === undefined) this.first = listener;
+    else this.last.nextByStart = listener;
+    this.last = listener;
     if (deadline < this.armedFor) this.arm(deadline);
   }
 
   remove(listener: DeadlineListener): void {
-    this.deadlines?.delete(listener);
+    if (listener.deadlinesListedIn !== this) return;
+    const { previousByStart, nextByStart } = listener;
+    if (previousByStart === undefined) this.first = nextByStart;
+    else previousByStart.nextByStart = nextByStart;
+    if (nextByStart === undefined) this.last = previousByStart;
+    else nextByStart.previousByStart = previousByStart;
+    listener.deadlinesListedIn = undefined;
+    listener.previousByStart = undefined;
+    listener.nextByStart = undefined;
   }
 
   /** Cancels the timer for good and forgets every deadline: the owner runs no more calls. */
   unsubscribe(): void {
     this.timer?.unsubscribe();
     this.timer = undefined;
-    // Cleared, not dropped: the run may end while `fire` goes through the map (the last call's
-    // timeout ends it), and the calls torn down with it must not be told after.
-    this.deadlines?.clear();
+    // Every call unlisted, not just the list dropped: the run may end while `fire` tells the
+    // expired calls (the last call's timeout ends it), and the calls torn down with it must not
+    // be told after.
+    while (this.first !== undefined) this.remove(this.first);
     // No deadline is earlier: nothing arms it again.
     this.armedFor = -Infinity;
   }
@@ -76,16 +104,24 @@ export class ToolDeadlines implements Unsubscribable {
     this.timer = undefined;
     this.armedFor = Infinity;
     const now = this.scheduler.now();
-    // The timer is armed only by `add`, which made the map, and `unsubscribe` cancels it.
-    const deadlines = this.deadlines!;
-    // A listener that times out leaves (remove) while this loop runs; a Map skips what was deleted.
-    for (const [listener, deadline] of deadlines) {
-      if (deadline > now) continue;
-      deadlines.delete(listener);
-      listener.timedOut();
+    // Told in start order; a call removed by one told before it (a run that ends with a timeout)
+    // is not told. Again while any expired: a call that started meanwhile with no time to run
+    // (a limit of 0) is told in this round too.
+    for (let expired = this.expiredAt(now); expired.length > 0; expired = this.expiredAt(now)) {
+      for (const listener of expired) {
+        if (listener.deadlinesListedIn !== this) continue;
+        this.remove(listener);
+        listener.timedOut();
+      }
     }
     let earliest = Infinity;
-    for (const deadline of deadlines.values()) earliest = Math.min(earliest, deadline);
+    for (let listener = this.first; listener !== undefined; listener = listener.nextByStart) earliest = Math.min(earliest, listener.deadline!);
     if (earliest < this.armedFor) this.arm(earliest);
+  }
+
+  private expiredAt(now: number): DeadlineListener[] {
+    const expired: DeadlineListener[] = [];
+    for (let listener = this.first; listener !== undefined; listener = listener.nextByStart) if (listener.deadline! <= now) expired.push(listener);
+    return expired;
   }
 }

@@ -135,4 +135,39 @@ describe("ToolDeadlines", () => {
     testScheduler.flush();
     expect(heard).toStrictEqual(["early@10", "late@40"]);
   });
+
+  it("tells a call with no time to run that starts while others time out in the same round", () => {
+    const { testScheduler, scheduler } = countingScheduler();
+    const deadlines = new ToolDeadlines(scheduler);
+    const heard: string[] = [];
+    const instant = listener("instant", heard, testScheduler);
+    deadlines.add(
+      {
+        timedOut: () => {
+          heard.push(`early@${testScheduler.now()}`);
+          deadlines.add(instant, 0);
+        },
+      },
+      10,
+    );
+    deadlines.add(listener("next", heard, testScheduler), 10);
+    testScheduler.flush();
+    expect(heard).toStrictEqual(["early@10", "next@10", "instant@10"]);
+  });
+
+  it("keeps its list whole as calls leave from the front, the middle and the back", () => {
+    const { testScheduler, scheduler } = countingScheduler();
+    const deadlines = new ToolDeadlines(scheduler);
+    const heard: string[] = [];
+    const calls = ["a", "b", "c", "d", "e"].map((name) => listener(name, heard, testScheduler));
+    for (const call of calls) deadlines.add(call, 10);
+    deadlines.remove(calls[0]!);
+    deadlines.remove(calls[2]!);
+    deadlines.remove(calls[4]!);
+    deadlines.remove(calls[4]!);
+    new ToolDeadlines(scheduler).remove(calls[1]!);
+    testScheduler.flush();
+    expect(heard).toStrictEqual(["b@10", "d@10"]);
+  });
 });
+
