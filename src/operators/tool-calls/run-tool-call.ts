@@ -132,12 +132,10 @@ class ToolExecution implements ToolExecutionContext, InterruptionListener, Cance
   private abortReason: unknown;
   private boundUpdate: ((partialResult: AgentToolResult) => void) | undefined;
   private teardowns: (Subscription | (() => void))[] | undefined;
-  private interruption: BatchInterruption | undefined;
   private cancellations: CallCancellations | undefined;
-  private deadlines: ToolDeadlines | undefined;
   private timeoutMs = 0;
   // BatchInterruption's and ToolDeadlines' links (their lists run through the calls), declared
-  // here so every execution has one shape from its start.
+  // here so every execution has one shape from its start. Also how the call knows it listens.
   interruptionListenedTo: BatchInterruption | undefined = undefined;
   previousListener: InterruptionListener | undefined = undefined;
   nextListener: InterruptionListener | undefined = undefined;
@@ -253,7 +251,7 @@ class ToolExecution implements ToolExecutionContext, InterruptionListener, Cance
 
   /** What the call's subscription must do when it ends: nothing for a call settled with nothing to release. */
   teardownLogic(): (() => void) | undefined {
-    return this.settled && this.teardowns === undefined && this.interruption === undefined && this.deadlines === undefined
+    return this.settled && this.teardowns === undefined && this.interruptionListenedTo === undefined && this.deadlinesListedIn === undefined
       ? undefined
       : () => this.tearDown();
   }
@@ -261,7 +259,6 @@ class ToolExecution implements ToolExecutionContext, InterruptionListener, Cance
   /** Stops the call with a timeout error once `timeoutMs` have passed (the run's one timer, tool-deadlines.ts). */
   limitTo(timeoutMs: number, deadlines: ToolDeadlines): void {
     this.timeoutMs = timeoutMs;
-    this.deadlines = deadlines;
     deadlines.add(this, timeoutMs, this.startedAt);
   }
 
@@ -270,7 +267,6 @@ class ToolExecution implements ToolExecutionContext, InterruptionListener, Cance
   }
 
   listenTo(interruption: BatchInterruption, cancellations: CallCancellations | undefined): void {
-    this.interruption = interruption;
     interruption.listen(this);
     if (cancellations && !this.settled) {
       this.cancellations = cancellations;
@@ -279,7 +275,7 @@ class ToolExecution implements ToolExecutionContext, InterruptionListener, Cance
   }
 
   interrupted(reason: string): void {
-    this.stop(reason, true, this.interruption?.cause);
+    this.stop(reason, true, this.batch.interruption.cause);
   }
 
   /** A cancel of this call: the tool hears its signal first, and may still settle on its own. */
@@ -289,9 +285,9 @@ class ToolExecution implements ToolExecutionContext, InterruptionListener, Cance
   }
 
   tearDown(): void {
-    this.interruption?.stopListening(this);
+    this.interruptionListenedTo?.stopListening(this);
     this.cancellations?.stopListening(this.prepared.toolCall.id, this);
-    this.deadlines?.remove(this);
+    this.deadlinesListedIn?.remove(this);
     for (const teardown of this.teardowns ?? []) {
       if (typeof teardown === "function") teardown();
       else teardown.unsubscribe();
