@@ -1,6 +1,6 @@
 import type { AgentEvent, AgentMessage, AssistantMessage, Message, ModelEvent, ToolCall, ToolResultMessage } from "../../src/index.js";
 import type { BenchToolArguments } from "../workloads/replies.js";
-import { type BenchEvent, benchPrompt, type BenchToolResult, convertWhole, type EventSink, type Implementation, sleep, type Scenario, type ToolBodyContext } from "./implementation.js";
+import { type BenchEvent, benchPrompt, type BenchToolResult, convertWhole, type Implementation, sleep, type Scenario, type ToolBodyContext } from "./implementation.js";
 
 /**
  * The floor: a hand-written loop that emits the same event sequence (same types, same counts)

@@ -1,6 +1,6 @@
 import { PerformanceObserver } from "node:perf_hooks";
 import type { BenchEvent, EventSink, Implementation, ImplementationName, Scenario } from "../implementations/implementation.js";
-import { pairedRatios, summarize, type Summary } from "../stats.js";
+import { pairedRatios, type Summary } from "../stats.js";
 
 /** Options every workload gets from the command line. */
 export interface BenchOptions {

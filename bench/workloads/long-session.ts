@@ -2,7 +2,7 @@ import type { Implementation, Scenario } from "../implementations/implementation
 import { point, summarize } from "../stats.js";
 import { agentSessionRows } from "./agent-session.js";
 import { conversionRows } from "./conversion.js";
-import { type BenchOptions, collectGarbage, floorRatioOf, interleaved, pairRatios, type ResultRow, type TargetCheck, type TimedRun, timeRun, type WorkloadResult } from "./harness.js";
+import { type BenchOptions, collectGarbage, floorRatioOf, interleaved, pairRatios, type ResultRow, type TargetCheck, timeRun, type WorkloadResult } from "./harness.js";
 import { liveStateBytes } from "./heap-snapshot.js";
 import { timeTurns } from "./turn-windows.js";
 import { buildConversation } from "./replies.js";

@@ -9,7 +9,7 @@ import type { TranscriptStore } from "../../src/types.js";
 // The tests' helper: a real redis-server on a free port with a data folder of its own.
 import { hasRedisServer, RedisServerProcess } from "../../test/redis/redis-server.js";
 import { summarize } from "../stats.js";
-import type { BenchOptions, ResultRow, WorkloadResult } from "./harness.js";
+import type { BenchOptions, WorkloadResult } from "./harness.js";
 
 const WORDS = 100;
 const REPLY = Array.from({ length: WORDS }, (_, index) => `w${index}`).join(" ");

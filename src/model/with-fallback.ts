@@ -1,5 +1,5 @@
 import type { Observable } from "rxjs";
-import { catchError, defer, from, map, throwError } from "rxjs";
+import { catchError, defer, map, throwError } from "rxjs";
 import type { AssistantMessage, FailedModelCall } from "../types/messages.js";
 import type { LlmContext, Model, ModelErrorEvent, ModelEvent, ModelStreamOptions } from "../types/model.js";
 import { withMessageFields } from "../util/shared-content.js";

@@ -12,7 +12,7 @@ import type { AgentEvent, AgentMessage, AssistantMessage, CompactionSummaryMessa
 import { emptyUsage } from "../../src/types/messages.js";
 import { marbles } from "../helpers/marbles.js";
 import { timeline } from "../helpers/timeline.js";
-import { assistantMessage, text, toolCall, toolResultMessage, userMessage } from "../testing/fixtures.js";
+import { assistantMessage, toolCall, toolResultMessage, userMessage } from "../testing/fixtures.js";
 
 const read = defineTool({ name: "read", description: "Reads a page", parameters: Type.Object({ page: Type.Number() }), execute: (_id, { page }) => textResult(`page ${page}: ${"lorem ipsum ".repeat(40)}`) });
 const callRead = (page: number): ScriptedTurn => ({ content: [{ type: "toolCall", id: `r${page}`, name: "read", arguments: { page } }], usage: { input: 50 * page, output: 10 } });

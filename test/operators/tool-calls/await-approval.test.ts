@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import type { Observable } from "rxjs";
 import type { Context } from "rxjs-marbles";
-import { describe, expect, it } from "vitest";
+import { describe, it } from "vitest";
 import { executeToolCalls } from "../../../src/operators/tool-calls/execute-tool-calls.js";
 import { ToolBatchSummary } from "../../../src/operators/tool-calls/tool-batch.js";
 import { fromAbortSignal } from "../../../src/streams/from-abort-signal.js";
