@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { errorText } from "../errors.js";
 import type { ClientCommand, ProtocolVersion, ServerFrame, SnapshotFrame } from "../protocol/protocol-schemas.js";
-import type { ClientConnection, ClientStats } from "../server/client-connection.js";
+import type { ClientStats } from "../server/backpressure.js";
+import type { ClientConnection } from "../server/client-connection.js";
 import { errorFrame, executeCommand } from "../server/execute-command.js";
 import type { CommandReplies, HostedSession } from "../server/hosted-session.js";
 import type { Agent } from "../agent/agent.js";

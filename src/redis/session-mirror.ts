@@ -1,4 +1,6 @@
-import type { ClientConnection, ClientStats, MergeableUpdate, ReplaySource } from "../server/client-connection.js";
+import type { ClientStats } from "../server/backpressure.js";
+import type { ClientConnection, ReplaySource } from "../server/client-connection.js";
+import type { MergeableUpdate } from "../server/mergeable-update.js";
 import { type LoggedFrame, MemoryEventLog } from "../server/event-log.js";
 import type { ArgumentText, EndFrame, SnapshotFrame, UpdateFrame } from "../protocol/protocol-schemas.js";
 import { MessageDeltaDecoder } from "../protocol/message-delta-decoder.js";

@@ -2,7 +2,7 @@ import { concat, EMPTY, type Subscription } from "rxjs";
 import { errorText } from "../errors.js";
 import { type ArgumentText, MessageDeltaEncoder } from "../protocol/message-delta.js";
 import { sessionFrameOf } from "../server/rebuilt-update-frame.js";
-import { mergeableUpdate } from "../server/client-connection.js";
+import { mergeableUpdate } from "../server/mergeable-update.js";
 import type { Agent } from "../agent/agent.js";
 import type { AgentEvent, AgentMessage } from "../types.js";
 import type { RedisSessionContext } from "./redis-session-context.js";

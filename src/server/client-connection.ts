@@ -1,11 +1,11 @@
 import { errorText } from "../errors.js";
-import type { AssistantMessage } from "../types.js";
 import type { ServerFrame } from "../protocol/protocol-schemas.js";
-import type { ArgumentText, MessageDeltaEncoder, WireModelEvent } from "../protocol/message-delta.js";
 import type { LoggedFrame } from "./event-log.js";
 import { FrameQueue } from "./frame-queue.js";
 import { fragmentFrame } from "./fragment-frame.js";
 import { ProtocolDowngrade } from "./protocol-downgrade.js";
+import type { BackpressureOptions, ClientStats } from "./backpressure.js";
+import type { MergeableUpdate } from "./mergeable-update.js";
 
 /** The part of a `ws` WebSocket the send queue needs (a fake in tests is easy). */
 export interface SendableSocket {
@@ -15,68 +15,10 @@ export interface SendableSocket {
   send(data: string, callback: (error?: Error) => void): void;
 }
 
-/**
- * How a client that reads slower than the agent writes is handled. See PROTOCOL.md,
- * "Backpressure".
- */
-export interface BackpressureOptions {
-  /**
-   * While the socket has this many bytes or more unwritten, frames wait in the client's queue
-   * (where consecutive `message_update`s are merged) instead of piling up inside `ws`.
-   * Contract: positive. Default 64 KiB.
-   */
-  highWaterMark?: number;
-  /**
-   * Past this many queued frames the queued events are dropped and the client gets a snapshot
-   * once it drains; if acks and errors alone pass it, the client is closed (1008). Default 512.
-   */
-  maxQueuedFrames?: number;
-  /** Same, in bytes of queued JSON. Default 8 MiB. */
-  maxQueuedBytes?: number;
-  /** Frames larger than this go out as `fragment` frames. Default 1 MiB. */
-  maxFrameBytes?: number;
-}
-
-/** Per-client counters, for monitoring and for tests that check memory stays bounded. */
-export interface ClientStats {
-  sentFrames: number;
-  sentBytes: number;
-  /** Frames waiting in the queue now, and the most there ever were. */
-  queuedFrames: number;
-  peakQueuedFrames: number;
-  queuedBytes: number;
-  peakQueuedBytes: number;
-  /** `message_update` frames merged into a later one instead of being sent. */
-  coalescedUpdates: number;
-  /** Times the queue hit its cap and the client was switched to a snapshot. */
-  resyncs: number;
-  /** Event frames thrown away by a resync (the snapshot that follows covers them). */
-  droppedFrames: number;
-  snapshotsSent: number;
-  /** `bufferedAmount` of the socket now. */
-  bufferedAmount: number;
-}
-
 /** Where a client that resumes reads what it missed: the session's log and its latest number. */
 export interface ReplaySource {
   read(seq: number): LoggedFrame | undefined;
   readonly lastSeq: number;
-}
-
-/** What a `message_update` looks like merged: the latest model event and the whole message. */
-export interface MergeableUpdate {
-  event: WireModelEvent;
-  message: AssistantMessage;
-  /** Protocol 3: the argument text of the message's tool calls still streaming (see `UpdateFrame`). */
-  argumentTexts?: ArgumentText[];
-}
-
-/** The merged form of the update an encoder just made. */
-export function mergeableUpdate(event: WireModelEvent, encoder: MessageDeltaEncoder): MergeableUpdate | undefined {
-  const message = encoder.current;
-  if (message === undefined) return undefined;
-  const argumentTexts = encoder.argumentTexts();
-  return argumentTexts.length > 0 ? { event, message, argumentTexts } : { event, message };
 }
 
 interface QueuedFrame {

@@ -1,6 +1,7 @@
 import type { Agent } from "../agent/agent.js";
 import type { ClientCommand, ProtocolVersion, ServerFrame, SnapshotFrame } from "../protocol/protocol-schemas.js";
-import type { ClientConnection, ClientStats } from "./client-connection.js";
+import type { ClientStats } from "./backpressure.js";
+import type { ClientConnection } from "./client-connection.js";
 
 /** Where the answer to one command goes: the client that sent it, or a process that forwarded it. */
 export interface CommandReplies {

@@ -3,7 +3,7 @@
 // Server
 export { serveAgents } from "./server.js";
 export type { AgentServer, ServeAgentsOptions, SessionInfo } from "./server.js";
-export type { BackpressureOptions, ClientStats } from "./client-connection.js";
+export type { BackpressureOptions, ClientStats } from "./backpressure.js";
 export type { EventLogOptions } from "./event-log.js";
 export type { RateLimitOptions } from "./rate-limiter.js";
 export { acceptToken, isLoopbackHost, pageOrigins, tokenOf } from "./verify-upgrade.js";

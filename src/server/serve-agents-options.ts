@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server } from "node:http";
 import type { SchedulerLike } from "rxjs";
 import type { Agent } from "../agent/agent.js";
-import type { BackpressureOptions, ClientStats } from "./client-connection.js";
+import type { BackpressureOptions, ClientStats } from "./backpressure.js";
 import type { EventLog, EventLogOptions } from "./event-log.js";
 import type { HostedSession } from "./hosted-session.js";
 import type { RateLimitOptions } from "./rate-limiter.js";
