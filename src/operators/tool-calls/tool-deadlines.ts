@@ -104,12 +104,12 @@ export class ToolDeadlines implements Unsubscribable {
     this.timer = undefined;
     this.armedFor = Infinity;
     const now = this.scheduler.now();
-    // Told in start order; a call removed by one told before it (a run that ends with a timeout)
-    // is not told. Again while any expired: a call that started meanwhile with no time to run
-    // (a limit of 0) is told in this round too.
+    // Told in start order; a call removed by one told before it (a run that ends with a timeout),
+    // or added again with a later deadline, is not told. Again while any expired: a call that
+    // started meanwhile with no time to run (a limit of 0) is told in this round too.
     for (let expired = this.expiredAt(now); expired.length > 0; expired = this.expiredAt(now)) {
       for (const listener of expired) {
-        if (listener.deadlinesListedIn !== this) continue;
+        if (listener.deadlinesListedIn !== this || listener.deadline! > now) continue;
         this.remove(listener);
         listener.timedOut();
       }

@@ -169,5 +169,24 @@ describe("ToolDeadlines", () => {
     testScheduler.flush();
     expect(heard).toStrictEqual(["b@10", "d@10"]);
   });
-});
 
+  it("does not tell a call that one told before it added again with a later deadline", () => {
+    const { testScheduler, scheduler } = countingScheduler();
+    const deadlines = new ToolDeadlines(scheduler);
+    const heard: string[] = [];
+    const moved = listener("moved", heard, testScheduler);
+    deadlines.add(
+      {
+        timedOut: () => {
+          heard.push(`first@${testScheduler.now()}`);
+          deadlines.remove(moved);
+          deadlines.add(moved, 30);
+        },
+      },
+      10,
+    );
+    deadlines.add(moved, 10);
+    testScheduler.flush();
+    expect(heard).toStrictEqual(["first@10", "moved@40"]);
+  });
+});
