@@ -6,6 +6,7 @@ import { fragmentFrame } from "./fragment-frame.js";
 import { ProtocolDowngrade } from "./protocol-downgrade.js";
 import type { BackpressureOptions, ClientStats } from "./backpressure.js";
 import type { MergeableUpdate } from "./mergeable-update.js";
+import { type Corkable, CorkedWrites } from "./corked-writes.js";
 
 /** The part of a `ws` WebSocket the send queue needs (a fake in tests is easy). */
 export interface SendableSocket {
@@ -74,6 +75,8 @@ export class ClientConnection {
   private idleWaiters: (() => void)[] = [];
   /** Set for a client that reads only protocol 2 (see `readsOnlyProtocol2`). */
   private downgrade: ProtocolDowngrade | undefined;
+  /** Holds a turn's frames for one write, when the socket can be corked. */
+  private readonly corked: CorkedWrites | undefined;
 
   constructor(
     private readonly socket: SendableSocket,
@@ -84,11 +87,16 @@ export class ClientConnection {
     private readonly onOverBudget: () => void = () => undefined,
     /** Called once when a frame for this client could not be made or sent (see `drop`). */
     private readonly onBroken: (reason: string) => void = () => undefined,
+    /** The stream under `socket`, when it can hold writes (`corkableOf`). */
+    corkable?: Corkable,
   ) {
     this.highWaterMark = options.highWaterMark ?? 64 * 1024;
     this.maxQueuedFrames = options.maxQueuedFrames ?? 512;
     this.maxQueuedBytes = options.maxQueuedBytes ?? 8 * 1024 * 1024;
     this.maxFrameBytes = options.maxFrameBytes ?? 1024 * 1024;
+    // Held well under the high-water mark: what is held counts in `bufferedAmount`, and a burst
+    // must not send updates to the queue (to be merged) that a written socket would have taken.
+    this.corked = corkable ? new CorkedWrites(corkable, Math.min(16 * 1024, this.highWaterMark / 2)) : undefined;
   }
 
   /**
@@ -302,10 +310,12 @@ export class ClientConnection {
       this.inFlight++;
       this.stats.sentFrames++;
       this.stats.sentBytes += part.length;
+      this.corked?.hold();
       this.socket.send(part, () => {
         this.inFlight--;
         this.flush();
       });
+      this.corked?.held(part.length);
     }
   }
 

@@ -8,6 +8,7 @@ import { ClientConnection } from "./client-connection.js";
 import { Heartbeat } from "./heartbeat.js";
 import { IdleSweep, type SweptConnection } from "./idle-sweep.js";
 import { type ClientCommand, parseClientFrame, PROTOCOL_3_SUBPROTOCOL, PROTOCOL_VERSION, protocolVersionOf } from "../protocol/protocol-schemas.js";
+import { corkableOf } from "./corked-writes.js";
 import { RateLimiter } from "./rate-limiter.js";
 import type { HostedSession } from "./hosted-session.js";
 import { errorFrame, SessionHub } from "./session-hub.js";
@@ -123,6 +124,7 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
         options.backpressure,
         () => closeForPolicy(peer, CLOSE_OVER_BUDGET, "Too many unread replies: read the socket or send fewer commands"),
         (reason) => closeForPolicy(peer, CLOSE_BROKEN, reason.slice(0, 120)),
+        corkableOf(socket),
       ),
       hub: undefined,
       limiter: options.rateLimit === false ? undefined : new RateLimiter(options.rateLimit ?? {}, () => scheduler.now()),
