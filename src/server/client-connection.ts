@@ -77,6 +77,11 @@ export class ClientConnection {
   private downgrade: ProtocolDowngrade | undefined;
   /** Holds a turn's frames for one write, when the socket can be corked. */
   private readonly corked: CorkedWrites | undefined;
+  /** A frame's write callback, one for every frame: a streamed reply writes thousands. */
+  private readonly written = (): void => {
+    this.inFlight--;
+    this.flush();
+  };
 
   constructor(
     private readonly socket: SendableSocket,
@@ -311,10 +316,7 @@ export class ClientConnection {
       this.stats.sentFrames++;
       this.stats.sentBytes += part.length;
       this.corked?.hold();
-      this.socket.send(part, () => {
-        this.inFlight--;
-        this.flush();
-      });
+      this.socket.send(part, this.written);
       this.corked?.held(part.length);
     }
   }
