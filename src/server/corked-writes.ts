@@ -58,7 +58,7 @@ function release(writes: CorkedWrites): void {
 /**
  * The `net.Socket` under a `ws` WebSocket, when it has one that can be corked. Why ws's private
  * `_socket`: ws offers no way to cork; without it (another WebSocket, a later ws) frames go out
- * one write each, as before.
+ * one write each.
  */
 export function corkableOf(webSocket: object): Corkable | undefined {
   const underlying = (webSocket as { _socket?: Partial<Corkable> | null })._socket;

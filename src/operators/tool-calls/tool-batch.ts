@@ -89,7 +89,7 @@ export class BatchInterruption {
     this.currentReason = reason;
     this.currentCause = cause;
     // Every listener listening now is told, in the order they came, even one that a listener
-    // told before it stops (as the Set's copy did).
+    // told before it stops: it was listening when the interruption came.
     const listeners: InterruptionListener[] = [];
     while (this.first !== undefined) {
       listeners.push(this.first);
