@@ -1,4 +1,4 @@
-import { Observable, type SchedulerLike, type Subscriber, type Subscription } from "rxjs";
+import { Observable, type SchedulerLike, type Subscriber, type Subscription, type Unsubscribable } from "rxjs";
 import { errorText } from "../../errors.js";
 import { errorResult, isToolResult } from "../../tools/tool-results.js";
 import type { AgentEvent, AgentToolResult, ApprovalDecision, ToolExecutionContext } from "../../types.js";
@@ -145,11 +145,18 @@ export class ToolExecution implements ToolExecutionContext, InterruptionListener
     (this.teardowns ??= []).push(teardown);
   }
 
-  /** What the call's subscription must do when it ends: nothing for a call settled with nothing to release. */
-  teardownLogic(): (() => void) | undefined {
-    return this.settled && this.teardowns === undefined && this.interruptionListenedTo === undefined && this.deadlinesListedIn === undefined
-      ? undefined
-      : () => this.tearDown();
+  /**
+   * What the call's subscription must do when it ends: nothing for a call settled with nothing to
+   * release, else this execution's `unsubscribe`. Why itself and not a closure: a call that waits
+   * for its tool (a Promise, an Observable) made one per call.
+   */
+  teardownLogic(): Unsubscribable | undefined {
+    return this.settled && this.teardowns === undefined && this.interruptionListenedTo === undefined && this.deadlinesListedIn === undefined ? undefined : this;
+  }
+
+  /** The call's subscription ended: see `tearDown`. */
+  unsubscribe(): void {
+    this.tearDown();
   }
 
   /** Stops the call with a timeout error once `timeoutMs` have passed (the run's one timer, tool-deadlines.ts). */
