@@ -1,5 +1,5 @@
 /**
- * `node --expose-gc --import tsx bench/ab.ts [--base REF] [--rounds N] [--only W1,W2v,W2p,W5]`: the
+ * `node --expose-gc --import ./bench/typescript-loader.mjs bench/ab.ts [--base REF] [--rounds N] [--only W1,W2v,W2p,W5]`: the
  * working tree's `src/` (head) against `src/` at a git ref (base, default HEAD), and both against
  * the reference, in one process, rounds interleaved (the order alternating). `--base-source DIR`
  * and `--head-source DIR` take a source tree instead (a variant written elsewhere, say).

@@ -13,10 +13,10 @@ const buildDirectory = join(benchDirectory, ".build", "src");
  * Transpiles `src/` to plain JavaScript in `bench/.build/src` (as `tsc` would, file by file) and
  * returns the path of its `index.js` (`from` and `to`: another source tree and build, for bench/ab.ts).
  *
- * Why: tsx compiles with esbuild's `keepNames`, which wraps every named closure in a `__name`
- * call (an `Object.defineProperty` per closure created). rxagent creates closures per event and
- * per tool call, so running it from source would charge it a cost the published build does not
- * have, while the reference runs from its published JavaScript.
+ * Why: the build is what a user runs, JavaScript as tsc writes it, and the reference runs from
+ * its published JavaScript too. (Through tsx, `src/` paid esbuild's `keepNames`, an
+ * `Object.defineProperty` per named closure made, which rxagent makes per event and per call;
+ * the bench's own files now load without it, typescript-hooks.mjs.)
  */
 export function buildRxagent(from = sourceDirectory, to = buildDirectory): string {
   const files = readdirSync(from, { recursive: true, encoding: "utf8" }).filter(

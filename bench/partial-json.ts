@@ -7,7 +7,7 @@
  * deltas, and 2 and 4 MB of the same shape (time should grow in proportion); 10,000 small calls
  * (in 16-byte deltas, and each whole in one);
  * the adversarial `[[[…` then `1,1,1…` (48 KB) in 1 KB and in 64-byte deltas. Each case runs in a
- * fresh child process (`node --expose-gc --import tsx bench/partial-json.ts <case>`), so one
+ * fresh child process (`node --expose-gc --import ./bench/typescript-loader.mjs bench/partial-json.ts <case>`), so one
  * case's garbage and JIT state do not colour the next: the figures are a cold start, as the
  * first long argument of a process is. `--runs N` (default 3) runs each case's child N times and
  * reports medians (the ratio is the median of each run's own ratio), with the lowest and highest
@@ -25,6 +25,7 @@ import { getHeapStatistics } from "node:v8";
 import { fileURLToPath } from "node:url";
 import { AssistantMessageDraft } from "../src/model/assistant-message-draft.js";
 import { argumentsOfMegabytes, megabyteArguments, smallCallArguments } from "./streamed-arguments.js";
+import { typeScriptLoader } from "./typescript-loader-specifier.js";
 
 const cases = {
   "1 MB in 1 KB deltas": { text: megabyteArguments, delta: 1024 },
@@ -172,7 +173,7 @@ if (requested !== undefined) {
     if (only !== undefined && !only.some((part) => name.startsWith(part))) continue;
     const results: CaseResult[] = [];
     for (let run = 0; run < runs; run++) {
-      const output = execFileSync(process.execPath, ["--expose-gc", "--import", "tsx", script, name], { encoding: "utf8" });
+      const output = execFileSync(process.execPath, ["--expose-gc", "--import", typeScriptLoader, script, name], { encoding: "utf8" });
       results.push(JSON.parse(output) as CaseResult);
     }
     const of = (pick: (result: CaseResult) => number, digits: number): string => median(results.map(pick), digits);

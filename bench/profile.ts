@@ -1,5 +1,5 @@
 /**
- * Where rxagent's time goes in W1, W2 and W5: `node --expose-gc --import tsx bench/profile.ts
+ * Where rxagent's time goes in W1, W2 and W5: `node --expose-gc --import ./bench/typescript-loader.mjs bench/profile.ts
  * [W1|W2|W2promise|W2signal|W5 ...]` runs rxagent's side of each workload (W2promise: W2 with tools returning a Promise; W2signal: with tools reading their signal) after a warm-up under V8's CPU profiler
  * (started and stopped around the measured runs only, through `node:inspector`, so start-up
  * and module loading stay out; the inspector's own `dispatch` is left out of the shares), prints

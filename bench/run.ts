@@ -7,8 +7,9 @@
  * `--gc-each-rep` (a full GC before each timed rep; writes bench/results/gc-each-rep.json),
  * `--no-cold` (skips W1's and W2's cold figures from fresh processes),
  * `--heap-snapshots` (W4 also reads its state per turn from heap snapshots: exact, slow),
- * `--only W1,W3` (a subset of workloads; writes latest-W1-W3.json), `--from-source` (rxagent from its TypeScript through
- * tsx instead of transpiled JavaScript; see build-rxagent.ts for why that is not the default).
+ * `--only W1,W3` (a subset of workloads; writes latest-W1-W3.json), `--from-source` (rxagent from its TypeScript, compiled
+ * as it loads, instead of the build; see build-rxagent.ts for why that is not the default).
+ * Run through typescript-loader.mjs, not tsx (typescript-hooks.mjs says why).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";

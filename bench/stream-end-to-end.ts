@@ -46,6 +46,7 @@ import { connectAgent } from "../src/client/index.js";
 import { serveAgents } from "../src/server/index.js";
 import { PROTOCOL_3_SUBPROTOCOL, PROTOCOL_VERSION } from "../src/protocol/protocol-version.js";
 import { megabyteArguments, smallCallArguments, streamingModel } from "./streamed-arguments.js";
+import { typeScriptLoader } from "./typescript-loader-specifier.js";
 
 /** Milliseconds to `JSON.parse` the final text of every call once: what end to end is set against. */
 function parseTime(text: string, calls: number): number {
@@ -315,7 +316,7 @@ if (clientOf !== undefined) {
   process.stdout.write("| case | argument MB | end to end ms | JSON.parse ms | end to end / JSON.parse | peak heap MB | peak heap / arguments | retained heap MB | RSS growth MB | frames MB |\n|---|---|---|---|---|---|---|---|---|---|\n");
   for (const name of Object.keys(cases) as CaseName[]) {
     if (only !== undefined && name !== only) continue;
-    const nodeFlags = ["--expose-gc", ...(semiSpace === undefined ? [] : [`--max-semi-space-size=${semiSpace}`]), "--import", "tsx"];
+    const nodeFlags = ["--expose-gc", ...(semiSpace === undefined ? [] : [`--max-semi-space-size=${semiSpace}`]), "--import", typeScriptLoader];
     const output = execFileSync(process.execPath, [...nodeFlags, script, name, ...passed], { encoding: "utf8" });
     const result = JSON.parse(output) as CaseResult;
     const argumentMB = result.argumentBytes / (1024 * 1024);

@@ -15,7 +15,7 @@
  * Usage: `npm run bench:tool-calls-e2e [-- --model draft|scripted] [--calls 1000,2000] [--limit-s 360] [--run-replay full|compact]`
  * (the Agent's `runReplay` option; default full);
  * `--profile` writes CPU profiles of each child to bench/results/profiles/tool-calls-e2e-<model>-<calls>/
- * (one per thread: tsx's loader runs in a worker; the largest is the main thread's).
+ * (one per thread: the TypeScript loader's hooks run in a worker; the largest is the main thread's).
  */
 import { execFile } from "node:child_process";
 import { mkdirSync } from "node:fs";
@@ -32,6 +32,7 @@ import { defineTool } from "../src/tools/define-tool.js";
 import { textResult } from "../src/tools/tool-results.js";
 import type { Model } from "../src/types.js";
 import { smallCallArguments, streamingModel } from "./streamed-arguments.js";
+import { typeScriptLoader } from "./typescript-loader-specifier.js";
 
 type ModelKind = "draft" | "scripted";
 
@@ -138,7 +139,7 @@ if (child !== undefined) {
   process.stdout.write(`model: ${model}; runReplay: ${runReplay}; load average before: ${loadavg().map((load) => load.toFixed(2)).join(" ")}\n\n`);
   process.stdout.write("| calls | streamed ms (client message_end) | end to end ms (client agent_end) | µs per call | CPU ms | GC ms | client events | resyncs |\n|---|---|---|---|---|---|---|---|\n");
   for (const calls of counts) {
-    const flags = ["--expose-gc", ...(profile ? ["--cpu-prof", "--cpu-prof-dir", `${profiles}tool-calls-e2e-${model}-${calls}`] : []), "--import", "tsx"];
+    const flags = ["--expose-gc", ...(profile ? ["--cpu-prof", "--cpu-prof-dir", `${profiles}tool-calls-e2e-${model}-${calls}`] : []), "--import", typeScriptLoader];
     const output = await new Promise<string | undefined>((resolve, reject) =>
       execFile(process.execPath, [...flags, script, "--child", `${model}:${calls}`, "--run-replay", runReplay], { encoding: "utf8", timeout: limitMs, maxBuffer: 1 << 20 }, (error, stdout) =>
         error && (error as { killed?: boolean }).killed ? resolve(undefined) : error ? reject(error) : resolve(stdout),
