@@ -191,9 +191,13 @@ export class ToolExecution implements ToolExecutionContext, InterruptionListener
     this.interruptionListenedTo?.stopListening(this);
     this.cancellations?.stopListening(this.prepared.toolCall.id, this);
     this.deadlinesListedIn?.remove(this);
-    for (const teardown of this.teardowns ?? []) {
-      if (typeof teardown === "function") teardown();
-      else teardown.unsubscribe();
+    // Most calls have none: no empty array made to loop over.
+    const teardowns = this.teardowns;
+    if (teardowns !== undefined) {
+      for (const teardown of teardowns) {
+        if (typeof teardown === "function") teardown();
+        else teardown.unsubscribe();
+      }
     }
     if (!this.settled) this.abort(new Error("Tool call was cancelled"));
   }
