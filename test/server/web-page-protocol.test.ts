@@ -58,6 +58,12 @@ describe("the page's partial JSON parser (examples/web/partial-json.js)", () => 
   });
 });
 
+/**
+ * A CI run's counterexample (seed 1154038384): cut at 40 the text ends in `-0.0`, parsed as -0, and
+ * the merged frame that a client joining there gets carries it as 0 (JSON.stringify(-0) is "0").
+ */
+const NEGATIVE_ZERO_CUT = '{"":{" ":"   ","":" \\"  \\\\","     ":-0.0000010000112960680892,"  ":false},"      ":{"    ":"   ","  ":1.0000013145824561e-81}}';
+
 describe("the page's delta decoder (examples/web/message-delta.js), protocol 3", () => {
   it("rebuilds every event the server's agent emitted, also from a snapshot or a merged frame taken mid-call", () => {
     fc.assert(
@@ -95,11 +101,13 @@ describe("the page's delta decoder (examples/web/message-delta.js), protocol 3",
             } else list.push(receiver.decode(throughJson({ ...frame, seq }) as UpdateFrame));
           }
         });
-        expect(decoded).toEqual(events);
-        expect(decodedFromSnapshot).toEqual(events.slice(join));
-        expect(decodedFromMerged).toEqual(events.slice(join));
+        // Compared as the JSON wire carries them: a message sent whole (a merged frame, a snapshot)
+        // arrives with a -0 as 0, which no receiver can tell apart, and neither can a page showing it.
+        expect(throughJson(decoded)).toEqual(throughJson(events));
+        expect(throughJson(decodedFromSnapshot)).toEqual(throughJson(events.slice(join)));
+        expect(throughJson(decodedFromMerged)).toEqual(throughJson(events.slice(join)));
       }),
-      { numRuns: 300 },
+      { numRuns: 300, examples: [[[{ text: NEGATIVE_ZERO_CUT, cuts: [1, 2, 40] }], 6]] },
     );
   });
 
