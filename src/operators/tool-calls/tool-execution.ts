@@ -154,11 +154,6 @@ export class ToolExecution implements ToolExecutionContext, InterruptionListener
     return this.settled && this.teardowns === undefined && this.interruptionListenedTo === undefined && this.deadlinesListedIn === undefined ? undefined : this;
   }
 
-  /** The call's subscription ended: see `tearDown`. */
-  unsubscribe(): void {
-    this.tearDown();
-  }
-
   /** Stops the call with a timeout error once `timeoutMs` have passed (the run's one timer, tool-deadlines.ts). */
   limitTo(timeoutMs: number, deadlines: ToolDeadlines): void {
     this.timeoutMs = timeoutMs;
@@ -187,7 +182,8 @@ export class ToolExecution implements ToolExecutionContext, InterruptionListener
     this.settle(errorResult(message), true, true);
   }
 
-  tearDown(): void {
+  /** The call's subscription ended: it stops listening, releases what it holds, and a call still running hears its signal. */
+  unsubscribe(): void {
     this.interruptionListenedTo?.stopListening(this);
     this.cancellations?.stopListening(this.prepared.toolCall.id, this);
     this.deadlinesListedIn?.remove(this);
