@@ -39,7 +39,8 @@ export class MessageDeltaDecoder {
   /** The `message_end` an `end` frame stands for (protocol 3): the message held, with the frame's patch applied. */
   end(frame: EndFrame): Extract<AgentEvent, { type: "message_end" }> {
     if (this.message.current === undefined) throw new Error(`End frame ${frame.seq} arrived outside a streaming message.`);
-    const message = this.message.apply(frame.patch ?? []);
+    this.message.apply(frame.patch ?? []);
+    const message = this.message.current as AssistantMessage;
     this.message.clear();
     return { type: "message_end", message };
   }
@@ -54,7 +55,8 @@ export class MessageDeltaDecoder {
       const named = typeof frame.event.contentIndex === "number" ? frame.event.contentIndex : undefined;
       // Kept whatever the protocol: a `j` operation later in this call parses it.
       if (frame.event.type === "toolcall_delta" && named !== undefined && typeof frame.event.delta === "string") this.message.appendArguments(named, frame.event.delta);
-      message = this.message.apply(frame.patch ?? impliedPatch(frame.event), isEnd(frame.event.type) ? named : undefined);
+      this.message.apply(frame.patch ?? impliedPatch(frame.event), isEnd(frame.event.type) ? named : undefined);
+      message = this.message.current as AssistantMessage;
     }
     const event = { ...frame.event, partial: message } as Fields;
     // contentBlockAt: reading `content` would build a long message's array.

@@ -50,15 +50,26 @@ export class PatchedMessage {
   /** The message's own fields (`content` is a placeholder). */
   private fields: AssistantMessage | undefined;
   private content = new SharedContent<Block>();
+  /** `current` once read since the last change. */
   private message: AssistantMessage | undefined;
   /** The argument text of each tool call still streaming, by block index; dropped when it ends. */
   private readonly argumentParsers = new Map<number, PartialJsonParser>();
   /** The last value `argumentsOf` gave (or `knowArguments` took) for a block, and the text length it is the parse of. */
   private readonly knownArguments = new Map<number, { length: number; value: Record<string, unknown> }>();
 
-  /** The message as of the last `load` or `apply`; undefined when none streams. */
+  /**
+   * The message as of the last `load` or `apply`; undefined when none streams. Made when read:
+   * why, the server's encoder changes its message on every event and reads it only for a slow
+   * client's merged frame or a snapshot.
+   */
   get current(): AssistantMessage | undefined {
+    if (this.message === undefined && this.fields !== undefined) this.message = this.content.snapshotInto({ ...this.fields });
     return this.message;
+  }
+
+  /** The message's own fields as of the last change (its `content` is a placeholder), or undefined when none streams. */
+  get ownFields(): Readonly<AssistantMessage> | undefined {
+    return this.fields;
   }
 
   get length(): number {
@@ -90,7 +101,7 @@ export class PatchedMessage {
       if (index < openFrom) this.content.close(at);
     });
     this.fields = { ...message, content: [] };
-    this.message = this.content.snapshotInto({ ...this.fields });
+    this.message = undefined;
   }
 
   clear(): void {
@@ -149,8 +160,8 @@ export class PatchedMessage {
     this.knownArguments.delete(index);
   }
 
-  /** Applies `operations`; then the block at `ended` (its `*_end` event) no longer streams. Returns the new message. */
-  apply(operations: readonly MessagePatchOperation[], ended?: number): AssistantMessage {
+  /** Applies `operations`; then the block at `ended` (its `*_end` event) no longer streams. `current` is then the new message. */
+  apply(operations: readonly MessagePatchOperation[], ended?: number): void {
     if (this.fields === undefined) throw new Error("PatchedMessage.apply: no message was loaded.");
     let fields: Fields | undefined;
     const copied = new Set<number>();
@@ -184,7 +195,6 @@ export class PatchedMessage {
       this.content.close(ended);
       this.forgetArguments(ended);
     }
-    this.message = this.content.snapshotInto({ ...this.fields });
-    return this.message;
+    this.message = undefined;
   }
 }

@@ -98,7 +98,7 @@ export class SessionRunner {
       },
       (error: unknown) => this.context.warn(`session ${this.mirror.id}: could not append frame ${seq} to Redis: ${errorText(error)}`),
     );
-    const mergeable = update && this.encoder.current ? mergeableUpdate(update.event, this.encoder) : undefined;
+    const mergeable = update ? mergeableUpdate(update.event, this.encoder) : undefined;
     this.mirror.applyOwn({ seq, type: event.type, json }, event, mergeable);
   }
 

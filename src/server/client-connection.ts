@@ -139,7 +139,7 @@ export class ClientConnection {
     // message_end sit between two messages' updates).
     if (mergeable && last?.mergeable && !this.held) {
       const first = last.first ?? (last.seq as number);
-      const { event, message, argumentTexts } = mergeable;
+      const { event, message, argumentTexts } = mergeable.merged();
       const seq = frame.seq;
       const merged: QueuedFrame = {
         json: () => JSON.stringify({ type: "update", seq, first, event, message, argumentTexts }),

@@ -1,5 +1,5 @@
 import { MessageDeltaDecoder } from "../protocol/message-delta-decoder.js";
-import { impliedPatch } from "../protocol/message-delta.js";
+import { isImpliedPatch } from "../protocol/message-delta.js";
 import type { MessagePatchOperation, ServerFrame, UpdateFrame } from "../protocol/protocol-schemas.js";
 import type { AssistantMessage } from "../types.js";
 import { sameJson } from "../util/same-json.js";
@@ -78,6 +78,6 @@ export class ProtocolDowngrade {
       return sameJson(value, fieldOf(before, operation.i, operation.k)) ? [] : [{ i: operation.i, k: operation.k, v: value }];
     });
     const { patch: _replaced, ...rest } = frame;
-    return JSON.stringify(JSON.stringify(patch) === JSON.stringify(impliedPatch(frame.event)) ? rest : { ...rest, patch });
+    return JSON.stringify(isImpliedPatch(patch, frame.event) ? rest : { ...rest, patch });
   }
 }

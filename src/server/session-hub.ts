@@ -184,7 +184,7 @@ export class SessionHub implements HostedSession {
       frame = { seq, type: event.type, json };
       this.log.append(update && RebuiltUpdateFrame.suits(update) ? new RebuiltUpdateFrame(seq, update, json.length) : frame);
       if (update) this.noteUpdate(seq, update);
-      mergeable = update && this.encoder.current ? mergeableUpdate(update.event, this.encoder) : undefined;
+      mergeable = update ? mergeableUpdate(update.event, this.encoder) : undefined;
     } catch (error) {
       // The encoder may be halfway through a message: start afresh, as after a reset.
       this.startEpoch();

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { MessageDeltaDecoder } from "../../src/protocol/message-delta-decoder.js";
-import { type EndFrame, MessageDeltaEncoder, type MessageDeltaEncoderOptions, type UpdateFrame } from "../../src/protocol/message-delta.js";
+import { type EndFrame, isImpliedPatch, MessageDeltaEncoder, type MessageDeltaEncoderOptions, type UpdateFrame } from "../../src/protocol/message-delta.js";
 import { AssistantMessageDraft } from "../../src/model/assistant-message-draft.js";
 import { emptyUsage } from "../../src/types/messages.js";
 import type { AgentEvent, AgentMessage, AssistantMessage, ModelEvent } from "../../src/types.js";
@@ -92,6 +92,43 @@ describe("message delta frames", () => {
       patch: [{ k: "usage", v: emptyUsage() }, { k: "responseId", d: 1 }, { i: 0, k: "arguments", v: { city: "Paris" } }],
     });
     expect(decoded).toEqual(events);
+  });
+
+  it("sends a field only when its JSON changed: not for an equal new usage object or the same number", () => {
+    const text = (value: string, changes: Partial<AssistantMessage> = {}): AssistantMessage => ({ ...base, content: [{ type: "text", text: value }], ...changes });
+    const started = text("");
+    const same = text("a", { usage: { ...emptyUsage() }, timestamp: 1 });
+    const later = text("ab", { usage: { ...emptyUsage(), input: 2 }, timestamp: 2 });
+    const events: AgentEvent[] = [
+      { type: "message_start", message: base },
+      update(started, { type: "text_start", contentIndex: 0, partial: started }),
+      update(same, { type: "text_delta", contentIndex: 0, delta: "a", partial: same }),
+      update(later, { type: "text_delta", contentIndex: 0, delta: "b", partial: later }),
+    ];
+    const { frames, decoded } = roundTrip(events);
+    expect(frames[1]).toEqual({ type: "update", seq: 3, event: { type: "text_delta", contentIndex: 0, delta: "a" } });
+    expect(frames[2]?.patch).toEqual([
+      { k: "usage", v: { ...emptyUsage(), input: 2 } },
+      { k: "timestamp", v: 2 },
+      { i: 0, k: "text", a: "b" },
+    ]);
+    expect(decoded).toEqual(events);
+  });
+
+  it("leaves out only the patch a delta event implies", () => {
+    const event = { type: "text_delta" as const, contentIndex: 1, delta: "ab" };
+    expect(isImpliedPatch([{ i: 1, k: "text", a: "ab" }], event)).toBe(true);
+    expect(isImpliedPatch([{ i: 1, k: "thinking", a: "ab" }], event)).toBe(false);
+    expect(isImpliedPatch([{ i: 0, k: "text", a: "ab" }], event)).toBe(false);
+    expect(isImpliedPatch([{ k: "text", a: "ab" }], event)).toBe(false);
+    expect(isImpliedPatch([{ i: 1, k: "text", a: "a" }], event)).toBe(false);
+    expect(isImpliedPatch([{ i: 1, k: "text", v: "ab" }], event)).toBe(false);
+    expect(isImpliedPatch([{ i: 1, k: "text", a: "ab" }, { k: "responseId", v: "r" }], event)).toBe(false);
+    expect(isImpliedPatch([], event)).toBe(false);
+    expect(isImpliedPatch([{ i: 0, k: "thinking", a: "x" }], { type: "thinking_delta", contentIndex: 0, delta: "x" })).toBe(true);
+    expect(isImpliedPatch([], { type: "toolcall_delta", contentIndex: 0, delta: "{" })).toBe(true);
+    expect(isImpliedPatch([{ i: 0, k: "arguments", j: 1 }], { type: "toolcall_delta", contentIndex: 0, delta: "{" })).toBe(false);
+    expect(isImpliedPatch([], { type: "text_end", contentIndex: 0 })).toBe(true);
   });
 
   it("keeps its own copy when a provider mutates one partial in place (as pi-ai's do)", () => {

@@ -32,9 +32,28 @@ describe("PatchedMessage", () => {
     const patched = new PatchedMessage();
     patched.load({ ...message, content: [{ type: "toolCall", id: "c1", name: "f", arguments: {} }] });
     patched.appendArguments(0, '{"city":"Par');
-    expect(patched.apply([{ i: 0, k: "arguments", j: 1 }]).content[0]).toEqual({ type: "toolCall", id: "c1", name: "f", arguments: { city: "Par" } });
+    patched.apply([{ i: 0, k: "arguments", j: 1 }]);
+    expect(patched.current?.content[0]).toEqual({ type: "toolCall", id: "c1", name: "f", arguments: { city: "Par" } });
     patched.appendArguments(0, 'is"}');
-    expect(patched.apply([{ i: 0, k: "arguments", j: 1 }], 0).content[0]).toEqual({ type: "toolCall", id: "c1", name: "f", arguments: { city: "Paris" } });
+    patched.apply([{ i: 0, k: "arguments", j: 1 }], 0);
+    expect(patched.current?.content[0]).toEqual({ type: "toolCall", id: "c1", name: "f", arguments: { city: "Paris" } });
     expect(patched.argumentTexts()).toEqual([]);
+  });
+
+  it("makes the message when it is read: once per change, and one read before a change keeps what it saw", () => {
+    const patched = new PatchedMessage();
+    patched.load({ ...message, content: [{ type: "text", text: "a" }] });
+    const first = patched.current;
+    expect(patched.current).toBe(first);
+    patched.apply([{ i: 0, k: "text", a: "b" }]);
+    patched.apply([{ i: 0, k: "text", a: "c" }, { k: "responseId", v: "r1" }]);
+    const second = patched.current;
+    expect(second).not.toBe(first);
+    expect(second).toMatchObject({ content: [{ type: "text", text: "abc" }], responseId: "r1" });
+    expect(first?.content).toEqual([{ type: "text", text: "a" }]);
+    expect(patched.ownFields).toMatchObject({ responseId: "r1", content: [] });
+    patched.clear();
+    expect(patched.current).toBeUndefined();
+    expect(patched.ownFields).toBeUndefined();
   });
 });

@@ -40,7 +40,7 @@ const logged = (seq: number, type: AgentEvent["type"], eventJson: string) => ({ 
 /** A delta frame and what its merge would carry. */
 const delta = (seq: number, text: string) => ({
   frame: { seq, type: "message_update" as const, json: JSON.stringify({ type: "update", seq, event: { type: "text_delta", contentIndex: 0, delta: "a" } }) },
-  mergeable: { event: { type: "text_delta" as const, contentIndex: 0, delta: "a" }, message: { text } as unknown as AssistantMessage },
+  mergeable: { merged: () => ({ event: { type: "text_delta" as const, contentIndex: 0, delta: "a" }, message: { text } as unknown as AssistantMessage }) },
 });
 
 describe("ClientConnection", () => {
@@ -83,7 +83,7 @@ describe("ClientConnection", () => {
     for (const [seq, text] of [[2, '{"a'], [3, '{"a":1']] as const) {
       const event = { type: "toolcall_delta" as const, contentIndex: 0, delta: text.slice(-3) };
       const frame = { seq, type: "message_update" as const, json: JSON.stringify({ type: "update", seq, event }) };
-      connection.sendEvent(frame, { event, message: { text } as unknown as AssistantMessage, argumentTexts: [{ i: 0, text }] });
+      connection.sendEvent(frame, { merged: () => ({ event, message: { text } as unknown as AssistantMessage, argumentTexts: [{ i: 0, text }] }) });
     }
     socket.drainAll();
     expect(socket.frames()[1]).toEqual({ type: "update", seq: 3, first: 2, event: { type: "toolcall_delta", contentIndex: 0, delta: "\":1" }, message: { text: '{"a":1' }, argumentTexts: [{ i: 0, text: '{"a":1' }] });
