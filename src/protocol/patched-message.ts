@@ -164,7 +164,9 @@ export class PatchedMessage {
   apply(operations: readonly MessagePatchOperation[], ended?: number): void {
     if (this.fields === undefined) throw new Error("PatchedMessage.apply: no message was loaded.");
     let fields: Fields | undefined;
-    const copied = new Set<number>();
+    // The blocks this patch copied already. An array: a patch has one or two operations, and a
+    // Set per frame was a fifth of the encoder's garbage for 10,000 small calls.
+    const copied: number[] = [];
     for (const operation of operations) {
       if ("n" in operation) {
         this.content.truncate(operation.n);
@@ -173,15 +175,15 @@ export class PatchedMessage {
       }
       if ("b" in operation) {
         this.content.set(operation.i, operation.b);
-        copied.add(operation.i);
+        copied.push(operation.i);
         continue;
       }
       let target: Fields;
       if (operation.i === undefined) target = fields ??= { ...this.fields } as unknown as Fields;
       else {
-        if (!copied.has(operation.i)) {
+        if (!copied.includes(operation.i)) {
           this.content.set(operation.i, { ...this.content.at(operation.i) } as Block);
-          copied.add(operation.i);
+          copied.push(operation.i);
         }
         target = this.content.at(operation.i) as unknown as Fields;
       }

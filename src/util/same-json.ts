@@ -22,17 +22,17 @@ export function sameJson(left: unknown, right: unknown, depth = 0): boolean {
     return true;
   }
   if (Array.isArray(right) || !isPlainRecord(left) || !isPlainRecord(right)) return false;
-  const keys = Object.keys(left);
+  // One side's keys by `for…in` (plain records: their prototype adds none), not a second array:
+  // the delta encoder compares the message's usage on every event.
   const otherKeys = Object.keys(right);
-  if (keys.length !== otherKeys.length) return false;
-  for (let index = 0; index < keys.length; index++) {
-    const key = keys[index] as string;
+  let index = 0;
+  for (const key in left) {
     // Key order is part of the JSON text.
-    if (key !== otherKeys[index]) return false;
+    if (key !== otherKeys[index++]) return false;
     const value = left[key];
     if (value === undefined || !sameJson(value, right[key], depth + 1)) return false;
   }
-  return true;
+  return index === otherKeys.length;
 }
 
 /** Whether two values serialize to the same JSON: `sameJson` for plain data, else (a `toJSON`, an `undefined` member) by serializing both. */

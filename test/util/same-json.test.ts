@@ -17,6 +17,8 @@ describe("sameJson", () => {
 
   it("answers false where it cannot tell without serializing", () => {
     expect(sameJson({ a: 1, b: 2 }, { b: 2, a: 1 })).toBe(false);
+    expect(sameJson({ a: 1 }, { a: 1, b: 2 })).toBe(false);
+    expect(sameJson({ a: 1, b: 2 }, { a: 1 })).toBe(false);
     expect(sameJson({ a: undefined }, { a: undefined })).toBe(false);
     expect(sameJson([undefined], [null])).toBe(false);
     expect(sameJson(new Date(0), new Date(0))).toBe(false);
