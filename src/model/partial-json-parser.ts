@@ -53,7 +53,7 @@ const PARSED_TEXT_LENGTHS = new WeakMap<object, number>();
 
 /**
  * The length of the text `value` is the parse of, when a `PartialJsonParser` gave it out (a guess
- * from `value()`, or `completeObject`); else `undefined`. Why: a receiver that has the same text
+ * from `value()`, or `completeObject`) for a text of at least 4 KiB; else `undefined`. Why: a receiver that has the same text
  * (the server's delta encoder, which keeps the `toolcall_delta`s it relays) knows without parsing
  * or comparing that the value is what its own parse would give. Parsing it again and comparing
  * was most of the server's garbage for 1 MB of streamed arguments (bench/README.md).
@@ -63,9 +63,17 @@ export function parsedTextLength(value: unknown): number | undefined {
 }
 
 function vouched<Value>(value: Value, textLength: number): Value {
-  if (typeof value === "object" && value !== null) PARSED_TEXT_LENGTHS.set(value, textLength);
+  if (textLength >= VOUCHED_FROM_LENGTH && typeof value === "object" && value !== null) PARSED_TEXT_LENGTHS.set(value, textLength);
   return value;
 }
+
+/**
+ * Shorter texts are not vouched for: a receiver parses and compares them itself at little cost,
+ * and a WeakMap entry for every guess of every small call was the draft's largest cost after its
+ * snapshots (10,000 small calls in 16-character deltas, a CPU profile of `bench/partial-json.ts`:
+ * 18% of the time), paid even where no receiver asks (an agent without a server).
+ */
+const VOUCHED_FROM_LENGTH = 4096;
 
 /**
  * `part` as a string of its own. Why: V8 makes a slice of 13 characters or more a view that keeps

@@ -276,27 +276,37 @@ describe("PartialJsonParser, read fragment by fragment", () => {
 
 describe("what a parser vouches for, and what its values keep alive", () => {
   it("says which text length each object it gave out is the parse of, and nothing of other values", () => {
+    // Vouched from 4 KiB of text on: shorter ones a receiver parses itself.
+    const pad = `{"pad": "${"x".repeat(4096)}", `;
     const parser = new PartialJsonParser();
-    parser.append('{"a": [1, 2');
+    parser.append(`${pad}"a": [1, 2`);
     const early = parser.value();
-    expect(parsedTextLength(early)).toBe(11);
+    expect(parsedTextLength(early)).toBe(pad.length + 10);
     parser.append("]}");
     const complete = parser.completeObject;
-    expect(complete).toStrictEqual({ a: [1, 2] });
-    expect(parsedTextLength(complete)).toBe(13);
+    expect(complete).toStrictEqual({ pad: "x".repeat(4096), a: [1, 2] });
+    expect(parsedTextLength(complete)).toBe(pad.length + 12);
     // The partial handed out earlier still says the length it was parsed at.
-    expect(parsedTextLength(early)).toBe(11);
+    expect(parsedTextLength(early)).toBe(pad.length + 10);
     // Whitespace after a whole value changes nothing but the length the same value now stands for.
     parser.append("  ");
     expect(parser.value()).toBe(complete);
-    expect(parsedTextLength(complete)).toBe(15);
+    expect(parsedTextLength(complete)).toBe(pad.length + 14);
     expect(parsedTextLength({ a: [1, 2] })).toBeUndefined();
-    expect(parsedTextLength(JSON.parse('{"a": [1, 2]}'))).toBeUndefined();
+    expect(parsedTextLength(JSON.parse(`${pad}"a": [1, 2]}`))).toBeUndefined();
     expect(parsedTextLength("text")).toBeUndefined();
     expect(parsedTextLength(null)).toBeUndefined();
     const text = new PartialJsonParser();
-    text.append('"just a string');
+    text.append(`"just a string${"x".repeat(4096)}`);
     expect(parsedTextLength(text.value())).toBeUndefined();
+  });
+
+  it("vouches for nothing parsed from less than 4 KiB of text", () => {
+    const parser = new PartialJsonParser();
+    parser.append('{"a": [1, 2');
+    expect(parsedTextLength(parser.value())).toBeUndefined();
+    parser.append("]}");
+    expect(parsedTextLength(parser.completeObject)).toBeUndefined();
   });
 
   it("keeps no joined text alive through a string that ended in it", () => {
