@@ -176,7 +176,8 @@ const CONTENT: PropertyDescriptor = {
  */
 function pending<Message extends { content: unknown[] }>(message: Message, snapshot: ContentSnapshot<Message["content"][number]>): Message {
   const copy: Record<string, unknown> = {};
-  for (const key of Object.keys(message)) {
+  // `for…in`, no array of keys per event: a message is plain data, its prototype adds no key.
+  for (const key in message) {
     if (key === "content") Object.defineProperty(copy, "content", CONTENT);
     else copy[key] = (message as Record<string, unknown>)[key];
   }
