@@ -53,25 +53,40 @@ const PARSED_TEXT_LENGTHS = new WeakMap<object, number>();
 
 /**
  * The length of the text `value` is the parse of, when a `PartialJsonParser` gave it out (a guess
- * from `value()`, or `completeObject`) for a text of at least 4 KiB; else `undefined`. Why: a receiver that has the same text
- * (the server's delta encoder, which keeps the `toolcall_delta`s it relays) knows without parsing
- * or comparing that the value is what its own parse would give. Parsing it again and comparing
- * was most of the server's garbage for 1 MB of streamed arguments (bench/README.md).
+ * from `value()`, or `completeObject`); else `undefined`. Known for a value of 4 KiB of text or
+ * more for as long as it lives, for a shorter one while it is the last short value any parser
+ * gave out (see `VOUCHED_FROM_LENGTH`). Why: a receiver that has the same text (the server's delta
+ * encoder, which keeps the `toolcall_delta`s it relays) knows without parsing or comparing that
+ * the value is what its own parse would give. Parsing it again and comparing was most of the
+ * server's garbage for 1 MB of streamed arguments (bench/README.md).
  */
 export function parsedTextLength(value: unknown): number | undefined {
-  return typeof value === "object" && value !== null ? PARSED_TEXT_LENGTHS.get(value) : undefined;
+  if (typeof value !== "object" || value === null) return undefined;
+  return value === lastShortValue ? lastShortLength : PARSED_TEXT_LENGTHS.get(value);
 }
 
+/** The last value parsed from fewer than `VOUCHED_FROM_LENGTH` characters, and their count. */
+let lastShortValue: object | undefined;
+let lastShortLength = 0;
+
 function vouched<Value>(value: Value, textLength: number): Value {
-  if (textLength >= VOUCHED_FROM_LENGTH && typeof value === "object" && value !== null) PARSED_TEXT_LENGTHS.set(value, textLength);
+  if (typeof value !== "object" || value === null) return value;
+  if (textLength >= VOUCHED_FROM_LENGTH) PARSED_TEXT_LENGTHS.set(value, textLength);
+  else {
+    lastShortValue = value;
+    lastShortLength = textLength;
+  }
   return value;
 }
 
 /**
- * Shorter texts are not vouched for: a receiver parses and compares them itself at little cost,
- * and a WeakMap entry for every guess of every small call was the draft's largest cost after its
- * snapshots (10,000 small calls in 16-character deltas, a CPU profile of `bench/partial-json.ts`:
- * 18% of the time), paid even where no receiver asks (an agent without a server).
+ * From this many characters on a value is entered in the WeakMap; a shorter one only in the
+ * one-value slot above. Why: a WeakMap entry for every guess of every small call was the draft's
+ * largest cost after its snapshots (10,000 small calls in 16-character deltas, a CPU profile of
+ * `bench/partial-json.ts`: 18% of the time), paid even where no receiver asks (an agent without
+ * a server). The server's encoder reads a value in the same synchronous pass as the draft made
+ * it, so the slot still has it; where it does not (events that waited), the encoder parses the
+ * short text itself and compares. The slot keeps at most one small value alive.
  */
 const VOUCHED_FROM_LENGTH = 4096;
 

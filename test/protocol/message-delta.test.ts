@@ -371,6 +371,29 @@ describe("message delta frames, protocol 3 (arguments derived from their streame
     expect(shared).toBeGreaterThan(4);
   });
 
+  it("hold a short call's own arguments too when each event is encoded as the draft makes it, as the server does", () => {
+    const text = JSON.stringify({ path: "src/file.ts", line: 42 });
+    const draft = new AssistantMessageDraft({ api: "a", provider: "p", model: "m", timestamp: 1 });
+    const encoder = new MessageDeltaEncoder({ argumentsFromText: true });
+    const encode = (events: ModelEvent[]) => {
+      for (const event of events) encoder.encode(event.type === "start" ? { type: "message_start", message: event.partial } : update((event as { partial: AssistantMessage }).partial, event));
+    };
+    encode(draft.start());
+    const { index, events } = draft.openToolCall("c0", "f");
+    encode(events);
+    let shared = 0;
+    for (let from = 0; from < text.length; from += 8) {
+      const [delta] = draft.appendToolArguments(index, text.slice(from, from + 8));
+      encode(delta === undefined ? [] : [delta]);
+      const provided = delta?.partial.content[index];
+      const held = encoder.current?.content[index];
+      if (provided?.type !== "toolCall" || held?.type !== "toolCall" || Object.keys(provided.arguments).length === 0) continue;
+      expect(held.arguments).toBe(provided.arguments);
+      shared++;
+    }
+    expect(shared).toBeGreaterThan(2);
+  });
+
   it("compare the draft's arguments when the deltas it relayed are not the text they were parsed from", () => {
     const text = JSON.stringify({ path: "notes.txt", content: "lorem ipsum ".repeat(20) });
     const events = streamedCalls([{ text, cuts: [10, 40, 80, 120] }]);
