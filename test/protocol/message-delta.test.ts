@@ -385,7 +385,7 @@ describe("message delta frames, protocol 3 (arguments derived from their streame
     for (let from = 0; from < text.length; from += 8) {
       const [delta] = draft.appendToolArguments(index, text.slice(from, from + 8));
       encode(delta === undefined ? [] : [delta]);
-      const provided = delta?.partial.content[index];
+      const provided = delta?.type === "toolcall_delta" ? delta.partial.content[index] : undefined;
       const held = encoder.current?.content[index];
       if (provided?.type !== "toolCall" || held?.type !== "toolCall" || Object.keys(provided.arguments).length === 0) continue;
       expect(held.arguments).toBe(provided.arguments);
