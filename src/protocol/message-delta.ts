@@ -75,8 +75,9 @@ export function impliedPatch(event: WireModelEvent): MessagePatchOperation[] {
 
 /**
  * Whether `patch` is what `event` implies (`impliedPatch`), so the frame can leave it out.
- * Why not by comparing their JSON: two serializations on every frame were the encoder's largest
- * cost for 10,000 small calls (a CPU profile of the server, `npm run bench:stream-e2e`).
+ * Why not by comparing their JSON: two serializations on every frame were one of the encoder's
+ * two largest costs for 10,000 small calls (a CPU profile of the server, `npm run bench:stream-e2e`;
+ * the other was serializing the message's `usage`).
  */
 export function isImpliedPatch(patch: readonly MessagePatchOperation[], event: WireModelEvent): boolean {
   if (event.type !== "text_delta" && event.type !== "thinking_delta") return patch.length === 0;

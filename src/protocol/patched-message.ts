@@ -165,7 +165,7 @@ export class PatchedMessage {
     if (this.fields === undefined) throw new Error("PatchedMessage.apply: no message was loaded.");
     let fields: Fields | undefined;
     // The blocks this patch copied already. An array: a patch has one or two operations, and a
-    // Set per frame was a fifth of the encoder's garbage for 10,000 small calls.
+    // Set per frame was 8.6 MB of the 333.6 MB the server allocated streaming 10,000 small calls.
     const copied: number[] = [];
     for (const operation of operations) {
       if ("n" in operation) {
