@@ -46,11 +46,15 @@ describe.skipIf(!hasRedisServer)("sessions on Redis in protocol 3", () => {
     expect(onB.frames[0]).toMatchObject({ type: "ack", protocol: 3 });
     expect(await onA.request({ type: "prompt", input: "Write my notes" })).toMatchObject({ type: "ack" });
     await handles.halfway;
-    // Both clients hold the arguments streamed so far (the draft's last guess, at 16 KB).
+    // Both clients hold the arguments streamed so far (the draft's last guess, at 16 KB), and every
+    // delta up to the gate: B's mirror reads them from Redis after A's clients have them, and a
+    // client joining B is sent what that mirror holds.
     const streamedSoFar = (client: RawClient) => {
-      const update = client.agentEvents().findLast((event) => event.type === "message_update");
+      const events = client.agentEvents();
+      const update = events.findLast((event) => event.type === "message_update");
       const shown = callArguments(update?.type === "message_update" ? update.message : undefined) as { content?: string } | undefined;
-      return typeof shown?.content === "string" && shown.content.length > 10_000 && written.content.startsWith(shown.content);
+      const deltas = events.map((event) => (event.type === "message_update" && event.assistantMessageEvent.type === "toolcall_delta" ? event.assistantMessageEvent.delta : "")).join("");
+      return typeof shown?.content === "string" && shown.content.length > 10_000 && written.content.startsWith(shown.content) && deltas === argumentsText.slice(0, 20 * 1024);
     };
     await waitFor(() => streamedSoFar(onA) && streamedSoFar(onB), "both clients to hold half the arguments");
 
