@@ -93,9 +93,9 @@ function observed(config: Pick<AgentLoopConfig, "observeRun">, run: Observable<A
  * 6. else `agent_end`, with the reason of whichever step ended the run  (`decide`, `agentEndEvent`)
  * A next turn asks `prepareNextTurn` before its `turn_start` (`runTurn`, prepare-next-turn.ts).
  *
- * The mechanism: `playTurns` over turns. Each turn (`runTurn`) emits its events and, last, its
- * decision as a value: a `next_turn` step (N) that `playTurns` keeps and starts the next turn
- * from once the turn has completed, or `agent_end`, after which the turns complete:
+ * The mechanism: an `expand` over turns (`playTurns`). Each turn (`runTurn`) emits its events
+ * and, last, its decision as a value: a `next_turn` step (N), on which `expand` recurses to start
+ * the next turn once the turn has completed, or `agent_end`, after which the turns complete:
  *
  * ```text
  * T1:      agent_start … turn_end N|                    (T1 decided next_turn, just before completing)
@@ -151,8 +151,8 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
       appendMessage(run, prompt);
       opening.push(...messageEventsOf(prompt));
     }
-    // playTurns plays each turn once the turn before completed, trampolined, so a model that
-    // answers synchronously does not nest every turn inside the previous one's call stack.
+    // The expand over turns: each turn once the turn before completed, trampolined, so a model
+    // that answers synchronously does not nest every turn inside the previous one's call stack.
     const allTurns$ = playTurns(run, { type: "first_turn", opening: reopened ? [] : opening }, runTurn);
     // A reopened run's first turn opens with the reopened calls, before its model call.
     const turns$ = reopened ? concat(opening, resumeToolCalls(run, reopened), allTurns$) : allTurns$;

@@ -1,4 +1,4 @@
-import { Observable, type Observer, type Subscriber, Subscription } from "rxjs";
+import { expand, Observable, of, Subscriber } from "rxjs";
 import { Trampoline, type TrampolinedLoop } from "../operators/trampoline.js";
 import type { AgentEvent } from "../types.js";
 import type { NextTurnStep, TurnStart } from "./next-step.js";
@@ -9,120 +9,139 @@ import type { TurnOutput } from "./run-turn.js";
 export type StartTurn = (run: RunState, start: TurnStart) => Observable<TurnOutput>;
 
 /**
- * Plays a run's turns (made by `startTurn`, `runTurn` in a run) one after the other, from
- * `first`: emits each turn's events in order, and
- * when a turn hands on its decision as its last value (a `next_turn` step, just before it
- * completes), subscribes to the turn that step starts once that turn has completed. A turn that
- * ends the run (`agent_end`) hands on nothing, and the turns complete with it.
+ * Plays a run's turns (made by `startTurn`, `runTurn` in a run) as an `expand` over how each
+ * starts, from `first`: a turn's events go on to the run's subscriber as they come, and its
+ * decision to go on (a `next_turn` step, its last value) is what `expand` recurses on: the step
+ * starts the next turn. A turn that ends the run (`agent_end`) decides nothing, and the loop
+ * completes with it.
  *
- * Turns are trampolined (`Trampoline`): a turn is never subscribed inside the call stack of the
- * one before, even when a model answers synchronously (the constant-stack-depth test in
- * agent-loop.test.ts guards this).
+ * ```text
+ * expand:  F            N2                      (N3 only when T2 decides to go on)
+ * T1:      agent_start … turn_end N2|
+ * T2:                               turn_start … turn_end agent_end|
+ * output:  agent_start … turn_end   turn_start … turn_end agent_end|
+ * ```
  *
- * Why the decision is a value on the turn's stream, and this one loop instead of an `expand`
- * over turns whose next turn a per-turn `Observer<NextStep>` (a `SettleOnce`) handed on: the
- * decision no longer leaves beside the stream, and a run holds no expand (its buffer, inner
- * subscriber, projection) and no cell per turn: heap per waiting session 5,051 B before, 3,841 B
- * after (bench W5, medians of 3 `--only W1,W2,W5` runs each on a loaded machine, 2026-12-02;
- * the reference 5,160 B and 5,175 B in the same runs). Why not `concatMap` and
- * `subscribeOn(queueScheduler)` (the shape before that): a run waiting for its model held their
- * subscribers, closures, queued actions and arrays, about 2 KB per run (bench W5, heap per
- * waiting session), and every event passed through one more subscriber.
+ * One turn at a time: `expand(…, 1)` keeps a step in its buffer until the turn that decided it has
+ * completed. Trampolined (`Trampoline`): a turn is subscribed from the loop of the run's one
+ * trampoline, never inside the call stack of the turn before, even when a model answers
+ * synchronously (the constant-stack-depth tests in agent-loop.test.ts and here guard this).
+ * Why not `expand`'s own scheduler argument for it: a subscription it schedules for later does not
+ * count as running, so `expand` completes early when its source has completed meanwhile (rxjs
+ * 7.8's `mergeInternals`); here `expand` counts the turn from the moment it projects it.
+ *
+ * Why `expand` over the steps and not over the turns' events: `expand` projects every value it
+ * emits, and an inner subscription per event (an `EMPTY` for each) added about 130 ns to each text
+ * delta in a standalone loop, about what a delta costs the whole loop now (bench W1).
  */
 export function playTurns(run: RunState, first: TurnStart, startTurn: StartTurn): Observable<AgentEvent> {
   return new Observable<AgentEvent>((subscriber) => {
-    const player = new TurnPlayer(run, startTurn, subscriber, first);
-    // Linked first: a subscriber that leaves as the first turn's opening events are emitted
-    // (synchronously, within this call) must stop that turn before its model call.
-    subscriber.add(player);
-    player.trampoline.run();
+    const turns = new TurnSequence(run, startTurn, subscriber);
+    // Subscribed with the run's subscriber itself as the last link: every subscriber of the chain
+    // is linked to it before the first turn emits, so a subscriber that leaves as the first
+    // turn's opening events are emitted (synchronously, within this call) stops that turn before
+    // its model call.
+    of(first).pipe(expand(turns.decisionOf, 1)).subscribe(new LoopEnd(subscriber));
   });
 }
 
-/** Holds the turn waiting to play (how it starts) and the one playing. */
-class TurnPlayer extends Subscription implements TrampolinedLoop {
-  readonly trampoline = new Trampoline(this);
-  private current: TurnEvents | undefined;
+/**
+ * The loop's own subscriber of its steps: the run's subscriber hears the turns' events only, and
+ * the loop's end. Why not `ignoreElements()`: its subscriber's closure and context are about 130
+ * bytes more that a run waiting for its model holds (heap snapshots of bench W5's waiting runs).
+ */
+class LoopEnd extends Subscriber<TurnStart> {
+  protected override _next(): void {}
+}
+
+/** What a run's turns share: how to start one, where their events go, and the trampoline that subscribes them. */
+class TurnSequence implements TrampolinedLoop {
+  private readonly trampoline = new Trampoline(this);
+  /** The turn `expand` projected last, until the trampoline subscribes it. */
+  private waiting: TurnOutputs | undefined;
 
   constructor(
     private readonly run: RunState,
     private readonly startTurn: StartTurn,
-    readonly destination: Subscriber<AgentEvent>,
-    private waiting: TurnStart | undefined,
-  ) {
-    super();
-  }
+    readonly events: Subscriber<AgentEvent>,
+  ) {}
 
-  /** Subscribes to the waiting turn while none plays; completes once neither is left. */
-  loop(): void {
-    while (this.waiting !== undefined && this.current === undefined && !this.closed) {
-      const start = this.waiting;
-      this.waiting = undefined;
-      const events = new TurnEvents(this);
-      this.current = events;
-      this.startTurn(this.run, start).subscribe(events);
-    }
-    if (this.waiting === undefined && this.current === undefined && !this.closed) {
-      this.destination.complete();
-      this.unsubscribe();
-    }
-  }
+  /**
+   * `expand`'s projection: the turn `start` starts, as an Observable of its decision. Why a field
+   * of the sequence and not an arrow in `playTurns`: `expand` keeps its projection for the whole
+   * run, and an arrow there would keep `first`, with the run's opening events, alive with it.
+   */
+  readonly decisionOf = (start: TurnStart): Observable<NextTurnStep> => new TurnDecision(start, this);
 
-  /** The playing turn decided on another turn: it plays once the playing one has completed. */
-  handOn(step: NextTurnStep): void {
-    if (this.waiting !== undefined) {
-      this.error(new Error("rxagent internal error: a turn was handed on before the turn waiting to play began"));
-      return;
-    }
-    this.waiting = step;
-  }
-
-  error(error: unknown): void {
-    if (this.closed) return;
-    this.destination.error(error);
-    this.unsubscribe();
-  }
-
-  // Why the playing turn is a field torn down here and not one of the player's finalizers: a
-  // finalizer that leaves early is spliced out of an array, an array allocated per turn.
-  override unsubscribe(): void {
-    if (this.closed) return;
-    super.unsubscribe();
-    this.current?.unsubscribe();
-  }
-
-  /** The playing turn completed: the next one may play. */
-  turnEnded(events: TurnEvents): void {
-    if (this.current === events) this.current = undefined;
+  /** Subscribes the turn now, or, while a turn is being subscribed, as soon as that returns. */
+  play(turn: TurnOutputs): void {
+    this.waiting = turn;
     this.trampoline.run();
+  }
+
+  loop(): void {
+    const turn = this.waiting;
+    this.waiting = undefined;
+    // A turn unsubscribed while it waited (the run's subscriber left) never starts.
+    if (turn !== undefined && !turn.closed) this.startTurn(this.run, turn.takeStart()).subscribe(turn);
   }
 }
 
 /**
- * The subscriber of one turn's output: passes its events to the run's subscriber and its
- * decision to the player. Why a `Subscription` that is its own observer: rxjs takes it as the
- * subscriber itself (see forwardingObserver).
+ * A turn as `expand` sees it: an Observable of its decision to go on, the one value it emits;
+ * its events go to the run's subscriber as they come. Why a subclass with a static subscribe
+ * function rather than `new Observable` with a closure: one object fewer per turn (as `ToolCallRun`).
  */
-class TurnEvents extends Subscription implements Observer<TurnOutput> {
-  constructor(private readonly player: TurnPlayer) {
-    super();
+class TurnDecision extends Observable<NextTurnStep> {
+  constructor(
+    private readonly start: TurnStart,
+    private readonly turns: TurnSequence,
+  ) {
+    super(TurnDecision.play);
   }
 
-  next(output: TurnOutput): void {
-    if (this.closed) return;
-    if (output.type === "next_turn") this.player.handOn(output);
-    else this.player.destination.next(output);
+  private static play(this: Observable<NextTurnStep>, decisions: Subscriber<NextTurnStep>): void {
+    const { start, turns } = this as TurnDecision;
+    turns.play(new TurnOutputs(decisions, turns.events, start));
+  }
+}
+
+/**
+ * The subscriber of one turn's output: its events to the run's subscriber, its decision to
+ * `expand`. Linked to `expand`'s inner subscriber (its `destination`), so the turn stops with it.
+ */
+class TurnOutputs extends Subscriber<TurnOutput> {
+  private decided = false;
+
+  constructor(
+    decisions: Subscriber<NextTurnStep>,
+    private readonly events: Subscriber<AgentEvent>,
+    private start: TurnStart | undefined,
+  ) {
+    super(decisions);
   }
 
-  error(error: unknown): void {
-    if (this.closed) return;
-    this.player.error(error);
-    this.unsubscribe();
+  /**
+   * How the turn starts, handed over once. Why not kept: the first turn's start holds the run's
+   * opening events, about 340 bytes that a run waiting for its model held (heap snapshots of
+   * bench W5's 1,000 waiting runs).
+   */
+  takeStart(): TurnStart {
+    const start = this.start!;
+    this.start = undefined;
+    return start;
   }
 
-  complete(): void {
-    if (this.closed) return;
-    this.unsubscribe();
-    this.player.turnEnded(this);
+  protected override _next(output: TurnOutput): void {
+    if (output.type !== "next_turn") {
+      this.events.next(output);
+      return;
+    }
+    if (this.decided) {
+      this.error(new Error("rxagent internal error: a turn decided to go on twice"));
+      return;
+    }
+    this.decided = true;
+    this.destination.next(output);
   }
 }

@@ -24,7 +24,7 @@ export type TurnOutput = AgentEvent | NextTurnStep;
  * the first call lands in it. Before its model call a turn asks `prepareFirstTurn` (the first)
  * or `prepareNextTurn` (the others), when there is one. A turn ends in one of two ways: with
  * `agent_end`, or with its decision to go on, a `next_turn` step, as its last value
- * (`playTurns` starts the next turn from it).
+ * (the loop's `expand`, in `playTurns`, starts the next turn from it).
  *
  * Why one Observable with its steps in sequence rather than `concat` of deferred parts: a turn
  * runs for every tool round trip, and each `concat` and `defer` costs subscriptions per turn and

@@ -55,16 +55,38 @@ describe("playTurns", () => {
   );
 
   it(
-    "fails the run, and stops the turn, when a turn hands on two decisions",
+    "fails the run, and stops the turn, when a turn decides to go on twice",
     marbles((m) => {
       const values = { a: mark("a") };
       const turn = m.cold<TurnOutput>("a n n 5ms |", { ...values, n: goOn("second") });
       m.expect(playTurns(run, first, () => turn)).toBeObservable(
         "a 1ms #",
         values,
-        new Error("rxagent internal error: a turn was handed on before the turn waiting to play began"),
+        new Error("rxagent internal error: a turn decided to go on twice"),
       );
       m.expect(turn).toHaveSubscriptions("^ 1ms !");
+    }),
+  );
+
+  it(
+    "plays every turn when the first ends later and the turns after it decide synchronously",
+    marbles((m) => {
+      // expand's own scheduler argument, trampolining the same turns, completed the loop after
+      // the second turn: the third waited in the scheduler's queue, uncounted, while expand's
+      // source had long completed.
+      const values = { a: mark("a"), b: mark("b"), c: mark("c") };
+      const synchronousTurn = (label: string, next?: string) =>
+        new Observable<TurnOutput>((subscriber) => {
+          subscriber.next(mark(label));
+          if (next !== undefined) subscriber.next(goOn(next));
+          subscriber.complete();
+        });
+      const turns: Record<string, Observable<TurnOutput>> = {
+        first: m.cold<TurnOutput>("a 9ms (n|)", { ...values, n: goOn("second") }),
+        second: synchronousTurn("b", "third"),
+        third: synchronousTurn("c"),
+      };
+      m.expect(playTurns(run, first, (_run, start) => turns[labelOf(start)]!)).toBeObservable("a 9ms (bc|)", values);
     }),
   );
 
