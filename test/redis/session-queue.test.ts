@@ -17,6 +17,14 @@ import { hasRedisServer, pollUntil, RedisServerProcess } from "./redis-server.js
 import { kill, startProcess } from "./session-process.js";
 
 const LEASE_MS = 1000;
+/** For tests where no lease may run out: much longer than any pause a loaded machine makes. */
+const LONG_LEASE_MS = 30_000;
+
+/** Blocks this process's event loop for `ms`, as a machine at a load of 8 may (timers and sockets wait). */
+function stallEventLoop(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until);
+}
 
 /** A prompt "go" gets a call of `wait`, every other model call a short answer. */
 const callOnGo: Extract<ScriptedTurn, (...args: never[]) => unknown> = (context) => {
@@ -68,11 +76,11 @@ describe.skipIf(!hasRedisServer)("steers and follow-ups on Redis survive the run
   /** What the in-process servers warned about, in order. */
   const warnings: string[] = [];
 
-  async function serveHere(redis: string | Redis = redisServer.url, steeringInterruptsTools = false) {
+  async function serveHere(redis: string | Redis = redisServer.url, steeringInterruptsTools = false, leaseMs = LEASE_MS) {
     const slowly: ScriptedTurn = (context, call) => (call === 0 ? callOnGo(context, call) : { content: [{ type: "text", text: "Noted." }], delay: 500 });
     const turn = steeringInterruptsTools ? slowly : callOnGo;
     const model = () => scriptedModel([turn, turn, turn, turn], { scheduler: asyncScheduler, delay: 5 });
-    return servedSessions({ redis, leaseMs: LEASE_MS, onWarning: (text) => warnings.push(text), createAgent: (_id, store) => Agent.open({ store, tools: [waitForever], model: model(), steeringInterruptsTools }) }, closing);
+    return servedSessions({ redis, leaseMs, onWarning: (text) => warnings.push(text), createAgent: (_id, store) => Agent.open({ store, tools: [waitForever], model: model(), steeringInterruptsTools }) }, closing);
   }
 
   const attach = (url: string, session: string): Promise<RawClient> => attachedClient(url, session, closing);
@@ -161,13 +169,17 @@ describe.skipIf(!hasRedisServer)("steers and follow-ups on Redis survive the run
   }, 60_000);
 
   it("an abort drops the queued steer on Redis as on the agent; the queued follow-up stays, and runs after the next prompt, on another process", async () => {
-    const first = await attach((await serveHere()).url, "aborted");
-    const second = await attach((await serveHere()).url, "aborted");
+    // No lease runs out here, even on a busy machine: with the 1 s lease, a pause of the event
+    // loop (the stall below; CI on Node 24 once) let the session move to the other server, which
+    // ran the queued messages (the follow-up was gone) or answered the abort with session_moved.
+    const first = await attach((await serveHere(redisServer.url, false, LONG_LEASE_MS)).url, "aborted");
+    const second = await attach((await serveHere(redisServer.url, false, LONG_LEASE_MS)).url, "aborted");
     expect(await first.request({ type: "prompt", input: "go" })).toMatchObject({ type: "ack" });
     await waitFor(() => first.agentEvents().some((event) => event.type === "tool_execution_start"), "the tool to run", 20_000);
     expect(await first.request({ type: "steer", input: "steered" })).toMatchObject({ type: "ack" });
     expect(await first.request({ type: "follow_up", input: "later" })).toMatchObject({ type: "ack" });
     expect((await reader.lrange("rxagent:{aborted}:queue", 0, -1)).map((element) => (JSON.parse(element) as { kind: string }).kind)).toStrictEqual(["steer", "follow_up"]);
+    stallEventLoop(1500);
     expect(await first.request({ type: "abort" })).toMatchObject({ type: "ack" });
     const afterAbort = await storedSession("aborted");
     expect(afterAbort.queue.map((element) => JSON.parse(element) as { kind: string; message: AgentMessage }).map(({ kind, message }) => `${kind} ${line(message)}`)).toStrictEqual(["follow_up user:later"]);
