@@ -17,7 +17,10 @@ import { hasRedisServer, pollUntil, RedisServerProcess } from "./redis-server.js
 import { kill, startProcess } from "./session-process.js";
 
 const LEASE_MS = 1000;
-/** For tests where no lease may run out: much longer than any pause a loaded machine makes. */
+/**
+ * For the tests in which no lease may run out (every test but the takeovers): much longer than
+ * any pause a loaded machine makes.
+ */
 const LONG_LEASE_MS = 30_000;
 
 /** Blocks this process's event loop for `ms`, as a machine at a load of 8 may (timers and sockets wait). */
@@ -153,7 +156,7 @@ describe.skipIf(!hasRedisServer)("steers and follow-ups on Redis survive the run
   }, 60_000);
 
   it("a steer the run takes before the runner hears of it (it interrupts the tools and ends the turn at once): acked, in the transcript once, and not left in the queue", async () => {
-    const client = await attach((await serveHere(redisServer.url, true)).url, "interrupting");
+    const client = await attach((await serveHere(redisServer.url, true, LONG_LEASE_MS)).url, "interrupting");
     expect(await client.request({ type: "prompt", input: "go" })).toMatchObject({ type: "ack" });
     await waitFor(() => client.agentEvents().some((event) => event.type === "tool_execution_start"), "the tool to run", 20_000);
     expect(await client.request({ type: "steer", input: "stop that" })).toMatchObject({ type: "ack" });
@@ -193,7 +196,7 @@ describe.skipIf(!hasRedisServer)("steers and follow-ups on Redis survive the run
   }, 60_000);
 
   it("a reset forgets the queued messages on Redis too", async () => {
-    const client = await attach((await serveHere()).url, "reset-queue");
+    const client = await attach((await serveHere(redisServer.url, false, LONG_LEASE_MS)).url, "reset-queue");
     expect(await client.request({ type: "prompt", input: "go" })).toMatchObject({ type: "ack" });
     await waitFor(() => client.agentEvents().some((event) => event.type === "tool_execution_start"), "the tool to run", 20_000);
     expect(await client.request({ type: "follow_up", input: "later" })).toMatchObject({ type: "ack" });
@@ -218,8 +221,8 @@ describe.skipIf(!hasRedisServer)("steers and follow-ups on Redis survive the run
   }
 
   it("a steer sent while a tool runs is shown queued to clients on every process, the runner's and another's, and gone once the run took it", async () => {
-    const runnerServer = await serveHere();
-    const otherServer = await serveHere();
+    const runnerServer = await serveHere(redisServer.url, false, LONG_LEASE_MS);
+    const otherServer = await serveHere(redisServer.url, false, LONG_LEASE_MS);
     const first = await attach(runnerServer.url, "shown");
     const second = await attach(otherServer.url, "shown");
     expect(await first.request({ type: "prompt", input: "go" })).toMatchObject({ type: "ack" });
@@ -244,7 +247,7 @@ describe.skipIf(!hasRedisServer)("steers and follow-ups on Redis survive the run
     const refused = JSON.stringify({ id: "r", kind: "follow_up", message: { role: "user", content: "no timestamp" } });
     const kept = [1, 2].map((index) => JSON.stringify({ id: `f${index}`, kind: "follow_up", message: { role: "user", content: `kept ${index}`, timestamp: index } }));
     await reader.rpush(queueKey, "not json", JSON.stringify({ id: "x", kind: "steer", message: { text: "no role" } }), refused, ...kept);
-    const client = await attach((await serveHere()).url, "bad-queue");
+    const client = await attach((await serveHere(redisServer.url, false, LONG_LEASE_MS)).url, "bad-queue");
     expect(await client.request({ type: "prompt", input: "go" })).toMatchObject({ type: "ack" });
     await waitFor(() => client.agentEvents().some((event) => event.type === "tool_execution_start"), "the tool to run", 20_000);
     // Before: skipped with a warning and left there (the refused one even stayed past the run's
