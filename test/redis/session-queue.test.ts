@@ -172,9 +172,9 @@ describe.skipIf(!hasRedisServer)("steers and follow-ups on Redis survive the run
   }, 60_000);
 
   it("an abort drops the queued steer on Redis as on the agent; the queued follow-up stays, and runs after the next prompt, on another process", async () => {
-    // No lease runs out here, even on a busy machine: with the 1 s lease, a pause of the event
-    // loop (the stall below; CI on Node 24 once) let the session move to the other server, which
-    // ran the queued messages (the follow-up was gone) or answered the abort with session_moved.
+    // No lease runs out here, even on a busy machine. With the 1 s lease, the stall below made the
+    // session move and the abort get an error frame instead of its ack (3 runs of 3), and CI on
+    // Node 24 once found the follow-up gone from the queue after the abort.
     const first = await attach((await serveHere(redisServer.url, false, LONG_LEASE_MS)).url, "aborted");
     const second = await attach((await serveHere(redisServer.url, false, LONG_LEASE_MS)).url, "aborted");
     expect(await first.request({ type: "prompt", input: "go" })).toMatchObject({ type: "ack" });
