@@ -6,6 +6,7 @@ import { assertEventGrammar } from "../../src/testing/event-grammar.js";
 import { scriptedModel, type ScriptedTurn } from "../../src/testing/scripted-model.js";
 import type { AgentEvent, AgentLoopConfig, AgentTool, ToolResultMessage } from "../../src/types.js";
 import { userMessage } from "../testing/fixtures.js";
+import { stallEventLoop } from "../helpers/stall-event-loop.js";
 import { binOf, type Connection, connectEverythingHttp, connectStdio } from "./servers.js";
 
 const everythingBin = binOf("@modelcontextprotocol/server-everything", "mcp-server-everything");
@@ -17,12 +18,6 @@ function run(tools: AgentTool[], turns: ScriptedTurn[], config: Partial<AgentLoo
 
 /** The long-running operation's length in seconds, for its three progress steps. */
 const DURATION_S = 3;
-
-/** Blocks this process's event loop for `ms`, as a busy machine may (the server's messages wait in the pipe). */
-function stallEventLoop(ms: number): void {
-  const until = performance.now() + ms;
-  while (performance.now() < until);
-}
 
 function toolResults(events: AgentEvent[]): ToolResultMessage[] {
   return events.flatMap((event) => (event.type === "message_end" && event.message.role === "toolResult" ? [event.message as ToolResultMessage] : []));

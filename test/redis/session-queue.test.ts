@@ -15,6 +15,7 @@ import { RawClient, waitFor } from "../server/helpers.js";
 import { attachedClient, type Closing, servedSessions } from "./served-sessions.js";
 import { hasRedisServer, pollUntil, RedisServerProcess } from "./redis-server.js";
 import { kill, startProcess } from "./session-process.js";
+import { stallEventLoop } from "../helpers/stall-event-loop.js";
 
 const LEASE_MS = 1000;
 /**
@@ -22,12 +23,6 @@ const LEASE_MS = 1000;
  * any pause a loaded machine makes.
  */
 const LONG_LEASE_MS = 30_000;
-
-/** Blocks this process's event loop for `ms`, as a machine at a load of 8 may (timers and sockets wait). */
-function stallEventLoop(ms: number): void {
-  const until = performance.now() + ms;
-  while (performance.now() < until);
-}
 
 /** A prompt "go" gets a call of `wait`, every other model call a short answer. */
 const callOnGo: Extract<ScriptedTurn, (...args: never[]) => unknown> = (context) => {
