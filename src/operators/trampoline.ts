@@ -3,11 +3,12 @@
  * next step inside its own call stack: `run` called from within the loop (by the completion
  * handler of a step the loop just subscribed) only asks the loop to go round once more.
  *
- * Why one helper: the loop's sequencers (the turns of a run, the preparation of a batch's calls)
- * each subscribe the next step when the one before completed, and a model or a hook that answers
- * synchronously would nest every step in the one before (10,000 turns overflowed the stack before
- * turns were trampolined); each kept its own pair of flags for it. rxjs's `concatMap` gets the
- * same from `mergeInternals`' buffer, at the cost of a subscriber per step (see play-turns.ts).
+ * Why one helper: the loop's sequencers (the turns of a run, which its `expand` projects one after
+ * the other, and the preparation of a batch's calls) each subscribe the next step when the one
+ * before completed, and a model or a hook that answers synchronously would nest every step in the
+ * one before (10,000 turns overflowed the stack before turns were trampolined); each kept its own
+ * pair of flags for it. rxjs's `expand(…, 1)` and `concatMap` wait for the step before as well, but
+ * subscribe the next one inside its completion (`mergeInternals`), so the stack still grows.
  *
  * The sequencer's `loop` subscribes whatever steps it can (it decides from its own state which),
  * and returns. Why an object with a method and not a closure: a run waiting for its model holds
