@@ -16,6 +16,7 @@ import { resumeToolCalls } from "./resume-tool-calls.js";
 import { RunTeardown } from "./run-teardown.js";
 import { runTurn } from "./run-turn.js";
 import { EndOnFailure } from "./end-on-failure.js";
+import { reserveFinalizerSlots } from "../operators/finalizer-slot.js";
 import { withOutput } from "./structured-output.js";
 
 /**
@@ -160,6 +161,8 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
     // complete right after `agent_end` on their own, and no event passes through a merge.
     // The subscriber itself holds them, not a Subscription of their own: one object and one
     // array of finalizers fewer per run (bench W5, heap per waiting run).
+    // The subscriber's finalizers: the queues' sources, the turns (EndOnFailure) and the teardown.
+    reserveFinalizerSlots(subscriber, (steering.source ? 1 : 0) + (followUp.source ? 1 : 0) + 2);
     feed(steering, subscriber);
     feed(followUp, subscriber);
     turns$.subscribe(new EndOnFailure(run, subscriber));

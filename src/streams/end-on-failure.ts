@@ -1,4 +1,5 @@
 import { Subscriber } from "rxjs";
+import { reserveFinalizerSlots } from "../operators/finalizer-slot.js";
 import { errorText } from "../errors.js";
 import { errorResult } from "../tools/tool-results.js";
 import { emptyAssistantMessage, isFailedMessage, toolCallsOf } from "../types/messages.js";
@@ -40,6 +41,8 @@ export class EndOnFailure extends Subscriber<AgentEvent> {
     private readonly subscriber: Subscriber<AgentEvent>,
   ) {
     super(subscriber);
+    // The turns' subscription is the one finalizer (see reserveFinalizerSlots).
+    reserveFinalizerSlots(this, 1);
   }
 
   protected override _next(event: AgentEvent): void {

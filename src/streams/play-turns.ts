@@ -1,4 +1,5 @@
 import { expand, Observable, Subscriber } from "rxjs";
+import { reserveFinalizerSlots } from "../operators/finalizer-slot.js";
 import { Trampoline, type TrampolinedLoop } from "../operators/trampoline.js";
 import type { AgentEvent } from "../types.js";
 import type { NextTurnStep, TurnStart } from "./next-step.js";
@@ -37,27 +38,25 @@ export type StartTurn = (run: RunState, start: TurnStart) => Observable<TurnOutp
 export function playTurns(run: RunState, first: TurnStart, startTurn: StartTurn): Observable<AgentEvent> {
   return new Observable<AgentEvent>((subscriber) => {
     const turns = new TurnSequence(run, startTurn, subscriber);
-    // `LoopEnd` is linked to the run's subscriber as it is made, and each subscriber of the chain
-    // to the one after it as it is made, all before the first turn emits: a subscriber that leaves
-    // as the first turn's opening events are emitted (synchronously, within this call) stops that
-    // turn before its model call. The first turn is expand's source, not a projection of its own:
-    // a run allocates one inner subscription less (about 0.8 µs of a 13 µs two-turn run, bench
-    // W5's conversation in a loop).
-    turns.decisionOf(first).pipe(expand(turns.decisionOf, 1)).subscribe(new LoopEnd(subscriber));
+    // The sequence is linked to the run's subscriber as it is made, and each subscriber of the
+    // chain to the one after it as it is made, all before the first turn emits: a subscriber that
+    // leaves as the first turn's opening events are emitted (synchronously, within this call)
+    // stops that turn before its model call. The first turn is expand's source, not a projection
+    // of its own: a run allocates one inner subscription less (about 0.8 µs of a 13 µs two-turn
+    // run, bench W5's conversation in a loop).
+    turns.decisionOf(first).pipe(expand(turns.decisionOf, 1)).subscribe(turns);
   });
 }
 
 /**
- * The loop's own subscriber of its steps: the run's subscriber hears the turns' events only, and
- * the loop's end. Why not `ignoreElements()`: its subscriber's closure and context are about 130
- * bytes more that a run waiting for its model holds (heap snapshots of bench W5's waiting runs).
+ * What a run's turns share: how to start one, where their events go, and the trampoline that
+ * subscribes them. It is also the loop's own subscriber of the steps `expand` emits: the run's
+ * subscriber (its `destination`) hears the turns' events only, and the loop's end. Why not
+ * `ignoreElements()` or a subscriber of its own for that: each is an object or a closure more
+ * that a run waiting for its model holds (heap snapshots of bench W5's waiting runs: about 130
+ * bytes for `ignoreElements`, 72 for a subscriber).
  */
-class LoopEnd extends Subscriber<NextTurnStep> {
-  protected override _next(): void {}
-}
-
-/** What a run's turns share: how to start one, where their events go, and the trampoline that subscribes them. */
-class TurnSequence implements TrampolinedLoop {
+class TurnSequence extends Subscriber<NextTurnStep> implements TrampolinedLoop {
   private readonly trampoline = new Trampoline(this);
   /** The turn `expand` projected last, until the trampoline subscribes it. */
   private waiting: TurnOutputs | undefined;
@@ -66,14 +65,21 @@ class TurnSequence implements TrampolinedLoop {
     private readonly run: RunState,
     private readonly startTurn: StartTurn,
     readonly events: Subscriber<AgentEvent>,
-  ) {}
+  ) {
+    super(events);
+    // expand's finalizer (rxjs's mergeInternals), its subscriber of the turn before and, from
+    // the second turn on, of the next, until the one before leaves (see reserveFinalizerSlots).
+    reserveFinalizerSlots(this, 3);
+  }
 
   /**
    * The turn `start` starts, as an Observable of its decision (`expand`'s source and projection).
-   * Why a field of the sequence and not an arrow in `playTurns`: `expand` keeps its projection
-   * for the whole run, and an arrow there would keep `first`, with the run's opening events, alive.
+   * Why a function bound to the sequence and not an arrow in `playTurns`: `expand` keeps its
+   * projection for the whole run, and an arrow there would keep `first`, with the run's opening
+   * events, alive. Why bound rather than an arrow field: 48 bytes less a run (an arrow keeps a
+   * context for `this`, a bound function holds `this` itself).
    */
-  readonly decisionOf = (start: TurnStart): Observable<NextTurnStep> => new TurnDecision(start, this);
+  readonly decisionOf: (start: TurnStart) => Observable<NextTurnStep> = this.turnDecision.bind(this);
 
   /** Subscribes the turn now, or, while a turn is being subscribed, as soon as that returns. */
   play(turn: TurnOutputs): void {
@@ -86,6 +92,13 @@ class TurnSequence implements TrampolinedLoop {
     this.waiting = undefined;
     // A turn unsubscribed while it waited (the run's subscriber left) never starts.
     if (turn !== undefined && !turn.closed) this.startTurn(this.run, turn.takeStart()).subscribe(turn);
+  }
+
+  /** The steps reached `expand`, which started their turns; the run's subscriber does not hear them. */
+  protected override _next(): void {}
+
+  private turnDecision(start: TurnStart): Observable<NextTurnStep> {
+    return new TurnDecision(start, this);
   }
 }
 
@@ -104,6 +117,8 @@ class TurnDecision extends Observable<NextTurnStep> {
 
   private static play(this: Observable<NextTurnStep>, decisions: Subscriber<NextTurnStep>): void {
     const { start, turns } = this as TurnDecision;
+    // expand's subscriber of the turn holds the turn's subscriber alone (see reserveFinalizerSlots).
+    reserveFinalizerSlots(decisions, 1);
     turns.play(new TurnOutputs(decisions, turns.events, start));
   }
 }
@@ -121,6 +136,8 @@ class TurnOutputs extends Subscriber<TurnOutput> {
     private start: TurnStart | undefined,
   ) {
     super(decisions);
+    // The turn's model call, then its tools' batch (see reserveFinalizerSlots).
+    reserveFinalizerSlots(this, 2);
   }
 
   /**

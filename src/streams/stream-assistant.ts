@@ -46,19 +46,21 @@ export function streamAssistant(run: RunState, observer: Observer<AgentEvent>, f
  * seven closures, a `defer` and their contexts. Measured against that closure version with
  * bench/ab.ts (medians of 5 rounds in one process, load 9-13, 2026-12-02): heap per waiting
  * session (W5) 3,317 B against 4,384 B; CPU per tool call (W2 value tools, one model call per
- * turn of 8) 0.974x of the class's, within the spread.
+ * turn of 8) 0.974x of the class's, within the spread. Why the controller of its own signal
+ * rather than holding one: an object fewer a turn, 32 bytes of what a waiting run holds.
  */
-class ModelCall implements ModelCallHooks, Subscribable<ModelEvent>, Unsubscribable {
+class ModelCall extends LazyAbortController implements ModelCallHooks, Subscribable<ModelEvent>, Unsubscribable {
   subscription: Subscription | undefined;
   // Why not "the message ended": on abort the message ends with the request still open.
   private modelFinished = false;
-  private readonly controller = new LazyAbortController();
 
-  constructor(private readonly run: RunState) {}
+  constructor(private readonly run: RunState) {
+    super();
+  }
 
   stream(llmContext: LlmContext): Observable<ModelEvent> {
     const { model, observeModel } = this.run.config;
-    return (observeModel ? observeModel(model) : model).stream(llmContext, new ModelCallOptions(this.controller, this.run.config.thinkingLevel));
+    return (observeModel ? observeModel(model) : model).stream(llmContext, new ModelCallOptions(this, this.run.config.thinkingLevel));
   }
 
   /** The model's events without context hooks: the model is called only when subscribed, as `defer` would. */
@@ -82,12 +84,12 @@ class ModelCall implements ModelCallHooks, Subscribable<ModelEvent>, Unsubscriba
   }
 
   abortModel(): void {
-    this.controller.abort(this.run.config.signal?.reason ?? new Error("Request was aborted"));
+    this.abort(this.run.config.signal?.reason ?? new Error("Request was aborted"));
   }
 
   unsubscribe(): void {
     this.subscription?.unsubscribe();
-    if (!this.modelFinished) this.controller.abort(new Error("The model call was cancelled"));
+    if (!this.modelFinished) this.abort(new Error("The model call was cancelled"));
   }
 }
 

@@ -1,4 +1,5 @@
 import { NEVER, type Observable, type Observer, type Subscribable, Subscription } from "rxjs";
+import { reserveFinalizerSlots } from "../operators/finalizer-slot.js";
 import { errorText, RxAgentError } from "../errors.js";
 import { describe, isUsablePartial, problemOfModelMessage, settledModelMessage } from "../model/check-model-message.js";
 import { boundedModelEvent, ToolCallBounds } from "../model/bounded-tool-calls.js";
@@ -43,7 +44,7 @@ export function subscribeMessageEvents(
   subscriber: Observer<AgentEvent>,
   maxJsonDepth: number,
 ): Subscription {
-  const call = new MessageEvents(subscriber, hooks, new ToolCallBounds(maxJsonDepth));
+  const call = new MessageEvents(subscriber, hooks, maxJsonDepth);
   // NEVER, a run without a signal: nothing to listen to.
   if (abort$ !== NEVER) call.add(abort$.subscribe(() => call.abort()));
   if (call.ended) return call;
@@ -63,13 +64,17 @@ class MessageEvents extends Subscription implements Observer<ModelEvent> {
   started = false;
   ended = false;
   private partial: AssistantMessage | undefined;
+  /** Made at the first event: a call waiting for its model holds none (48 bytes, bench W5). */
+  private bounds: ToolCallBounds | undefined;
 
   constructor(
     private readonly subscriber: Observer<AgentEvent>,
     private readonly hooks: ModelCallHooks,
-    private readonly bounds: ToolCallBounds,
+    private readonly maxJsonDepth: number,
   ) {
     super();
+    // The model's subscription is the one finalizer (see reserveFinalizerSlots).
+    reserveFinalizerSlots(this, 1);
   }
 
   // Why each handler catches: its own code (the checks, `fallback`) runs inside rxjs's call of
@@ -120,7 +125,7 @@ class MessageEvents extends Subscription implements Observer<ModelEvent> {
       return;
     }
     // Tool-call arguments nested too deep are replaced before anything downstream recurses into them.
-    const event = boundedModelEvent(received, this.bounds);
+    const event = boundedModelEvent(received, (this.bounds ??= new ToolCallBounds(this.maxJsonDepth)));
     switch (event.type) {
       case "done":
         this.hooks.modelEnded();
