@@ -52,9 +52,9 @@ export function playTurns(run: RunState, first: TurnStart, startTurn: StartTurn)
  * What a run's turns share: how to start one, where their events go, and the trampoline that
  * subscribes them. It is also the loop's own subscriber of the steps `expand` emits: the run's
  * subscriber (its `destination`) hears the turns' events only, and the loop's end. Why not
- * `ignoreElements()` or a subscriber of its own for that: each is an object or a closure more
- * that a run waiting for its model holds (heap snapshots of bench W5's waiting runs: about 130
- * bytes for `ignoreElements`, 72 for a subscriber).
+ * `ignoreElements()` or a subscriber of its own for that: what a run waiting for its model holds
+ * (heap snapshots of bench W5's waiting runs): `ignoreElements`'s closure and context were about
+ * 130 bytes more, a subscriber of its own 24 (72 bytes against the 48 its fields add here).
  */
 class TurnSequence extends Subscriber<NextTurnStep> implements TrampolinedLoop {
   private readonly trampoline = new Trampoline(this);
