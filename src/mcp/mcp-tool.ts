@@ -2,6 +2,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult, Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { AgentTool, AgentToolResult, ToolExecutionContext } from "../types.js";
 import { toResultContent } from "./mcp-content.js";
+import { resultsAfterNotifications } from "./results-after-notifications.js";
 
 /** How a server's tool becomes an rxagent tool. */
 export interface McpToolSettings {
@@ -38,8 +39,10 @@ export function mcpTool(client: Client, tool: Tool, settings: McpToolSettings): 
     label: tool.title ?? tool.annotations?.title ?? tool.name,
     description: tool.description ?? "",
     parameters: tool.inputSchema,
-    execute: (_toolCallId, args, context: ToolExecutionContext) =>
-      client
+    execute: (_toolCallId, args, context: ToolExecutionContext) => {
+      // The call's progress reaches `update` even when its last notifications come with the result.
+      resultsAfterNotifications(client);
+      return client
         .callTool({ name: tool.name, arguments: args as Record<string, unknown> }, undefined, {
           signal: context.signal,
           onprogress: (progress: Progress) => context.update(progressResult(progress)),
@@ -50,7 +53,8 @@ export function mcpTool(client: Client, tool: Tool, settings: McpToolSettings): 
           // SDK's own timer, armed at the same moment, would race it, so it only backs it up.
           ...(settings.timeoutMs === undefined ? {} : { timeout: settings.timeoutMs + SDK_TIMEOUT_MARGIN_MS }),
         })
-        .then((result) => toolResultOf(tool.name, result as CallToolResult)),
+        .then((result) => toolResultOf(tool.name, result as CallToolResult));
+    },
   };
   if (settings.timeoutMs !== undefined) agentTool.timeoutMs = settings.timeoutMs;
   return agentTool;

@@ -62,7 +62,9 @@ export interface McpToolsOptions {
  * to share one array): a copy would not follow the changes. A tool whose name is already in the
  * array gets a numbered suffix.
  *
- * Takes over the client's `tools/list_changed` notification handler.
+ * Takes over the client's `tools/list_changed` notification handler, and each call has the
+ * client's transport hand responses on after the notifications read with them, so no progress
+ * is lost (see `resultsAfterNotifications`).
  *
  * @example
  * const client = new Client({ name: "my-app", version: "1.0.0" });
