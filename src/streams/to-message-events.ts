@@ -45,6 +45,8 @@ export function subscribeMessageEvents(
   maxJsonDepth: number,
 ): Subscription {
   const call = new MessageEvents(subscriber, hooks, maxJsonDepth);
+  // Its finalizers: the abort's subscription, if any, and the model's teardown (see reserveFinalizerSlots).
+  reserveFinalizerSlots(call, abort$ === NEVER ? 1 : 2);
   // NEVER, a run without a signal: nothing to listen to.
   if (abort$ !== NEVER) call.add(abort$.subscribe(() => call.abort()));
   if (call.ended) return call;
@@ -73,8 +75,6 @@ class MessageEvents extends Subscription implements Observer<ModelEvent> {
     private readonly maxJsonDepth: number,
   ) {
     super();
-    // The model's subscription is the one finalizer (see reserveFinalizerSlots).
-    reserveFinalizerSlots(this, 1);
   }
 
   // Why each handler catches: its own code (the checks, `fallback`) runs inside rxjs's call of
