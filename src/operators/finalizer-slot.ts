@@ -14,9 +14,9 @@ interface FinalizerList {
  *
  * Why: rxjs starts the list as `[]` and pushes onto it, and V8 grows an empty array to 17 slots
  * on its first push: 184 bytes with the array, where a list of one is 56 (8 bytes a slot more
- * for each). The loop's own subscribers each hold one to three finalizers at a time (counted
- * per class in bench W1, W2 and W5), and a run waiting for its model holds four such lists
- * (bench W5, heap per waiting run). Why `pop`: an array made with its elements and emptied keeps
+ * for each). The loop's subscribers each hold one to four finalizers at a time (counted per
+ * class in bench W1, W2 and W5), and a run waiting for its model held six such lists (bench W5,
+ * heap per waiting run). Why `pop`: an array made with its elements and emptied keeps
  * their slots; `[]`, and `new Array(1)` or a literal emptied by `length = 0`, do not (measured
  * on Node 20 and 24). One `add` past `count` grows the list as rxjs's would, to 16 slots more
  * than it held. Should rxjs stop using this field, the room is an unused empty array and nothing
