@@ -1,5 +1,6 @@
 import { asyncScheduler, type SchedulerLike } from "rxjs";
 import type { AgentContext, AgentLoopConfig, AgentMessage, AgentTool, OutputSchema, QueueMode, TranscriptStore } from "../types.js";
+import { withFields } from "../util/with-field.js";
 import type { ActiveRun } from "./active-run.js";
 import type { AgentQueues } from "./agent-queues.js";
 import { QueueView } from "./queue-view.js";
@@ -49,8 +50,8 @@ export function runConfig(
   skipFirstSteeringDrain = false,
 ): AgentLoopConfig {
   const { messages: _messages, store: _store, onWarning: _onWarning, runReplay: _runReplay, systemPrompt: _systemPrompt, tools: _tools, ...loopOptions } = options;
-  return {
-    ...loopOptions,
+  // Not a spread: every run's config had a hidden class of its own (withFields).
+  return withFields(loopOptions, {
     steering: new QueueView(() => existing()?.existingSteering, () => made().steeringQueue, skipFirstSteeringDrain),
     followUp: new QueueView(() => existing()?.existingFollowUp, () => made().followUpQueue),
     steeringMode: modes.steeringMode,
@@ -58,7 +59,7 @@ export function runConfig(
     signal: run.controller.signal,
     cancellations: run.cancellations,
     approvals: run.approvals,
-  };
+  });
 }
 
 /** The context a run of an `Agent` starts from: its transcript, system prompt and tools. */

@@ -7,6 +7,7 @@ import { isAssistantMessage } from "../types/messages.js";
 import type { SubAgentDetails, SubAgentResult, SubAgentUpdate } from "../types/sub-agent.js";
 import type { AgentEvent, AgentLoopConfig, AgentMessage, AgentTool, AgentToolResult, OutputOf, OutputSchema, ToolExecutionContext } from "../types.js";
 import { jsonText } from "../util/json-text.js";
+import { withField } from "../util/with-field.js";
 
 /** TypeBox 0.34's `Kind` (created with `Symbol.for`). */
 const typeBoxKind = Symbol.for("TypeBox.Kind");
@@ -152,7 +153,7 @@ function runSubAgent<TParameters extends ToolParameters, TOutputSchema extends O
     // timeouts and retries then follow a marble test's virtual time as the parent's do.
     const scheduler = loopConfig.scheduler ?? context.scheduler ?? asyncScheduler;
     const nestedTools = (typeof tools === "function" ? tools() : (tools ?? [])).map((tool) => atDepth.get(tool)?.(depth + 1) ?? tool);
-    const config: AgentLoopConfig = { ...loopConfig, scheduler };
+    const config: AgentLoopConfig = withField(loopConfig, "scheduler", scheduler);
     if (context.approvals !== undefined) config.approvals = context.approvals;
     const run$ = agentLoop(promptOf(prompt, args, scheduler.now()), { ...(systemPrompt === undefined ? {} : { systemPrompt }), messages: [...(messages ?? [])], tools: nestedTools }, config);
     let end: Extract<AgentEvent, { type: "agent_end" }> | undefined;

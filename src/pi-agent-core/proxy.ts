@@ -10,6 +10,7 @@ import {
   type StopReason,
 } from "@mariozechner/pi-ai";
 import { errorText } from "../errors.js";
+import { withField } from "../util/with-field.js";
 
 /** The events a proxy server sends: pi-ai's, without the `partial` message (the client rebuilds it). */
 export type ProxyAssistantMessageEvent =
@@ -113,18 +114,21 @@ async function readEvents(request: Promise<Response>, message: AssistantMessage,
   throw new Error("The proxy's stream ended without a done or error event");
 }
 
-/** Applies one proxy event to the message and returns pi-ai's event for it. */
-function applyProxyEvent(event: ProxyAssistantMessageEvent, message: AssistantMessage, rawArguments: Map<number, string>): AssistantMessageEvent {
+/**
+ * Applies one proxy event to the message and returns pi-ai's event for it. Exported for its test
+ * (test/pi-agent-core/proxy.test.ts), not from the package.
+ */
+export function applyProxyEvent(event: ProxyAssistantMessageEvent, message: AssistantMessage, rawArguments: Map<number, string>): AssistantMessageEvent {
   const partial = message;
   switch (event.type) {
     case "start":
       return { type: "start", partial };
     case "text_start":
       message.content[event.contentIndex] = { type: "text", text: "" };
-      return { ...event, partial };
+      return withField(event, "partial", partial);
     case "thinking_start":
       message.content[event.contentIndex] = { type: "thinking", thinking: "" };
-      return { ...event, partial };
+      return withField(event, "partial", partial);
     case "toolcall_start":
       message.content[event.contentIndex] = { type: "toolCall", id: event.id, name: event.toolName, arguments: {} };
       rawArguments.set(event.contentIndex, "");
@@ -140,7 +144,7 @@ function applyProxyEvent(event: ProxyAssistantMessageEvent, message: AssistantMe
         rawArguments.set(event.contentIndex, raw);
         block.arguments = parseStreamingJson(raw);
       } else throw new Error(`The proxy sent ${event.type} for content ${event.contentIndex}, which it never started`);
-      return { ...event, partial };
+      return withField(event, "partial", partial);
     }
     case "text_end":
     case "thinking_end": {

@@ -1,5 +1,6 @@
 import type { AgentEvent, AssistantMessage, ModelEvent } from "../types.js";
 import { contentBlockAt, contentLength } from "../util/shared-content.js";
+import { withField } from "../util/with-field.js";
 import { type EndFrame, impliedPatch, isEnd, type UpdateFrame } from "./message-delta.js";
 import { type ArgumentText, PatchedMessage } from "./patched-message.js";
 
@@ -58,7 +59,8 @@ export class MessageDeltaDecoder {
       this.message.apply(frame.patch ?? impliedPatch(frame.event), isEnd(frame.event.type) ? named : undefined);
       message = this.message.current as AssistantMessage;
     }
-    const event = { ...frame.event, partial: message } as Fields;
+    // Not a spread: see withField.
+    const event = withField(frame.event as Fields, "partial", message) as Fields;
     // contentBlockAt: reading `content` would build a long message's array.
     const block = typeof event.contentIndex === "number" ? contentBlockAt(message, event.contentIndex) : undefined;
     if (event.type === "text_end" && event.content === undefined && block?.type === "text") event.content = block.text;

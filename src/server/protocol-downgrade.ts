@@ -3,6 +3,7 @@ import { isImpliedPatch } from "../protocol/message-delta.js";
 import type { MessagePatchOperation, ServerFrame, UpdateFrame } from "../protocol/protocol-schemas.js";
 import type { AssistantMessage } from "../types.js";
 import { sameJson } from "../util/same-json.js";
+import { withField } from "../util/with-field.js";
 import { contentBlockAt } from "../util/shared-content.js";
 
 /** The type of the event an event frame carries, when the frame starts as the server writes it. */
@@ -78,6 +79,6 @@ export class ProtocolDowngrade {
       return sameJson(value, fieldOf(before, operation.i, operation.k)) ? [] : [{ i: operation.i, k: operation.k, v: value }];
     });
     const { patch: _replaced, ...rest } = frame;
-    return JSON.stringify(isImpliedPatch(patch, frame.event) ? rest : { ...rest, patch });
+    return JSON.stringify(isImpliedPatch(patch, frame.event) ? rest : withField(rest, "patch", patch));
   }
 }

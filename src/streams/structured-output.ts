@@ -1,7 +1,8 @@
 import { asyncScheduler, isObservable, map, Observable } from "rxjs";
 import { finalAnswerTool } from "../tools/final-answer-tool.js";
 import { toolCallsOf } from "../types/messages.js";
-import type { AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, DrainableQueue, ShouldStopAfterTurnContext } from "../types.js";
+import type { AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, DrainableQueue, QueueMode, ShouldStopAfterTurnContext } from "../types.js";
+import { withField, withFields } from "../util/with-field.js";
 import { MessageQueue, noMessages } from "./message-queue.js";
 
 /** Runs the loop on a context and a config. */
@@ -44,16 +45,16 @@ export function withOutput(context: AgentContext, config: AgentLoopConfig, runLo
     const feed = ownQueue && isObservable(config.followUp) ? config.followUp.subscribe({ next: (message) => ownQueue.push(message), error: () => undefined }) : undefined;
     const followUps: DrainableQueue = ownQueue ?? (isObservable(config.followUp) ? noMessages : (config.followUp ?? noMessages));
     const userHook = config.shouldStopAfterTurn;
-    const loopConfig: AgentLoopConfig = {
-      ...config,
+    // Not spreads: withFields.
+    const loopConfig: AgentLoopConfig = withFields(config, {
       followUp: {
-        drain: (mode) => (attempts.takeReminder() ? [reminder(tool.name, scheduler.now())] : followUps.drain(mode)),
+        drain: (mode: QueueMode) => (attempts.takeReminder() ? [reminder(tool.name, scheduler.now())] : followUps.drain(mode)),
         peek: () => followUps.peek(),
         arrivals: followUps.arrivals,
       },
-      shouldStopAfterTurn: (turn) => attempts.afterTurn(turn) || (userHook ? userHook(turn) : false),
-    };
-    const subscription = runLoop({ ...context, tools }, loopConfig)
+      shouldStopAfterTurn: (turn: ShouldStopAfterTurnContext) => attempts.afterTurn(turn) || (userHook ? userHook(turn) : false),
+    });
+    const subscription = runLoop(withField(context, "tools", tools), loopConfig)
       .pipe(map((event) => (event.type === "agent_end" ? attempts.end(event, ownQueue) : event)))
       .subscribe(subscriber);
     return () => {

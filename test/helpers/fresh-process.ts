@@ -16,9 +16,9 @@ export const sourceUrl = (file: string): string => JSON.stringify(pathToFileURL(
 /**
  * Runs an ESM script (TypeScript, through tsx) in a fresh Node process, where nothing is loaded
  * yet: what a module loads on first use is seen only there. `hide` makes packages fail to
- * resolve, as if not installed.
+ * resolve, as if not installed; `nodeOptions` go to Node itself (`--allow-natives-syntax`).
  */
-export function runScript(script: string, options: { hide?: readonly string[] } = {}): { status: number | null; stdout: string; stderr: string } {
+export function runScript(script: string, options: { hide?: readonly string[]; nodeOptions?: readonly string[] } = {}): { status: number | null; stdout: string; stderr: string } {
   // Under node_modules, so that the script's own imports (rxjs, TypeBox) resolve as for a user of the package.
   const scratch = path.join(repositoryRoot, "node_modules", ".cache");
   mkdirSync(scratch, { recursive: true });
@@ -42,7 +42,7 @@ export async function resolve(specifier, context, next) {
   const scriptFile = path.join(folder, "script.mts");
   writeFileSync(scriptFile, script);
   try {
-    const result = spawnSync(process.execPath, [...hooks, "--import", "tsx", scriptFile], { cwd: repositoryRoot, encoding: "utf8", timeout: FRESH_PROCESS_TIMEOUT_MS });
+    const result = spawnSync(process.execPath, [...(options.nodeOptions ?? []), ...hooks, "--import", "tsx", scriptFile], { cwd: repositoryRoot, encoding: "utf8", timeout: FRESH_PROCESS_TIMEOUT_MS });
     return { status: result.status, stdout: result.stdout, stderr: result.stderr };
   } finally {
     rmSync(folder, { recursive: true, force: true });
