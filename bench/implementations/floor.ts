@@ -35,8 +35,16 @@ interface ConversionState {
   seen: number;
 }
 
+/** How a loop runs one reply's tool calls: synchronously when every body is, else a Promise of the results in call order. */
+export type ToolRunner = (scenario: Scenario, toolCalls: ToolCall[], onEvent: AgentSink) => ToolResultMessage[] | Promise<ToolResultMessage[]>;
+
+/** A run of the floor's loop with `tools` running each reply's calls (the design's shape, say: design-shape.ts). */
+export function floorRunWith(tools: ToolRunner, scenario: Scenario, onEvent: AgentSink): Promise<void> {
+  return floorRun(scenario, onEvent, [], { converted: [], seen: 0 }, benchPrompt(), tools);
+}
+
 /** One run of the scripted conversation, appending to `messages`. */
-async function floorRun(scenario: Scenario, emit: AgentSink, messages: AgentMessage[], conversion: ConversionState, prompt: AgentMessage): Promise<void> {
+async function floorRun(scenario: Scenario, emit: AgentSink, messages: AgentMessage[], conversion: ConversionState, prompt: AgentMessage, tools: ToolRunner = runTools): Promise<void> {
   const newMessages: AgentMessage[] = [prompt];
   messages.push(prompt);
   emit({ type: "agent_start" });
@@ -51,7 +59,7 @@ async function floorRun(scenario: Scenario, emit: AgentSink, messages: AgentMess
     messages.push(message);
     newMessages.push(message);
     const toolCalls = message.content.filter((block): block is ToolCall => block.type === "toolCall");
-    const outputs = runTools(scenario, toolCalls, emit);
+    const outputs = tools(scenario, toolCalls, emit);
     const results = outputs instanceof Promise ? await outputs : outputs;
     for (const result of results) {
       emit({ type: "message_start", message: result });
@@ -78,7 +86,7 @@ function modelContext(conversion: NonNullable<Scenario["conversion"]>, messages:
 const floorToolContext: ToolBodyContext = { signal: new AbortController().signal };
 
 /** The floor emits rxagent's event shapes (the reference's are the same). */
-type AgentSink = (event: AgentEvent) => void;
+export type AgentSink = (event: AgentEvent) => void;
 
 function replay(reply: readonly ModelEvent[], onEvent: AgentSink): AssistantMessage {
   for (const event of reply) {

@@ -1,5 +1,6 @@
 import { type ColdCase, coldRows } from "../cold.js";
-import type { ToolBody } from "../implementations/implementation.js";
+import { designShape } from "../implementations/design-shape.js";
+import type { Scenario, ToolBody } from "../implementations/implementation.js";
 import { scaleSummary, summarize } from "../stats.js";
 import {
   type BenchOptions,
@@ -7,6 +8,7 @@ import {
   gcShareRow,
   interleaved,
   pairRatios,
+  pick,
   type ResultRow,
   type TargetCheck,
   timeRun,
@@ -59,6 +61,7 @@ export async function toolHeavy(options: BenchOptions): Promise<WorkloadResult> 
     rows.push({ workload: "W2 tool-heavy", case: caseName, metric: "per turn", unit: "µs", values: perTurn, ...paired });
     rows.push({ workload: "W2 tool-heavy", case: caseName, metric: "per tool call, GC counted", unit: "µs", values: perCallCounted, ...countedRatios, note: "blocks of back-to-back runs, each ending with a scavenge of its garbage" });
     rows.push(gcShareRow({ workload: "W2 tool-heavy", case: caseName }, counted));
+    rows.push(await designShapeRow(options, caseName, { replies, tool }, toolCalls));
     if (ratio) {
       targets.push({
         workload: "W2",
@@ -84,6 +87,28 @@ export async function toolHeavy(options: BenchOptions): Promise<WorkloadResult> 
   rows.push(signal.row);
   targets.push(...signal.targets);
   return { id: "W2", title: "tool-heavy: turns of 8 instant tool calls", rows, targets, eventCounts };
+}
+
+/**
+ * The design's shape alone against the floor: the floor's loop with its calls fanned out by
+ * `mergeMap` and read back by `concatMap` (design-shape.ts), GC counted as the rows above. Why:
+ * issue 35 asks rxagent for at most 4x the floor, and this is what the shape the design card
+ * requires costs before any of the loop's work; its figure stands in the rxagent column.
+ */
+async function designShapeRow(options: BenchOptions, caseName: string, scenario: Scenario, toolCalls: number): Promise<ResultRow> {
+  const floor = pick(options.implementations, "floor");
+  const implementations = floor ? [designShape, floor] : [designShape];
+  const counted = await gcCountedBlocks(`W2 ${caseName}, the design's shape alone`, implementations, options.quick ? 1 : 5, options.quick ? 2 : 10, scenario);
+  const values: ResultRow["values"] = {};
+  for (const [name, runs] of counted) values[name] = scaleSummary(summarize(runs.map((run) => run.ms)), 1000 / toolCalls);
+  return {
+    workload: "W2 tool-heavy",
+    case: `${caseName}: the design's shape alone in the rxagent column (mergeMap out, concatMap back, no loop's work)`,
+    metric: "per tool call, GC counted",
+    unit: "µs",
+    values,
+    ...pairRatios(counted),
+  };
 }
 
 /**
