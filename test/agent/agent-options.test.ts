@@ -5,17 +5,16 @@ import { runConfig, runContext, schedulerOf } from "../../src/agent/agent-option
 import type { AgentQueues } from "../../src/agent/agent-queues.js";
 import { scriptedModel } from "../../src/testing/index.js";
 import type { DrainableQueue } from "../../src/types.js";
-import { FRESH_PROCESS_TIMEOUT_MS, runScript, sourceUrl } from "../helpers/fresh-process.js";
-import { hiddenClassProbe } from "../helpers/hidden-classes.js";
+import { FRESH_PROCESS_TIMEOUT_MS, sourceUrl } from "../helpers/fresh-process.js";
+import { runWithHiddenClassProbe } from "../helpers/hidden-classes.js";
 import { userMessage } from "../testing/fixtures.js";
 
 describe("runConfig", () => {
   it(
     "gives every run's config one hidden class, also once optimized (the loop reads it at every step)",
     () => {
-      const result = runScript(
-        `${hiddenClassProbe}
-const { runConfig } = await import(${sourceUrl("agent/agent-options.ts")});
+      const result = runWithHiddenClassProbe(
+        `const { runConfig } = await import(${sourceUrl("agent/agent-options.ts")});
 const { newActiveRun } = await import(${sourceUrl("agent/active-run.ts")});
 const options = { model: { id: "m", provider: "p", api: "a", stream: () => undefined }, systemPrompt: "s", tools: [], messages: [], maxTurns: 3 };
 const configs: object[] = [];
@@ -23,7 +22,6 @@ const configureSome = () => { for (let index = 0; index < 40; index++) configs.p
 optimizeNow(runConfig, configureSome);
 console.log(sameHiddenClass(configs[configs.length - 1]!, configs[configs.length - 2]!));
 `,
-        { nodeOptions: ["--allow-natives-syntax"] },
       );
       expect(result).toStrictEqual({ status: 0, stderr: "", stdout: "true\n" });
     },

@@ -1,12 +1,18 @@
+import { runScript } from "./fresh-process.js";
+
 /**
- * Script text (for `runScript` with `nodeOptions: ["--allow-natives-syntax"]`) that defines
- * `sameHiddenClass(a, b)` and `optimizeNow(fn, warm)`: V8's own answers, through `new Function`
- * because the `%` calls are not TypeScript.
+ * Runs `script` in a fresh process (`runScript`) with V8's natives allowed and two functions
+ * defined before it: `sameHiddenClass(a, b)` and `optimizeNow(fn, warm)`, V8's own answers, through
+ * `new Function` because the `%` calls are not TypeScript.
  *
  * Why V8's internals in a test: the cost they catch (every object of one kind with a hidden class
  * of its own, src/util/with-field.ts) shows in no result, only in time and in `%HaveSameMap`.
  */
-export const hiddenClassProbe = `
+export function runWithHiddenClassProbe(script: string): ReturnType<typeof runScript> {
+  return runScript(`${hiddenClassProbe}\n${script}`, { nodeOptions: ["--allow-natives-syntax"] });
+}
+
+const hiddenClassProbe = `
 const sameHiddenClass = new Function("a", "b", "return %HaveSameMap(a, b)") as (a: object, b: object) => boolean;
 const prepare = new Function("f", "%PrepareFunctionForOptimization(f)") as (f: Function) => void;
 const optimizeNextCall = new Function("f", "%OptimizeFunctionOnNextCall(f)") as (f: Function) => void;

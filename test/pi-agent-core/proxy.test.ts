@@ -4,8 +4,8 @@ import * as Reference from "@mariozechner/pi-agent-core";
 import { getModel, type AssistantMessageEvent } from "@mariozechner/pi-ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { streamProxy, type ProxyAssistantMessageEvent } from "../../src/pi-agent-core/index.js";
-import { FRESH_PROCESS_TIMEOUT_MS, runScript, sourceUrl } from "../helpers/fresh-process.js";
-import { hiddenClassProbe } from "../helpers/hidden-classes.js";
+import { FRESH_PROCESS_TIMEOUT_MS, sourceUrl } from "../helpers/fresh-process.js";
+import { runWithHiddenClassProbe } from "../helpers/hidden-classes.js";
 
 // streamProxy against a real HTTP server sending the proxy's events, next to the reference's own
 // streamProxy reading the same bytes: the same events and the same final message.
@@ -67,9 +67,8 @@ describe("streamProxy", () => {
   it(
     "gives the deltas it rebuilds one hidden class, also once optimized (one per event the proxy sends)",
     () => {
-      const result = runScript(
-        `${hiddenClassProbe}
-const { applyProxyEvent } = await import(${sourceUrl("pi-agent-core/proxy.ts")});
+      const result = runWithHiddenClassProbe(
+        `const { applyProxyEvent } = await import(${sourceUrl("pi-agent-core/proxy.ts")});
 const message = { role: "assistant", content: [], api: "a", provider: "p", model: "m", usage: {}, stopReason: "stop", timestamp: 0 };
 const rawArguments = new Map();
 applyProxyEvent({ type: "text_start", contentIndex: 0 }, message, rawArguments);
@@ -80,7 +79,6 @@ optimizeNow(applyProxyEvent, applySome);
 const [first, second] = events.slice(-2);
 console.log(JSON.stringify({ keys: Object.keys(second!), sameHiddenClass: sameHiddenClass(first!, second!) }));
 `,
-        { nodeOptions: ["--allow-natives-syntax"] },
       );
       expect(result.stderr).toBe("");
       expect(JSON.parse(result.stdout)).toEqual({ keys: ["type", "contentIndex", "delta", "partial"], sameHiddenClass: true });

@@ -1,14 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { FRESH_PROCESS_TIMEOUT_MS, runScript, sourceUrl } from "../helpers/fresh-process.js";
-import { hiddenClassProbe } from "../helpers/hidden-classes.js";
+import { FRESH_PROCESS_TIMEOUT_MS, sourceUrl } from "../helpers/fresh-process.js";
+import { runWithHiddenClassProbe } from "../helpers/hidden-classes.js";
 
 describe("MessageDeltaDecoder", () => {
   it(
     "gives the events it decodes one hidden class, also once optimized (a client decodes one per frame)",
     () => {
-      const result = runScript(
-        `${hiddenClassProbe}
-const { MessageDeltaEncoder } = await import(${sourceUrl("protocol/message-delta.ts")});
+      const result = runWithHiddenClassProbe(
+        `const { MessageDeltaEncoder } = await import(${sourceUrl("protocol/message-delta.ts")});
 const { MessageDeltaDecoder } = await import(${sourceUrl("protocol/message-delta-decoder.ts")});
 const { emptyUsage } = await import(${sourceUrl("types/messages.ts")});
 const base = { role: "assistant", content: [], api: "a", provider: "p", model: "m", usage: emptyUsage(), stopReason: "stop", timestamp: 1 };
@@ -33,7 +32,6 @@ optimizeNow(MessageDeltaDecoder.prototype.decode, decodeSome);
 const [first, second] = decoded.slice(-2);
 console.log(JSON.stringify({ keys: Object.keys(second!), sameHiddenClass: sameHiddenClass(first!, second!) }));
 `,
-        { nodeOptions: ["--allow-natives-syntax"] },
       );
       expect(result.stderr).toBe("");
       expect(JSON.parse(result.stdout)).toEqual({ keys: ["type", "contentIndex", "delta", "partial"], sameHiddenClass: true });

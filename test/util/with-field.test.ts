@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { withField } from "../../src/util/with-field.js";
-import { FRESH_PROCESS_TIMEOUT_MS, runScript, sourceUrl } from "../helpers/fresh-process.js";
-import { hiddenClassProbe } from "../helpers/hidden-classes.js";
+import { FRESH_PROCESS_TIMEOUT_MS, sourceUrl } from "../helpers/fresh-process.js";
+import { runWithHiddenClassProbe } from "../helpers/hidden-classes.js";
 
 describe("withField", () => {
   it("copies as the spread does: the key last when new, in its place when the source has it; the source untouched", () => {
@@ -26,15 +26,13 @@ describe("withField", () => {
   it(
     "gives its copies one hidden class once optimized",
     () => {
-      const result = runScript(
-        `${hiddenClassProbe}
-const { withField } = await import(${sourceUrl("util/with-field.ts")});
+      const result = runWithHiddenClassProbe(
+        `const { withField } = await import(${sourceUrl("util/with-field.ts")});
 const copies: object[] = [];
 const copySome = () => { for (let index = 0; index < 50; index++) copies.push(withField({ type: "text_delta", contentIndex: index, delta: "w" }, "partial", copies)); };
 optimizeNow(withField, copySome);
 console.log(sameHiddenClass(copies[copies.length - 1]!, copies[copies.length - 2]!));
 `,
-        { nodeOptions: ["--allow-natives-syntax"] },
       );
       expect(result).toStrictEqual({ status: 0, stderr: "", stdout: "true\n" });
     },
