@@ -3,8 +3,8 @@ import { isImpliedPatch } from "../protocol/message-delta.js";
 import type { MessagePatchOperation, ServerFrame, UpdateFrame } from "../protocol/protocol-schemas.js";
 import type { AssistantMessage } from "../types.js";
 import { sameJson } from "../util/same-json.js";
-import { withField } from "../util/with-field.js";
 import { contentBlockAt } from "../util/shared-content.js";
+import { withField } from "../util/with-field.js";
 
 /** The type of the event an event frame carries, when the frame starts as the server writes it. */
 const EVENT_TYPE = /^\{"type":"event","seq":\d+,"event":\{"type":"([a-z_]+)"/;
