@@ -31,10 +31,11 @@ export async function manySessions(options: BenchOptions): Promise<WorkloadResul
   const replies = buildConversation(1, { deltas: 10, toolCalls: 1 }, 10);
   const scenario = (): Scenario => ({ replies, tool: instantTool, modelDelayMs: 1 });
   options.log(`W5 many sessions: ${agents} concurrent runs`);
-  // Five rounds of warm-up, not two: rxagent's third to fifth rounds of 1,000 sessions were still
-  // slower than its later ones (2 warm-up rounds and 7 timed: 0.674x and 0.687x the reference;
-  // 5 and 7: 0.466x and 0.516x; the reference's own time the same either way), and 21 timed
-  // rounds, not 7: a round's time spreads over 2-3x with the collections that land in it.
+  // Five rounds of warm-up, not two: run alone (`--only W5`), rxagent's third to fifth rounds of
+  // 1,000 sessions were still slower than its later ones (2 warm-up rounds and 7 timed: 0.674x and
+  // 0.687x the reference; 5 and 7: 0.466x and 0.516x; the reference's own time the same either
+  // way); in a full bench run it moved nothing (bench/README.md, "W5's warm-up"). 21 timed rounds,
+  // not 7: a round's time spreads over 2-3x with the collections that land in it.
   const [warmup, reps] = options.quick ? [0, 1] : [5, 21];
   // Both reference paths for the timed runs and the waiting sessions (an EventStream per session);
   // idle agents are the same pi-agent-core `Agent` either way, so measured once.
