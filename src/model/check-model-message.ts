@@ -6,10 +6,14 @@ import type { AssistantMessage, ToolCall } from "../types.js";
  * Why a model's message cannot be used as an assistant message, or `undefined` when it can.
  *
  * A provider of one's own may send a `done` without `message`, an `error` without `error`, or a
- * message without `content`; the loop would otherwise throw deep inside a subscriber.
+ * message without `content`; the loop would otherwise throw deep inside a subscriber. One whose
+ * `role` is not "assistant" would enter the transcript as a message no UI, store or provider
+ * takes for the model's reply (turn_end would carry it as the turn's message).
  */
 export function problemOfModelMessage(message: unknown): string | undefined {
   if (typeof message !== "object" || message === null || Array.isArray(message)) return `is ${describe(message)}`;
+  const role = (message as { role?: unknown }).role;
+  if (role !== "assistant") return `has ${roleText(role)}, not "assistant"`;
   const content = (message as { content?: unknown }).content;
   if (!Array.isArray(content)) return `has content that is ${describe(content)}, not an array`;
   for (const block of content as unknown[]) {
@@ -19,12 +23,27 @@ export function problemOfModelMessage(message: unknown): string | undefined {
 }
 
 /**
+ * The message the loop ends a model call with when the model did not deliver one, built from
+ * the last usable partial: `changes` applied, usage filled in and tool-call ids made unique as for
+ * a final message (`settledModelMessage`), and any content block that is not an object left out.
+ * Why: a partial is checked only for its role and its content array (`isUsablePartial`, per
+ * event), and this message enters the transcript like a final one.
+ */
+export function endingFromPartial(partial: AssistantMessage, changes: Pick<AssistantMessage, "stopReason" | "errorMessage">): AssistantMessage {
+  const content = partial.content.some(isNotObject) ? partial.content.filter((block) => !isNotObject(block)) : partial.content;
+  return settledModelMessage({ ...partial, content, ...changes });
+}
+
+const isNotObject = (block: unknown): boolean => typeof block !== "object" || block === null;
+
+/**
  * True when a streamed event's `partial` can stand for the message so far. Cheaper than
  * `problemOfModelMessage` (no scan of the blocks): it runs for every delta.
  */
 export function isUsablePartial(partial: unknown): partial is AssistantMessage {
+  if (typeof partial !== "object" || partial === null || (partial as { role?: unknown }).role !== "assistant") return false;
   // A snapshot not built yet has its content by construction; reading it would build it.
-  return typeof partial === "object" && partial !== null && (isPendingSnapshot(partial) || Array.isArray((partial as { content?: unknown }).content));
+  return isPendingSnapshot(partial) || Array.isArray((partial as { content?: unknown }).content);
 }
 
 /**
@@ -84,6 +103,13 @@ function hasRepeatedId(content: AssistantMessage["content"]): boolean {
 
 function sameValueZero(left: unknown, right: unknown): boolean {
   return left === right || (left !== left && right !== right);
+}
+
+/** How an error names a message's wrong role; a long string is cut, as a provider's text may be. */
+function roleText(role: unknown): string {
+  if (role === undefined) return "no role";
+  if (typeof role !== "string") return `a role that is ${describe(role)}`;
+  return `role ${JSON.stringify(role.length > 40 ? `${role.slice(0, 40)}…` : role)}`;
 }
 
 /** How an unexpected value reads in an error text: "missing", "null", "an array", "a string". */

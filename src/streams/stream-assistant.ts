@@ -1,6 +1,6 @@
 import { catchError, concatMap, defer, from, map, mergeMap, Observable, type Observer, type Subscribable, Subscription, throwError, type Unsubscribable } from "rxjs";
 import { HookError, type RxAgentError } from "../errors.js";
-import { describe } from "../model/check-model-message.js";
+import { describe, endingFromPartial } from "../model/check-model-message.js";
 import { callHook } from "../operators/call-hook.js";
 import { type ModelCallHooks, subscribeMessageEvents } from "./to-message-events.js";
 import { jsonDepthOf } from "../util/json-depth.js";
@@ -76,7 +76,7 @@ class ModelCall extends LazyAbortController implements ModelCallHooks, Subscriba
   }
 
   fallback(partial: AssistantMessage | undefined, stopReason: Extract<StopReason, "error" | "aborted">, errorMessage: string): AssistantMessage {
-    return { ...(partial ?? emptyAssistantMessage(this.run.config.model, this.run.scheduler.now())), stopReason, errorMessage };
+    return endingFromPartial(partial ?? emptyAssistantMessage(this.run.config.model, this.run.scheduler.now()), { stopReason, errorMessage });
   }
 
   modelEnded(): void {

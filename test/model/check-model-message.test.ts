@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { settledModelMessage } from "../../src/model/check-model-message.js";
+import { endingFromPartial, problemOfModelMessage, settledModelMessage } from "../../src/model/check-model-message.js";
 import type { AssistantMessage, ToolCall } from "../../src/types.js";
 
 const call = (id: string): ToolCall => ({ type: "toolCall", id, name: "echo", arguments: {} });
@@ -28,5 +28,23 @@ describe("settledModelMessage", () => {
     expect(idsOf(settledModelMessage(message(few)))).toStrictEqual(["a", "b", "c", "b_2", "a_2", "a_3"]);
     const many = [...Array.from({ length: 30 }, (_, index) => `call_${index}`), "call_3", "call_3"];
     expect(idsOf(settledModelMessage(message(many))).slice(-2)).toStrictEqual(["call_3_2", "call_3_3"]);
+  });
+});
+
+describe("problemOfModelMessage", () => {
+  it("names a role that is not the assistant's, cutting a long one", () => {
+    expect(problemOfModelMessage(message([]))).toBeUndefined();
+    expect(problemOfModelMessage({ ...message([]), role: "user" })).toBe('has role "user", not "assistant"');
+    expect(problemOfModelMessage({ ...message([]), role: 7 })).toBe('has a role that is a number, not "assistant"');
+    expect(problemOfModelMessage({ ...message([]), role: "x".repeat(10_000) })).toBe(`has role "${"x".repeat(40)}…", not "assistant"`);
+  });
+});
+
+describe("endingFromPartial", () => {
+  it("keeps a well-formed partial's blocks as they are, and settles its tool-call ids like a final message's", () => {
+    const partial = message(["a", "a"]);
+    const ending = endingFromPartial(partial, { stopReason: "error", errorMessage: "cut off" });
+    expect(ending).toStrictEqual({ ...partial, content: [partial.content[0], call("a"), call("a_2")], stopReason: "error", errorMessage: "cut off" });
+    expect(partial.stopReason).toBe("toolUse");
   });
 });

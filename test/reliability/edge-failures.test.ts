@@ -120,6 +120,39 @@ describe("a provider's bad events end the run as data", () => {
     expect(events).toStrictEqual(oneTurn(errorAssistant("Model sent an event that is null, not an object")));
   });
 
+  // Found by arbitrary-model-events.test.ts: the message without a role went out as the
+  // message_start and message_update of the turn, the one whose role was "user" into the transcript.
+  it("a partial without the assistant's role is skipped, and a final message with another role is an error message", () => {
+    const roleless = { content: [text("Hi")] };
+    const final = { ...assistantMessage([text("Hi")]), role: "user" };
+    const model = modelSending({ type: "start", partial: roleless }, { type: "text_delta", contentIndex: 0, delta: "Hi", partial: roleless }, { type: "done", reason: "stop", message: final });
+    const { events, errors } = collect(agentLoop([prompt], { messages: [] }, { model, scheduler }));
+    expect(errors).toStrictEqual([]);
+    expect(events).toStrictEqual(oneTurn(errorAssistant('Model sent a "done" event whose message has role "user", not "assistant"')));
+  });
+
+  it("a final message without a role: an error message saying so", () => {
+    const { role: _role, ...roleless } = assistantMessage([text("Hi")]);
+    const { events, errors } = collect(agentLoop([prompt], { messages: [] }, { model: modelSending({ type: "done", reason: "stop", message: roleless }), scheduler }));
+    expect(errors).toStrictEqual([]);
+    expect(events).toStrictEqual(oneTurn(errorAssistant('Model sent a "done" event whose message has no role, not "assistant"')));
+  });
+
+  // Found by arbitrary-model-events.test.ts: the message the loop ended with kept the partial's
+  // `undefined` block, and a transcript reader's `block.type` threw.
+  it("a stream that ends without a final message: the message built from its partial keeps only object blocks, with usage", () => {
+    const { usage: _usage, ...partialWithoutUsage } = assistantMessage([text("Hel")]);
+    const partial = { ...partialWithoutUsage, content: [text("Hel"), undefined, 7] };
+    const { events, errors } = collect(agentLoop([prompt], { messages: [] }, { model: modelSending({ type: "start", partial }), scheduler }));
+    expect(errors).toStrictEqual([]);
+    const ended = events.find((event) => event.type === "message_end" && event.message.role === "assistant");
+    expect(ended).toStrictEqual({
+      type: "message_end",
+      message: { ...assistantMessage([text("Hel")]), stopReason: "error", errorMessage: "Model stream completed without a done or error event" },
+    });
+    expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "failed" });
+  });
+
   it("events without a partial are skipped: no message_start with an undefined message", () => {
     const final = assistantMessage([text("Hi")]);
     const model = modelSending({ type: "start" }, { type: "text_delta", contentIndex: 0, delta: "Hi" }, { type: "done", reason: "stop", message: final });
