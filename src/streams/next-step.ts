@@ -4,6 +4,7 @@ import type { AgentEndReason, AgentEvent, AgentMessage, AssistantMessage, Draina
 import { runUsage } from "../model/run-usage.js";
 import { newMessages, type RunState } from "./run-state.js";
 import { jsonDepthOf, nestsDeeperThan, tooDeepText } from "../util/json-depth.js";
+import { synchronousAnswer } from "../util/synchronous-answer.js";
 import { markQueued } from "./queued-from.js";
 
 /** What a turn decides: another turn that starts with `pending`, or the end of the run, and why. */
@@ -59,7 +60,7 @@ function stopConditionEnd(run: RunState, stopWhen: StopCondition | readonly Stop
   const context = new ConditionContext(run, outcome);
   for (const [index, condition] of conditions.entries()) {
     try {
-      if (condition(context) === true) return { type: "end", reason: "stop_condition", stopCondition: conditionName(condition, stopWhen, index) };
+      if (synchronousAnswer(condition(context)) === true) return { type: "end", reason: "stop_condition", stopCondition: conditionName(condition, stopWhen, index) };
     } catch (error) {
       return { type: "end", reason: "failed", errorMessage: `The stop condition ${conditionName(condition, stopWhen, index)} failed: ${errorText(error)}` };
     }

@@ -123,9 +123,9 @@ export interface AgentLoopConfig {
    * Contract: synchronous and pure: return the model message(s) for `message`, or `undefined`
    * to leave it out. A message is converted again only as a new object: replace a message to
    * change it (a rewrite by `prepareNextTurn` or `transformContext` that returns new objects
-   * is converted anew); changing a message object in place is not seen. A throw, or an answer
-   * that is not a user / assistant / toolResult message, ends the turn with an error assistant
-   * message (`convertMessageToLlm failed: …`).
+   * is converted anew); changing a message object in place is not seen. A throw, a Promise, or
+   * an answer that is not a user / assistant / toolResult message, ends the turn with an error
+   * assistant message (`convertMessageToLlm failed: …`).
    * @example convertMessageToLlm: (message) => (message.role === "notice" ? { role: "user", content: message.text, timestamp: message.timestamp } : message)
    */
   convertMessageToLlm?: ConvertMessageToLlm;

@@ -96,7 +96,8 @@ export interface AgentTool<TParameters extends ToolParameters = ToolParameters, 
   /**
    * Reshapes raw arguments before validation, for models that send an older or looser shape.
    *
-   * Contract: returns the arguments to validate; a throw becomes an error result.
+   * Contract: returns the arguments to validate, synchronously; a throw, or a Promise, becomes an
+   * error result.
    */
   prepareArguments?(rawArguments: unknown): unknown;
   /**

@@ -30,7 +30,8 @@ export interface StopConditionContext {
 /**
  * One stop condition of `stopWhen`: `true` ends the run after the turn, with `agent_end.reason`
  * `"stop_condition"` and `agent_end.stopCondition` naming it (its `description`, else its
- * function name). `stepCountIs`, `hasToolCall` and `usageExceeds` make the common ones.
+ * function name). `stepCountIs`, `hasToolCall` and `usageExceeds` make the common ones. It answers
+ * synchronously: a throw, or a Promise, ends the run as `"failed"`, naming the condition.
  */
 export interface StopCondition {
   (context: StopConditionContext): boolean;

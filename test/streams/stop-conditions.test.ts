@@ -11,6 +11,7 @@ import { textResult } from "../../src/tools/tool-results.js";
 import type { AgentEvent, AgentLoopConfig, StopCondition, StopConditionContext } from "../../src/types.js";
 import { emptyUsage, type Usage } from "../../src/types/messages.js";
 import { assistantMessage, text, toolCall, userMessage } from "../testing/fixtures.js";
+import { watchedRejection } from "../helpers/watched-rejection.js";
 
 const spent = (fields: Partial<Omit<Usage, "cost">> & { cost?: number }): Usage => ({ ...emptyUsage(), ...fields, cost: { ...emptyUsage().cost, total: fields.cost ?? 0 } });
 
@@ -115,6 +116,15 @@ describe("stopWhen in a run", () => {
     }, { description: "budget" });
     const end = await endOf([callSearch, "unreached"], { stopWhen: [stepCountIs(9), broken] });
     expect([end.reason, end.errorMessage]).toStrictEqual(["failed", "The stop condition budget failed: budget store down"]);
+  });
+
+  // An async condition's Promise was read as "does not hold", and its rejection ended the process.
+  it("ends as failed, naming the condition, when a condition answers with a Promise, and handles its rejection", async () => {
+    const { thenable, handled } = watchedRejection();
+    const later = Object.assign(() => thenable as never, { description: "later" });
+    const end = await endOf([callSearch, "unreached"], { stopWhen: later });
+    expect([end.reason, end.errorMessage]).toStrictEqual(["failed", "The stop condition later failed: it returned a Promise, and it must answer synchronously"]);
+    expect(handled()).toBe(true);
   });
 
   it("refuses a stopWhen that is not conditions before the run starts", () => {

@@ -3,6 +3,7 @@ import { errorText } from "../../errors.js";
 import { errorResult } from "../../tools/tool-results.js";
 import { type ArgumentValidation, validateArguments } from "../../tools/validate-arguments.js";
 import { jsonDepthOf } from "../../util/json-depth.js";
+import { synchronousAnswer } from "../../util/synchronous-answer.js";
 import type { AgentEvent, AgentTool, AgentToolResult, BeforeToolCallResult, ToolCall } from "../../types.js";
 import { answerOfHook } from "./answer-of-hook.js";
 import { forwardingObserver } from "../forwarding-observer.js";
@@ -122,7 +123,7 @@ function readyToolCall(index: number, toolCall: ToolCall, batch: ToolBatch): Rea
   let rawArguments: unknown = toolCall.rawArguments ?? toolCall.arguments;
   if (tool.prepareArguments) {
     try {
-      rawArguments = tool.prepareArguments(rawArguments);
+      rawArguments = synchronousAnswer(tool.prepareArguments(rawArguments));
     } catch (error) {
       return failedCall(index, toolCall, `prepareArguments failed for tool "${toolCall.name}": ${errorText(error)}`);
     }

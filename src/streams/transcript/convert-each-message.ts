@@ -2,6 +2,7 @@ import { HookError } from "../../errors.js";
 import { describe } from "../../model/check-model-message.js";
 import { isModelMessage } from "../../types/messages.js";
 import type { AgentMessage, ConvertMessageToLlm, Message } from "../../types.js";
+import { synchronousAnswer } from "../../util/synchronous-answer.js";
 
 /** What one message converted to: one model message, several, or `null` for none. */
 type Converted = Message | readonly Message[] | null;
@@ -87,7 +88,7 @@ export class ConvertedMessages {
 function convertOne(convert: ConvertMessageToLlm, message: AgentMessage, index: number): Converted {
   let answer: unknown;
   try {
-    answer = convert(message);
+    answer = synchronousAnswer(convert(message));
   } catch (error) {
     throw new HookError("convertMessageToLlm", error);
   }

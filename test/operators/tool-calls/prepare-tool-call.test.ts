@@ -10,6 +10,7 @@ import type { AgentEvent } from "../../../src/types.js";
 import { LazyAbortController } from "../../../src/util/lazy-abort-controller.js";
 import { toolCall } from "../../testing/fixtures.js";
 import { call, runToolTurn, runToolTurnAsync } from "./run-tools.js";
+import { watchedRejection } from "../../helpers/watched-rejection.js";
 
 function addTool() {
   const received: unknown[] = [];
@@ -106,6 +107,15 @@ describe("preparing tool calls", () => {
     });
     const turn = runToolTurn([legacy], [call("legacy", { file: "a.txt" }), call("legacy", { file: "boom" })]);
     expect(turn.texts).toStrictEqual(["a.txt", 'prepareArguments failed for tool "legacy": cannot reshape']);
+  });
+
+  // An async prepareArguments's Promise was validated as the arguments, and its rejection ended the process.
+  it("answers a prepareArguments that returns a Promise with an error result, and handles its rejection", () => {
+    const { thenable, handled } = watchedRejection();
+    const legacy = defineTool({ name: "legacy", description: "l", parameters: Type.Object({ path: Type.String() }), prepareArguments: () => thenable, execute: (_id, { path }) => textResult(path) });
+    const turn = runToolTurn([legacy], [call("legacy", { path: "a.txt" })]);
+    expect(turn.texts).toStrictEqual(['prepareArguments failed for tool "legacy": it returned a Promise, and it must answer synchronously']);
+    expect(handled()).toBe(true);
   });
 
   describe("beforeToolCall", () => {

@@ -9,6 +9,7 @@ import { textResult } from "../../../src/tools/tool-results.js";
 import type { AgentEvent, AgentMessage, ConvertMessageToLlm, Message } from "../../../src/types.js";
 import { collect } from "../../helpers/collect.js";
 import { userMessage } from "../../testing/fixtures.js";
+import { watchedRejection } from "../../helpers/watched-rejection.js";
 
 declare module "../../../src/types/messages.js" {
   interface CustomAgentMessages {
@@ -151,6 +152,16 @@ describe("convertMessageToLlm", () => {
     );
     const end = agentEndOf(events);
     expect(end.messages[1]).toMatchObject({ role: "assistant", stopReason: "error", errorMessage: "convertMessageToLlm failed: no such role" });
+    expect(model.calls).toStrictEqual([]);
+  });
+
+  // An async conversion's Promise was refused as "an object", and its rejection ended the process.
+  it("ends the turn with an error message when it answers with a Promise, and handles its rejection", () => {
+    const { thenable, handled } = watchedRejection();
+    const model = scriptedModel(["never"]);
+    const events = collect(agentLoop([userMessage("go")], { messages: [] }, { model, convertMessageToLlm: () => thenable as never }));
+    expect(agentEndOf(events).messages[1]).toMatchObject({ stopReason: "error", errorMessage: "convertMessageToLlm failed: it returned a Promise, and it must answer synchronously" });
+    expect(handled()).toBe(true);
     expect(model.calls).toStrictEqual([]);
   });
 
