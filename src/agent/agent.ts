@@ -7,6 +7,8 @@ import { AgentRuns } from "./agent-runs.js";
 import { agentLoop, agentLoopContinue, agentLoopReopened } from "../streams/agent-loop.js";
 import { snapshotOf, snapshotOptions } from "./agent-snapshot.js";
 import { checkConfig } from "../streams/check-config.js";
+import { InvalidConfigError } from "../errors.js";
+import { describe } from "../model/check-model-message.js";
 import { continueInput } from "./continue-input.js";
 import { freshAgentState } from "./published-state.js";
 import { reopenedApprovals, reopenedResults, reopenedToolCalls } from "../streams/transcript/reopened-tool-calls.js";
@@ -73,6 +75,9 @@ export class Agent<TOutputSchema extends OutputSchema = OutputSchema> extends Ag
    * A setting the session's store keeps (one `replaceState` changed) is written there too.
    */
   configure(options: Partial<Omit<AgentOptions<TOutputSchema>, "messages" | "store">>): void {
+    if (typeof options !== "object" || options === null || Array.isArray(options)) {
+      throw new InvalidConfigError("options", `Agent.configure takes an object such as { model, tools, systemPrompt }, got ${describe(options)}.`);
+    }
     const configured = { ...this.options, ...options };
     checkConfig(configured, configured.tools, "Agent.configure");
     const reconfigured = reconfiguredSettings(this.storedSettings, options);

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { Type } from "@sinclair/typebox";
 import { distinctUntilChanged, lastValueFrom, map, timer, toArray } from "rxjs";
 import type { TestScheduler } from "rxjs/testing";
-import { Agent, defineTool, InvalidStateError, textResult } from "../../src/index.js";
+import { Agent, defineTool, InvalidConfigError, InvalidStateError, textResult } from "../../src/index.js";
 import type { AgentEvent, AgentMessage, AgentState } from "../../src/index.js";
 import type { SchedulerLike } from "rxjs";
 import { assertEventGrammar, scriptedModel, type ScriptedTurn } from "../../src/testing/index.js";
@@ -339,6 +339,17 @@ describe("Agent", () => {
       expect(agent.followUpMode).toBe("all");
     }),
   );
+
+  // Found by a random run of the Agent's methods: configure(undefined) threw "Cannot read
+  // properties of undefined (reading 'steeringMode')", and configure("c0") took "c" and "0" as settings.
+  it("refuses a configure that is not given an object, naming it, and keeps its settings", () => {
+    const agent = new Agent({ model: scriptedModel(["a"]), systemPrompt: "Be brief." });
+    for (const [options, got] of [[undefined, "missing"], ["c0", "a string"], [[], "an array"]] as const) {
+      expect(() => agent.configure(options as never)).toThrow(new InvalidConfigError("options", `Agent.configure takes an object such as { model, tools, systemPrompt }, got ${got}.`));
+    }
+    expect(agent.settings).toMatchObject({ systemPrompt: "Be brief." });
+    expect(Object.keys(agent.settings)).not.toContain("0");
+  });
 
   it("wakes state$ listeners only when the state changes", async () => {
     const agent = new Agent({ model: scriptedModel(["a"]) });
