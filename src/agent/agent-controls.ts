@@ -109,9 +109,12 @@ export abstract class AgentControls {
    * @example const dropped = agent.abort({ clearFollowUps: true }); // { steering: [...], followUp: [...] }
    */
   abort(options: { clearFollowUps?: boolean; reason?: unknown } = {}): QueuedMessages {
+    // Options that are not an object (a JavaScript caller's `null`) are no options: an abort
+    // that threw would leave the run going.
+    const { clearFollowUps, reason } = typeof options === "object" && options !== null ? options : {};
     const steering = this.clearSteering();
-    const followUp = options.clearFollowUps ? this.clearFollowUps() : [];
-    this.currentController()?.abort(options.reason ?? new Error("Aborted by the user"));
+    const followUp = clearFollowUps ? this.clearFollowUps() : [];
+    this.currentController()?.abort(reason ?? new Error("Aborted by the user"));
     return { steering, followUp };
   }
 

@@ -73,4 +73,20 @@ describe("Agent.abort reason reaches the tools", () => {
       expect(Object.values(heard).map(String)).toStrictEqual(["Error: Aborted by the user", "Error: Aborted by the user", "Error: Aborted by the user"]);
     }),
   );
+
+  // Found by a random run of the Agent's methods: abort(null) threw "Cannot read properties of
+  // null (reading 'clearFollowUps')" and the run went on.
+  it(
+    "abort(null) from a JavaScript caller aborts as abort() does",
+    marbles((m) => {
+      const heard: Heard = {};
+      const model = scriptedModel([threeCalls, "done"], { scheduler: m.scheduler, delay: 1 });
+      const agent = new Agent({ model, tools: [earlyReader(heard), lateReader(heard, m.scheduler)], scheduler: m.scheduler });
+      agent.prompt("go").subscribe();
+      m.scheduler.schedule(() => agent.abort(null as never), 40);
+      m.flush();
+      expect(Object.values(heard).map(String)).toStrictEqual(["Error: Aborted by the user", "Error: Aborted by the user", "Error: Aborted by the user"]);
+      expect(agent.state.isStreaming).toBe(false);
+    }),
+  );
 });
