@@ -44,7 +44,8 @@ export function messagesAtEnd<TOutput>(start: () => StartedRun<TOutput>): Promis
 
 /**
  * Resolves at the first state of `state$` (which replays the current one) in which `isIdle`
- * holds, once `listenersSettled()` (asked then) completes (`Agent.waitForIdle`).
+ * holds, once `listenersSettled()` (asked then) completes (`Agent.waitForIdle`); at once when
+ * `state$` completes first (the agent was disposed).
  */
 export function firstIdle(state$: Observable<AgentState>, isIdle: (state: AgentState) => boolean, listenersSettled: () => Observable<void>): Promise<void> {
   return firstValueFrom(
@@ -53,6 +54,7 @@ export function firstIdle(state$: Observable<AgentState>, isIdle: (state: AgentS
       take(1),
       concatMap(() => afterSettled(listenersSettled(), undefined)),
     ),
+    { defaultValue: undefined },
   );
 }
 

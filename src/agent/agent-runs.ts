@@ -100,7 +100,7 @@ export abstract class AgentRuns<TOutputSchema extends OutputSchema = OutputSchem
     return (this.listeners ??= new AgentListeners((message) => warn(this.options.onWarning, message))).add(listener);
   }
 
-  /** Resolves once no run is active and the `subscribe` listeners are done with every run. */
+  /** Resolves once no run is active and the `subscribe` listeners are done with every run, or once the agent is disposed. */
   waitForIdle(): Promise<void> {
     return firstIdle(
       this.state$,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Type } from "@sinclair/typebox";
-import { distinctUntilChanged, lastValueFrom, map, timer, toArray } from "rxjs";
+import { asyncScheduler, distinctUntilChanged, lastValueFrom, map, timer, toArray } from "rxjs";
 import type { TestScheduler } from "rxjs/testing";
 import { Agent, defineTool, InvalidConfigError, InvalidStateError, textResult } from "../../src/index.js";
 import type { AgentEvent, AgentMessage, AgentState } from "../../src/index.js";
@@ -318,6 +318,16 @@ describe("Agent", () => {
       agent.events$.subscribe({ complete: () => completed.push("events$") });
       agent.state$.subscribe({ complete: () => completed.push("state$") });
       expect(completed).toStrictEqual(["events$", "state$"]);
+    });
+
+    // Found by a random run of the Agent's methods: both rejected with rxjs's "no elements in sequence".
+    it("resolves waitForIdle once disposed: one asked after dispose, and one waiting for a run that dispose stopped", async () => {
+      const running = new Agent({ model: scriptedModel(["never ends"], { scheduler: asyncScheduler, delay: 60_000 }) });
+      running.prompt("go").subscribe({ error: () => undefined });
+      const waiting = running.waitForIdle();
+      running.dispose();
+      await expect(waiting).resolves.toBeUndefined();
+      await expect(running.waitForIdle()).resolves.toBeUndefined();
     });
   });
 
