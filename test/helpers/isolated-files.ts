@@ -17,6 +17,7 @@ export const isolatedFiles = [
   "test/pi-ai/from-pi-ai-failures.test.ts",
   "test/redis/acked-commands.test.ts",
   "test/redis/takeover-faults.test.ts",
+  "test/reliability/arbitrary-agent-calls.test.ts",
   "test/reliability/arbitrary-hook-answers.test.ts",
   "test/reliability/async.test.ts",
   "test/server/jsonl-transcript-store-writes.test.ts",
