@@ -2,7 +2,8 @@ import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, r
 import { readFile } from "node:fs/promises";
 import { errorText } from "../errors.js";
 import { roleOf } from "../types/messages.js";
-import { THINKING_LEVELS } from "../streams/check-config.js";
+import { problemOfMessage, THINKING_LEVELS } from "../streams/check-config.js";
+import { MAX_JSON_DEPTH, nestsDeeperThan } from "../util/json-depth.js";
 import type { AgentMessage, StoredSettings, StoredTranscript, ThinkingLevel, TranscriptRecord, TranscriptStore } from "../types.js";
 import { type DescriptorHolder, type DescriptorPool, sharedDescriptorPool } from "./descriptor-pool.js";
 import { safeJsonLine } from "./safe-json-line.js";
@@ -245,12 +246,16 @@ export function storedTranscriptOf(entries: readonly string[], names: StoredEntr
       return warn(`${names.where(index)}: skipped ${names.notJson(index)}.`);
     }
     if (!isRecordLine(value)) {
+      // A line edited by hand, or a key another program wrote, must not put a non-message (or one
+      // nested past what the loop walks) into a transcript every later step recurses into.
+      const problem = problemOfMessage(value);
+      if (problem !== undefined) return warn(`${names.where(index)}: skipped a line that is not a message: it ${problem}.`);
       messages.push(value as AgentMessage);
       // Records describe the last assistant message's batch: any other message but its results closes it.
       if (roleOf(value as AgentMessage) !== "toolResult") records = [];
       return;
     }
-    const record = checkedRecord(value.rxagent);
+    const record = nestsDeeperThan(value, MAX_JSON_DEPTH) ? undefined : checkedRecord(value.rxagent);
     // Settings hold for the whole session, past any batch: merged apart from the batch's records.
     if (record?.type === "settings") settings = { ...settings, ...record.settings };
     else if (record) records.push(record);

@@ -97,6 +97,15 @@ export function checkPrompts(prompts: unknown, caller = "agentLoop", maxJsonDept
   });
 }
 
+/**
+ * What is wrong with a value read back as a message (a transcript store's line or element), or
+ * undefined for a message: the shape `checkPrompts` asks of a prompt, and its depth.
+ */
+export function problemOfMessage(value: unknown, maxJsonDepth: number = MAX_JSON_DEPTH): string | undefined {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return `is ${describe(value)}`;
+  return problemOfPrompt(value) ?? problemOfDepth(value, maxJsonDepth);
+}
+
 /** What is wrong with one prompt element, or undefined for a message. */
 function problemOfPrompt(prompt: unknown): string | undefined {
   if (typeof prompt !== "object" || prompt === null || Array.isArray(prompt)) {

@@ -50,6 +50,29 @@ describe("JsonlTranscriptStore", () => {
     expect(await new JsonlTranscriptStore(path).load()).toStrictEqual([user("a"), user("b")]);
   });
 
+  // Found by random files given to Agent.open: "{}" loaded as the transcript's message, and every
+  // later step read a message without a role.
+  it("skips, with a warning naming the line, JSON that is not a message or nests too deep, and an Agent opens on the rest", async () => {
+    const path = temporaryFile();
+    const deep = `{"role":"user","content":[{"type":"text","text":"x","extra":${"[".repeat(300)}${"]".repeat(300)}}],"timestamp":0}`;
+    const lines = ["{}", "5", '"text"', "[1]", '{"role":"user","content":"no timestamp"}', '{"role":"user","content":7,"timestamp":0}', deep, JSON.stringify(user("kept"))];
+    writeFileSync(path, `${lines.join("\n")}\n`);
+    const warnings: string[] = [];
+    const agent = await Agent.open({ model: scriptedModel(["answer"]), store: new JsonlTranscriptStore(path, { onWarning: (message) => warnings.push(message) }) });
+    expect(agent.messages).toStrictEqual([user("kept")]);
+    expect(warnings).toStrictEqual([
+      `${path}:1: skipped a line that is not a message: it has no role (role: undefined).`,
+      `${path}:2: skipped a line that is not a message: it is 5.`,
+      `${path}:3: skipped a line that is not a message: it is "text".`,
+      `${path}:4: skipped a line that is not a message: it is an array.`,
+      `${path}:5: skipped a line that is not a message: it has no timestamp number (timestamp: undefined).`,
+      `${path}:6: skipped a line that is not a message: it (role "user") has content 7, not a string or an array of blocks.`,
+      `${path}:7: skipped a line that is not a message: it has values that nest deeper than 128 levels.`,
+    ]);
+    const events = await lastValueFrom(agent.prompt("go").pipe(toArray()));
+    expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "idle" });
+  });
+
   it("cuts a torn last line longer than the 64 KiB it reads at a time whole, so the next message keeps a line of its own", async () => {
     const path = temporaryFile();
     writeFileSync(path, `${JSON.stringify(user("a"))}\n{"role":"user","content":"${"x".repeat(200_000)}`);
