@@ -3,6 +3,7 @@ import { mergeMap, NEVER, type SchedulerLike, timer } from "rxjs";
 import { describe, expect, it } from "vitest";
 import { Agent, defineTool } from "../../src/index.js";
 import { scriptedModel, type ScriptedTurn } from "../../src/testing/index.js";
+import type { TestScheduler } from "rxjs/testing";
 import { marbles } from "../helpers/marbles.js";
 
 /** What each call's signal fired with, by call id. */
@@ -46,17 +47,26 @@ const threeCalls: ScriptedTurn = {
   ],
 };
 
+/**
+ * Runs `threeCalls` on an Agent in virtual time and calls `abort` on it 40 ms in, while every
+ * call runs; returns the agent and what each call's signal fired with.
+ */
+function abortedWhileCallsRun(scheduler: TestScheduler, abort: (agent: Agent) => void): { agent: Agent; heard: Heard } {
+  const heard: Heard = {};
+  const model = scriptedModel([threeCalls, "done"], { scheduler, delay: 1 });
+  const agent = new Agent({ model, tools: [earlyReader(heard), lateReader(heard, scheduler)], scheduler });
+  agent.prompt("go").subscribe();
+  scheduler.schedule(() => abort(agent), 40);
+  scheduler.flush();
+  return { agent, heard };
+}
+
 describe("Agent.abort reason reaches the tools", () => {
   it(
     "abort({ reason }): every running call's signal fires with that reason, shared signals and own ones alike",
     marbles((m) => {
-      const heard: Heard = {};
-      const model = scriptedModel([threeCalls, "done"], { scheduler: m.scheduler, delay: 1 });
-      const agent = new Agent({ model, tools: [earlyReader(heard), lateReader(heard, m.scheduler)], scheduler: m.scheduler });
-      agent.prompt("go").subscribe();
       const reason = new Error("The session moved to another process.");
-      m.scheduler.schedule(() => agent.abort({ reason }), 40);
-      m.flush();
+      const { heard } = abortedWhileCallsRun(m.scheduler, (agent) => agent.abort({ reason }));
       expect(heard).toStrictEqual({ a: reason, b: reason, c: reason });
     }),
   );
@@ -64,12 +74,7 @@ describe("Agent.abort reason reaches the tools", () => {
   it(
     "abort() without a reason: the signals fire with the run's own reason, \"Aborted by the user\"",
     marbles((m) => {
-      const heard: Heard = {};
-      const model = scriptedModel([threeCalls, "done"], { scheduler: m.scheduler, delay: 1 });
-      const agent = new Agent({ model, tools: [earlyReader(heard), lateReader(heard, m.scheduler)], scheduler: m.scheduler });
-      agent.prompt("go").subscribe();
-      m.scheduler.schedule(() => agent.abort(), 40);
-      m.flush();
+      const { heard } = abortedWhileCallsRun(m.scheduler, (agent) => agent.abort());
       expect(Object.values(heard).map(String)).toStrictEqual(["Error: Aborted by the user", "Error: Aborted by the user", "Error: Aborted by the user"]);
     }),
   );
@@ -79,12 +84,7 @@ describe("Agent.abort reason reaches the tools", () => {
   it(
     "abort(null) from a JavaScript caller aborts as abort() does",
     marbles((m) => {
-      const heard: Heard = {};
-      const model = scriptedModel([threeCalls, "done"], { scheduler: m.scheduler, delay: 1 });
-      const agent = new Agent({ model, tools: [earlyReader(heard), lateReader(heard, m.scheduler)], scheduler: m.scheduler });
-      agent.prompt("go").subscribe();
-      m.scheduler.schedule(() => agent.abort(null as never), 40);
-      m.flush();
+      const { agent, heard } = abortedWhileCallsRun(m.scheduler, (aborted) => aborted.abort(null as never));
       expect(Object.values(heard).map(String)).toStrictEqual(["Error: Aborted by the user", "Error: Aborted by the user", "Error: Aborted by the user"]);
       expect(agent.state.isStreaming).toBe(false);
     }),
