@@ -188,14 +188,32 @@ export function checkedCassette(cassette: Partial<Cassette>): Cassette {
     if (call === undefined || call === null) throw new SyntaxError(`${where} is missing.`);
     if (!Array.isArray(call.request?.messages)) throw new SyntaxError(`${where} has no request with a list of messages.`);
     if (!Array.isArray(call.events)) throw new SyntaxError(`${where} has no list of events.`);
+    let blocks = 0;
     call.events.forEach((event, eventIndex) => {
       const problem =
         typeof event.at !== "number" || !(event.at >= 0) ? "needs a time `at` of at least 0"
         : !eventTypes.has(String(event.event?.type)) ? `has an unknown event type ${JSON.stringify(event.event?.type)}`
         : event.changes !== undefined && (event.changes === null || typeof event.changes !== "object") ? "has changes that are not an object"
-        : undefined;
+        : problemOfContentLength(event.changes, blocks);
       if (problem) throw new SyntaxError(`${where}, event ${eventIndex}: ${problem}.`);
+      blocks = event.changes?.content?.length ?? blocks;
     });
   }
   return cassette as Cassette;
+}
+
+/**
+ * Why an event's `changes.content.length` cannot be replayed: not a whole number, or more blocks
+ * than the message had (`blocks`) plus those the changes bring. Why: the replay builds an array
+ * of that length, and a crafted length of 10^9 in a line of a few bytes took the process's memory.
+ */
+function problemOfContentLength(changes: MessageChanges | undefined, blocks: number): string | undefined {
+  const content = changes?.content;
+  if (content === undefined) return undefined;
+  if (typeof content !== "object" || content === null) return "has content changes that are not an object";
+  const brought = typeof content.blocks === "object" && content.blocks !== null ? Object.keys(content.blocks).length : 0;
+  if (!Number.isInteger(content.length) || content.length < 0 || content.length > blocks + brought) {
+    return `has a content length ${JSON.stringify(content.length)} that is not a count of the blocks the message had (${blocks}) and those its changes bring (${brought})`;
+  }
+  return undefined;
 }

@@ -54,6 +54,26 @@ describe("parseCassette", () => {
   });
 });
 
+describe("parseCassette and content lengths", () => {
+  // Found by crafted cassettes: a line of a few bytes whose content length was 10^8 took 28 s and
+  // the process's memory to replay (10^9 took it all).
+  it("refuses a content length that is not a count of the blocks the message had and those its changes bring", async () => {
+    const cassette = await recorded();
+    const withLength = (length: unknown) => {
+      const copy = structuredClone(cassette);
+      copy.calls[0]!.events[0]!.changes = { ...copy.calls[0]!.events[0]!.changes, content: { length: length as number } };
+      return JSON.stringify(copy);
+    };
+    expect(() => parseCassette(withLength(1e9))).toThrow("Cassette call 0, event 0: has a content length 1000000000 that is not a count of the blocks the message had (0) and those its changes bring (0).");
+    expect(() => parseCassette(withLength(-1))).toThrow("Cassette call 0, event 0: has a content length -1 that is not a count");
+    expect(() => parseCassette(withLength(1.5))).toThrow("Cassette call 0, event 0: has a content length 1.5 that is not a count");
+    expect(() => parseCassette(withLength("2"))).toThrow('Cassette call 0, event 0: has a content length "2" that is not a count');
+    // What recordings write passes: each block the message gains comes with its changes.
+    expect(parseCassette(withLength(0)).calls[0]!.events).toHaveLength(6);
+    expect(parseCassette(JSON.stringify(cassette))).toStrictEqual(cassette);
+  });
+});
+
 describe("recordingModel", () => {
   it("fails the model call, not the process, when its sink cannot write", async () => {
     const sink = { write: (record: { kind: string }) => {
