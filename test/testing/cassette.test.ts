@@ -55,8 +55,8 @@ describe("parseCassette", () => {
 });
 
 describe("parseCassette and content lengths", () => {
-  // Found by crafted cassettes: a line of a few bytes whose content length was 10^8 took 28 s and
-  // the process's memory to replay (10^9 took it all).
+  // Found by a crafted cassette: a line of a few bytes whose content length was 10^8 took 28 s to
+  // replay, building an array of that length.
   it("refuses a content length that is not a count of the blocks the message had and those its changes bring", async () => {
     const cassette = await recorded();
     const withLength = (length: unknown) => {
