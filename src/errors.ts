@@ -1,3 +1,7 @@
+import { errorText } from "./util/error-text.js";
+
+export { errorText };
+
 /** Base of every error rxagent throws, so apps can tell them apart with `instanceof`. */
 export class RxAgentError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -31,16 +35,5 @@ export class HookError extends RxAgentError {
     cause: unknown,
   ) {
     super(`${hookName} failed: ${errorText(cause)}`, { cause });
-  }
-}
-
-/** The readable message of anything thrown. */
-export function errorText(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  if (typeof error === "string") return error;
-  try {
-    return JSON.stringify(error) ?? String(error);
-  } catch {
-    return String(error);
   }
 }

@@ -1,6 +1,7 @@
 import type { SchedulerLike } from "rxjs";
 import { errorText } from "../errors.js";
 import type { AgentEvent, TranscriptStore } from "../types.js";
+import { warnerOf } from "../util/detached-callback.js";
 import { approvalRecordOf, type RecordedBatch } from "./approval-records.js";
 
 /**
@@ -28,8 +29,7 @@ export function writeToStore(store: TranscriptStore, event: AgentEvent, batch: R
 
 type Warn = (message: string) => void;
 
-/** Tells `onWarning` (`AgentOptions.onWarning`) about a problem that must not stop the agent; `console.warn` without one. */
+/** Tells `onWarning` (`AgentOptions.onWarning`) about a problem that must not stop the agent; `console.warn` without one (`warnerOf`). */
 export function warn(onWarning: Warn | undefined, message: string): void {
-  if (onWarning) onWarning(message);
-  else console.warn(`rxagent: ${message}`);
+  warnerOf(onWarning)(message);
 }

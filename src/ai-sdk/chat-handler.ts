@@ -1,5 +1,6 @@
 import type { Observable } from "rxjs";
 import type { Agent, AgentEvent } from "../index.js";
+import { callDetached, warnerOf } from "../util/detached-callback.js";
 import { runChatCommand } from "./chat-commands.js";
 import { isChatId, parseChatRequest, readBody, type Refusal } from "./chat-request.js";
 import { toServerSentEvents, toUIMessageStream, UI_MESSAGE_STREAM_HEADERS, type UIMessageStreamOptions } from "./to-ui-message-stream.js";
@@ -33,8 +34,13 @@ export interface ChatHandlerOptions {
   abortOnDisconnect?: boolean;
   /** How events become chunks (tool outputs, message metadata), and how far a client may fall behind (`maxQueuedChunks`). */
   chunks?: Omit<UIMessageStreamOptions, "messageId">;
-  /** Called when a chat is closed (evicted, or by `close()`), to persist or dispose its agent. */
+  /**
+   * Called when a chat is closed (evicted, or by `close()`), to persist or dispose its agent. One
+   * that throws or rejects is reported to `onWarning`; the chat closes all the same.
+   */
   onChatClose?: (chatId: string, agent: Agent) => void;
+  /** Told about problems that must not stop the handler (an `onChatClose` that failed). Default: `console.warn`. */
+  onWarning?: (message: string) => void;
 }
 
 export interface ChatHandler {
@@ -72,6 +78,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
   const maxChats = options.maxChats ?? 100;
   const abortOnDisconnect = options.abortOnDisconnect ?? true;
+  const warn = warnerOf(options.onWarning);
   const chats = new Map<string, Chat>();
   const pending = new Map<string, Promise<Chat | Refusal>>();
   let closing = false;
@@ -81,7 +88,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     if (!pathname.startsWith(`${path}/`)) return undefined;
     const [chatId, action, ...rest] = pathname.slice(path.length + 1).split("/");
     if (rest.length > 0 || (action !== "stream" && action !== "commands")) return undefined;
-    return { kind: action, chatId: decodeURIComponent(chatId ?? "") };
+    return { kind: action, chatId: decodedChatId(chatId ?? "") };
   }
 
   async function answer(request: Request): Promise<Response> {
@@ -199,7 +206,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     for (const [chatId, chat] of chats) {
       if (!chat.run && !chat.agent.state.isStreaming) {
         chats.delete(chatId);
-        options.onChatClose?.(chatId, chat.agent);
+        callDetached("onChatClose", options.onChatClose, [chatId, chat.agent], warn);
         return true;
       }
     }
@@ -215,10 +222,23 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     async close() {
       closing = true;
       await Promise.all([...chats.values()].map((chat) => (chat.agent.abort(), chat.agent.waitForIdle())));
-      for (const [chatId, chat] of chats) options.onChatClose?.(chatId, chat.agent);
+      for (const [chatId, chat] of chats) callDetached("onChatClose", options.onChatClose, [chatId, chat.agent], warn);
       chats.clear();
     },
   };
+}
+
+/**
+ * A path's chat id, percent-decoded; one that is not valid percent-encoding stays as it came, which
+ * no chat id is (`isChatId` refuses `%`). Why: `decodeURIComponent` throws on it, and `handles`
+ * runs this from inside Node's HTTP parser (`handleNodeRequest`), where a throw ends the process.
+ */
+function decodedChatId(encoded: string): string {
+  try {
+    return decodeURIComponent(encoded);
+  } catch {
+    return encoded;
+  }
 }
 
 function refuse(refusal: Refusal, headers: Record<string, string> = {}): Response {

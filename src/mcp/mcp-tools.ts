@@ -1,6 +1,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ToolListChangedNotificationSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { AgentTool } from "../types.js";
+import { callDetached, warnToConsole } from "../util/detached-callback.js";
 import { mcpTool } from "./mcp-tool.js";
 
 export interface McpToolsOptions {
@@ -45,7 +46,8 @@ export interface McpToolsOptions {
   /**
    * Told after each refresh of the list, or of why a refresh failed (the old list then stays).
    *
-   * Contract: `tools` are this server's tools only; a throw is ignored (it must not end the process).
+   * Contract: `tools` are this server's tools only; a throw or a rejection goes to `console.warn`
+   * (it must not end the process).
    */
   onToolsChanged?: (tools: readonly AgentTool[], error?: unknown) => void;
 }
@@ -99,16 +101,13 @@ export async function mcpTools(client: Client, options: McpToolsOptions = {}): P
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
     const refresh = ++refreshes;
     listAllTools(client, bounds)
-      .then(
-        (tools) => {
-          if (refresh !== refreshes) return;
-          replace(tools);
-          options.onToolsChanged?.(current);
-        },
-        (error: unknown) => options.onToolsChanged?.(current, error),
-      )
-      // A throwing listener would otherwise be an unhandled rejection, which ends a Node process.
-      .catch(() => undefined);
+      .then((tools) => {
+        if (refresh !== refreshes) return;
+        // Builds the whole new list before it touches the array: a tool that fails to convert leaves the old list.
+        replace(tools);
+        callDetached("onToolsChanged", options.onToolsChanged, [current], warnToConsole);
+      })
+      .catch((error: unknown) => callDetached("onToolsChanged", options.onToolsChanged, [current, error], warnToConsole));
   });
   return target;
 }

@@ -7,6 +7,7 @@ import { errorFrame } from "../server/execute-command.js";
 import type { CommandReplies, HostedSession } from "../server/hosted-session.js";
 import type { ServeAgentsOptions } from "../server/serve-agents-options.js";
 import type { Agent } from "../agent/agent.js";
+import { warnerOf } from "../util/detached-callback.js";
 import type { ForwardedReply } from "./forwarded-command.js";
 import { closeConnection, settledWithin } from "./close-connection.js";
 import { withSessionScripts } from "./redis-scripts.js";
@@ -107,7 +108,7 @@ export function redisSessions(options: RedisSessionsOptions): RedisSessions {
   const replyChannel = `${keyPrefix}process:${processId}`;
   const leaseMs = options.leaseMs ?? 10_000;
   const commandTimeoutMs = options.commandTimeoutMs ?? leaseMs;
-  const warn = options.onWarning ?? ((message: string) => console.warn(`rxagent: ${message}`));
+  const warn = warnerOf(options.onWarning);
   const handlers = new Map<string, (message: string) => void>();
   const replies = new Map<string, { replies: CommandReplies; timer: ReturnType<typeof setTimeout> }>();
   const sessions = new Set<RedisSession>();

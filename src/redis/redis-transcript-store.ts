@@ -3,6 +3,7 @@ import { errorText } from "../errors.js";
 import { storedTranscriptOf as storedEntriesOf } from "../server/jsonl-transcript-store.js";
 import { safeJsonLine } from "../server/safe-json-line.js";
 import type { AgentMessage, StoredTranscript, TranscriptRecord, TranscriptStore } from "../types.js";
+import { callDetached, warnerOf } from "../util/detached-callback.js";
 import { withSessionScripts } from "./redis-scripts.js";
 import { DEFAULT_KEY_PREFIX, sessionKeys } from "./session-keys.js";
 import { SessionQueue } from "./session-queue.js";
@@ -257,11 +258,11 @@ export class RedisTranscriptStore implements TranscriptStore {
     this.warn(error.message);
     // Not from inside `append`: the agent is in the middle of handling an event, and the runner's
     // answer to a failure disposes it.
-    queueMicrotask(() => this.options.onFailure?.(error));
+    queueMicrotask(() => callDetached("onFailure", this.options.onFailure, [error], (message) => this.warn(message)));
   }
 
   private warn(message: string): void {
-    (this.options.onWarning ?? ((text: string) => console.warn(`rxagent: ${text}`)))(message);
+    warnerOf(this.options.onWarning)(message);
   }
 }
 

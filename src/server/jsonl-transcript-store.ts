@@ -5,6 +5,7 @@ import { roleOf } from "../types/messages.js";
 import { problemOfMessage, THINKING_LEVELS } from "../streams/check-config.js";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../util/json-depth.js";
 import type { AgentMessage, StoredSettings, StoredTranscript, ThinkingLevel, TranscriptRecord, TranscriptStore } from "../types.js";
+import { warnerOf } from "../util/detached-callback.js";
 import { type DescriptorHolder, type DescriptorPool, sharedDescriptorPool } from "./descriptor-pool.js";
 import { safeJsonLine } from "./safe-json-line.js";
 
@@ -216,7 +217,7 @@ export class JsonlTranscriptStore implements TranscriptStore, DescriptorHolder {
   }
 
   private warn(message: string): void {
-    (this.options.onWarning ?? ((text: string) => console.warn(`rxagent: ${text}`)))(message);
+    warnerOf(this.options.onWarning)(message);
   }
 }
 

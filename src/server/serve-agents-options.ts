@@ -96,8 +96,13 @@ export interface ServeAgentsOptions {
   shutdownTimeoutMs?: number;
   /** Clock for the heartbeat and the rate limit. Default `asyncScheduler`. */
   scheduler?: SchedulerLike;
-  /** Called when a session is closed (evicted, or at shutdown), to persist or dispose its agent. */
+  /**
+   * Called when a session is closed (evicted, or at shutdown), to persist or dispose its agent.
+   * One that throws or rejects is reported to `onWarning`; the session closes all the same.
+   */
   onSessionClose?: (sessionId: string, agent: Agent) => void;
+  /** Told about problems that must not stop the server: an `onSessionClose` that failed, or `serveWebUi`'s `handleRequest` that threw. Default: `console.warn`. */
+  onWarning?: (message: string) => void;
 }
 
 export interface SessionInfo {

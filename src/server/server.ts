@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { asyncScheduler } from "rxjs";
 import type { WebSocket } from "ws";
 import { errorText } from "../errors.js";
+import { callDetached, warnerOf } from "../util/detached-callback.js";
 import { ClientConnection } from "./client-connection.js";
 import { Heartbeat } from "./heartbeat.js";
 import { IdleSweep, type SweptConnection } from "./idle-sweep.js";
@@ -66,6 +67,7 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
   const scheduler = options.scheduler ?? asyncScheduler;
   const maxSessions = options.maxSessions ?? 100;
   const shutdownTimeoutMs = options.shutdownTimeoutMs ?? 10_000;
+  const warn = warnerOf(options.onWarning);
   const sessions = new Map<string, HostedSession>();
   const pending = new Map<string, Promise<HostedSession | "unknown_session">>();
   const peers = new Set<Peer>();
@@ -231,7 +233,7 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
       if (!agent) return "unknown_session" as const;
       if (closing) {
         // Made while the server shut down: it never joins, but its owner still hears it closed.
-        options.onSessionClose?.(sessionId, agent);
+        callDetached("onSessionClose", options.onSessionClose, [sessionId, agent], warn);
         return "unknown_session" as const;
       }
       const hub = new SessionHub(sessionId, agent, options.eventLog, options.createEventLog?.(sessionId), protocol);
@@ -290,7 +292,7 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
   function closeSession(id: string, hub: HostedSession): void {
     sessions.delete(id);
     hub.close();
-    if (hub.agent) options.onSessionClose?.(id, hub.agent);
+    if (hub.agent) callDetached("onSessionClose", options.onSessionClose, [id, hub.agent], warn);
   }
 
   /**

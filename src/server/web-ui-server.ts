@@ -3,6 +3,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { type AgentServer, serveAgents, type ServeAgentsOptions } from "./server.js";
 import { pageOrigins } from "./verify-upgrade.js";
+import { errorText } from "../errors.js";
+import { warnerOf } from "../util/detached-callback.js";
 
 /** What the page's first screen says before anything was sent: it reads this from `/page.json`. */
 export interface WebUiPage {
@@ -28,6 +30,8 @@ export interface ServeWebUiOptions extends Omit<ServeAgentsOptions, "server" | "
   /**
    * More HTTP routes on the page's port, asked first: return true when it answered the request.
    * Contract: it checks its own requests (auth, origin); the WebSocket's checks do not cover it.
+   * One that throws is reported to `onWarning` and its request answered 500: a request must not
+   * end the process from inside Node's HTTP parser.
    * @example handleRequest: (request, response) => handleNodeRequest(chatHandler, request, response) // rxagent/ai-sdk's useChat endpoint
    */
   handleRequest?: (request: IncomingMessage, response: ServerResponse) => boolean;
@@ -72,12 +76,15 @@ const CONTENT_TYPES: Record<string, string> = {
  */
 export async function serveWebUi(options: ServeWebUiOptions): Promise<WebUiServer> {
   const host = options.host ?? "127.0.0.1";
+  const warn = warnerOf(options.onWarning);
   const http = createServer((request, response) => {
-    if (options.handleRequest?.(request, response)) return;
-    serveFile(request, response, options.page ?? {}).catch(() => {
-      if (!response.headersSent) response.writeHead(500);
-      response.end();
-    });
+    try {
+      if (options.handleRequest?.(request, response)) return;
+    } catch (error) {
+      warn(`handleRequest failed: ${errorText(error)}`);
+      return failedRequest(response);
+    }
+    serveFile(request, response, options.page ?? {}).catch(() => failedRequest(response));
   });
   await new Promise<void>((resolve, reject) => {
     http.once("error", reject);
@@ -114,4 +121,10 @@ async function serveFile(request: IncomingMessage, response: ServerResponse, pag
     "cache-control": "no-store",
   });
   response.end(body);
+}
+
+/** Ends a request that failed on the server's side with 500, or as it stands once its head went out. */
+function failedRequest(response: ServerResponse): void {
+  if (!response.headersSent) response.writeHead(500);
+  response.end();
 }

@@ -127,4 +127,29 @@ describe("Agent.subscribe: listeners awaited as pi-agent-core awaits them", () =
     expect(heard.at(-1)).toBe("agent_end");
     expect(warnings).toStrictEqual(["A subscribe() listener failed on agent_start: sync boom", "A subscribe() listener failed on turn_end: async boom"]);
   });
+
+  // An onWarning that threw broke off the delivery of the event to the listeners after the failed
+  // one; one that rejected was an unhandled rejection, which ends the process.
+  it.each(["throws", "rejects"] as const)("an onWarning that %s does not stop the run or the other listeners", async (failure) => {
+    let warned = 0;
+    const agent = new Agent({
+      model: scriptedModel(["answer"]),
+      onWarning: () => {
+        warned++;
+        if (failure === "throws") throw new Error("the log is gone");
+        return Promise.reject(new Error("the log is gone")) as never;
+      },
+    });
+    const heard: string[] = [];
+    agent.subscribe((event) => {
+      if (event.type === "agent_start") throw new Error("sync boom");
+    });
+    agent.subscribe((event) => void heard.push(event.type));
+    const messages = await agent.run("hello");
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(messages).toHaveLength(2);
+    expect(warned).toBe(1);
+    expect(heard[0]).toBe("agent_start");
+    expect(heard.at(-1)).toBe("agent_end");
+  });
 });

@@ -1,4 +1,5 @@
 import { request as httpRequest } from "node:http";
+import { connect } from "node:net";
 import { asyncScheduler } from "rxjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Agent } from "../../src/index.js";
@@ -89,8 +90,29 @@ describe("the chat handler's answers to bad requests", () => {
     expect((await chunksOf(await running)).at(-1)).toStrictEqual({ type: "abort" });
   });
 
+  // A throw while turning the request into a Fetch API `Request` came out of Node's HTTP parser as
+  // an uncaught exception: one unauthenticated request of a few bytes ended the process.
+  it("answers what the Fetch API cannot carry (TRACE, a Host that is not a host, an id that is not percent-encoding)", async () => {
+    expect(await rawExchange(server.url, "TRACE /api/chat HTTP/1.1\r\nHost: localhost\r\n\r\n")).toMatch(/^HTTP\/1\.1 405 [^]*\r\nallow: GET, POST\r\n[^]*TRACE is not supported here\.\r\n/);
+    expect(await rawExchange(server.url, "GET /api/chat/a/stream HTTP/1.1\r\nHost: [\r\n\r\n")).toMatch(/^HTTP\/1\.1 400 [^]*The Host header is not a host\.\r\n/);
+    await expectRefusal(await fetch(`${server.url}/api/chat/%E0%A4/stream`), 400, "Not a chat id.");
+    await expectRefusal(await post(JSON.stringify({ type: "abort" }), "/api/chat/%E0%A4/commands"), 404, 'No chat "%E0%A4" here.');
+  });
+
   it("still serves a good request after all of the above", async () => {
     const message = await finalMessage(await chunksOf(await post(chatBody("good", "hi"))));
     expect(message.parts).toStrictEqual([{ type: "step-start" }, { type: "text", text: "fine", state: "done" }]);
   });
 });
+
+/** Sends `request` as it is on a fresh connection (which it then closes) and returns the whole answer. */
+function rawExchange(url: string, request: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.end(request));
+    const received: Buffer[] = [];
+    socket.on("data", (chunk) => received.push(chunk));
+    socket.on("end", () => resolve(Buffer.concat(received).toString()));
+    socket.on("error", reject);
+  });
+}

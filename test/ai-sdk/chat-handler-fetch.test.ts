@@ -95,6 +95,32 @@ describe("createChatHandler through the Fetch API (Request → Response)", () =>
   });
 });
 
+describe("an onChatClose that fails", () => {
+  // Thrown, it made the evicting chat's POST a 500 and left the rest of close() undone; rejected, it
+  // was an unhandled rejection, which ends the process.
+  it.each(["throws", "rejects"] as const)("%s: is reported to onWarning, and eviction and close() go on", async (failure) => {
+    const closed: string[] = [];
+    const warnings: string[] = [];
+    const chats = chatHandler({
+      maxChats: 1,
+      createAgent: () => new Agent({ model: scriptedModel(["fine"]) }),
+      onChatClose: (chatId) => {
+        closed.push(chatId);
+        if (failure === "throws") throw new Error(`cannot save ${chatId}`);
+        return Promise.reject(new Error(`cannot save ${chatId}`)) as never;
+      },
+      onWarning: (message) => warnings.push(message),
+    });
+    expect((await finalMessage(await chunksOf(await chats.fetch(chatRequest("a", "hi"))))).parts).toContainEqual({ type: "text", text: "fine", state: "done" });
+    // Full: "a" is closed to make room for "b".
+    expect((await finalMessage(await chunksOf(await chats.fetch(chatRequest("b", "hi"))))).parts).toContainEqual({ type: "text", text: "fine", state: "done" });
+    await chats.close();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(closed).toEqual(["a", "b"]);
+    expect(warnings).toEqual(["onChatClose failed: cannot save a", "onChatClose failed: cannot save b"]);
+  });
+});
+
 describe("the chat handler's commands, through the Fetch API", () => {
   it("abort stops the run: its stream ends with an abort chunk", async () => {
     const agent = longAgent();

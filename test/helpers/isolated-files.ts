@@ -23,6 +23,7 @@ export const isolatedFiles = [
   "test/server/jsonl-transcript-store-writes.test.ts",
   "test/streams/reference-parity.test.ts",
   "test/testing/cassette-model.test.ts",
+  "test/util/detached-callback.test.ts",
 ];
 
 /** What a file calls that makes it one of `isolatedFiles`. */

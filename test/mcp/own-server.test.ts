@@ -178,26 +178,32 @@ describe("mcpTools with a server of our own", () => {
     expect(tools.map((tool) => tool.name)).toStrictEqual(["steady"]);
   });
 
-  it("ignores an onToolsChanged that throws (no unhandled rejection) and still applies the new list", async () => {
+  // A rejecting one (an async listener) was an unhandled rejection, which ends the process.
+  it.each(["throws", "rejects"] as const)("reports an onToolsChanged that %s to the console (no unhandled rejection) and still applies the new list", async (failure) => {
     const { client } = await connectOwn();
     let called = 0;
     const tools = await mcpTools(client, {
       onToolsChanged: () => {
         called++;
-        throw new Error("listener bug");
+        if (failure === "throws") throw new Error("listener bug");
+        return Promise.reject(new Error("listener bug")) as never;
       },
     });
     const unhandled: unknown[] = [];
     const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    const warnings: unknown[] = [];
+    const warn = vi.spyOn(console, "warn").mockImplementation((message: unknown) => void warnings.push(message));
     process.on("unhandledRejection", onUnhandled);
     try {
       await client.callTool({ name: "add_tool", arguments: {} });
-      await vi.waitFor(() => expect(called).toBe(1));
+      await vi.waitFor(() => expect(warnings).toStrictEqual(["rxagent: onToolsChanged failed: listener bug"]));
       await new Promise((resolve) => setImmediate(resolve));
+      expect(called).toBe(1);
       expect(unhandled).toStrictEqual([]);
       expect(tools.map((tool) => tool.name)).toStrictEqual(["add_tool", "fail", "hang", "media", "added_4"]);
     } finally {
       process.off("unhandledRejection", onUnhandled);
+      warn.mockRestore();
     }
   });
 

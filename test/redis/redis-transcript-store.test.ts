@@ -187,6 +187,22 @@ describe.skipIf(!hasRedisServer)("RedisTranscriptStore", () => {
     unreachable.disconnect();
   });
 
+  // Called from a microtask, a throwing onFailure was an uncaught exception, which ends the process.
+  it("an onFailure that throws is told to onWarning", async () => {
+    const unreachable = new Redis("redis://127.0.0.1:1", { lazyConnect: true, maxRetriesPerRequest: null });
+    unreachable.on("error", () => undefined);
+    const warnings: string[] = [];
+    const onFailure = (): void => {
+      throw new Error("the listener broke");
+    };
+    const store = new RedisTranscriptStore(unreachable, "full", { maxPendingBytes: 100, onFailure, onWarning: (text) => warnings.push(text) });
+    store.append(user("fits"));
+    expect(() => store.append(user("x".repeat(100)))).toThrow(/more than 100 bytes of appends waited/);
+    await waitFor(() => warnings.length === 2, "the failure and onFailure's to be told");
+    expect(warnings[1]).toBe("onFailure failed: the listener broke");
+    unreachable.disconnect();
+  });
+
   it("a fenced append is stored once when ioredis sends it again, and one after a lost append marks the session broken", async () => {
     await redis.set("rxagent:{once}:lease", "mine");
     const store = new RedisTranscriptStore(redis, "once", { fenceToken: "mine" });

@@ -1,115 +1,22 @@
 /**
- * A model that sends anything at all: events of any type or none, partials and final messages
- * whose fields are missing or of the wrong kind, content blocks that are not blocks, tool calls
- * with arguments of any shape, indexes out of range; then completes, errors or throws before it
- * streams. Whatever it sends, the run ends as data: no Observable error, a well-formed event
- * sequence ending in `agent_end`, one result per tool call of every final message, and nothing
- * left running (the model and tool answer synchronously, so the run must end within `subscribe`).
+ * Whatever a model sends (arbitrary-model.ts), the run ends as data: no Observable error, a
+ * well-formed event sequence ending in `agent_end`, one result per tool call of every final
+ * message, and nothing left running (the model and tool answer synchronously, so the run must end
+ * within `subscribe`).
  *
  * The cases edge-failures.test.ts names one by one, drawn at random and mixed (property-based).
  */
 import { Type } from "@sinclair/typebox";
 import fc from "fast-check";
-import { Observable } from "rxjs";
 import { describe, expect, it } from "vitest";
 import { agentLoop } from "../../src/streams/agent-loop.js";
 import { defineTool } from "../../src/tools/define-tool.js";
 import { textResult } from "../../src/tools/tool-results.js";
-import type { AgentEvent, AssistantMessage, Model, ModelEvent } from "../../src/types.js";
-import { emptyUsage } from "../../src/types/messages.js";
+import type { AgentEvent } from "../../src/types.js";
 import { expectOneResultPerToolCall, userMessage } from "../testing/fixtures.js";
-
-/** Values a careless or hostile provider puts where an object, a string or an index belongs. */
-const wrongValue = fc.oneof(
-  fc.constantFrom(undefined, null, NaN, -1, 1e9, "0", "", true),
-  fc.integer(),
-  fc.string({ maxLength: 5 }),
-  fc.constant([]),
-  fc.constant({}),
-);
-
-const block = fc.oneof(
-  wrongValue,
-  fc.record(
-    {
-      type: fc.oneof(fc.constantFrom("text", "thinking", "toolCall", "image", "bogus"), wrongValue),
-      text: fc.oneof(fc.string({ maxLength: 4 }), wrongValue),
-      thinking: fc.oneof(fc.string({ maxLength: 4 }), wrongValue),
-      id: fc.oneof(fc.constantFrom("a", "b", ""), wrongValue),
-      name: fc.oneof(fc.constantFrom("work", "unknown"), wrongValue),
-      arguments: fc.oneof(fc.constant({ n: 1 }), fc.constant({ n: "not a number" }), wrongValue, fc.anything({ maxDepth: 3 })),
-    },
-    { requiredKeys: [] },
-  ),
-);
-
-const message = fc.oneof(
-  wrongValue,
-  fc.record(
-    {
-      role: fc.oneof(fc.constant("assistant"), wrongValue),
-      content: fc.oneof(fc.array(block, { maxLength: 4 }), wrongValue),
-      usage: fc.oneof(fc.constant(emptyUsage()), wrongValue),
-      stopReason: fc.oneof(fc.constantFrom("stop", "toolUse", "error", "aborted", "length"), wrongValue),
-      errorMessage: fc.oneof(fc.string({ maxLength: 4 }), wrongValue),
-      timestamp: fc.oneof(fc.integer(), wrongValue),
-      api: fc.constant("arbitrary"),
-      provider: fc.constant("arbitrary"),
-      model: fc.constant("arbitrary"),
-    },
-    { requiredKeys: [] },
-  ),
-);
-
-const eventTypes = ["start", "text_start", "text_delta", "text_end", "thinking_start", "thinking_delta", "thinking_end", "toolcall_start", "toolcall_delta", "toolcall_end", "done", "error"];
-
-const event = fc.oneof(
-  wrongValue,
-  fc.record(
-    {
-      type: fc.oneof(fc.constantFrom(...eventTypes), wrongValue),
-      partial: message,
-      message,
-      error: message,
-      contentIndex: fc.oneof(fc.integer({ min: -1, max: 5 }), wrongValue),
-      delta: fc.oneof(fc.string({ maxLength: 4 }), wrongValue),
-      content: fc.oneof(fc.string({ maxLength: 4 }), wrongValue),
-      toolCall: block,
-      reason: fc.oneof(fc.constantFrom("stop", "toolUse", "error", "aborted"), wrongValue),
-    },
-    { requiredKeys: [] },
-  ),
-);
-
-/** One model call: the events it sends, then how its stream ends. */
-const reply = fc.record({ events: fc.array(event, { maxLength: 8 }), end: fc.constantFrom("complete", "error", "throw before streaming") });
+import { arbitraryModel, reply } from "./arbitrary-model.js";
 
 const tool = defineTool({ name: "work", description: "Work.", parameters: Type.Object({ n: Type.Number() }), execute: (_toolCallId, args) => textResult(String(args.n)) });
-
-/** Replays `replies`, one per call; a call past them answers with a plain final message, so every run can end. */
-function arbitraryModel(replies: Array<{ events: unknown[]; end: string }>): Model {
-  let call = 0;
-  return {
-    id: "arbitrary",
-    provider: "arbitrary",
-    api: "arbitrary",
-    stream: () => {
-      const planned = replies[call++];
-      if (planned?.end === "throw before streaming") throw new Error("the provider failed before streaming");
-      return new Observable<ModelEvent>((subscriber) => {
-        if (planned === undefined) {
-          const final: AssistantMessage = { role: "assistant", content: [], api: "arbitrary", provider: "arbitrary", model: "arbitrary", usage: emptyUsage(), stopReason: "stop", timestamp: 0 };
-          subscriber.next({ type: "done", reason: "stop", message: final });
-          subscriber.complete();
-          return;
-        }
-        for (const sent of planned.events) subscriber.next(sent as ModelEvent);
-        if (planned.end === "error") subscriber.error(new Error("the stream broke"));
-        else subscriber.complete();
-      });
-    },
-  };
-}
 
 describe("a model that sends arbitrary events (property-based)", () => {
   it("ends every run as data, with agent_end, and answers every tool call of every final message once", () => {

@@ -79,6 +79,39 @@ describe("graceful shutdown", () => {
   });
 });
 
+describe("an onSessionClose that fails", () => {
+  // Thrown, it refused the eviction's new session ("createAgent failed: …") and left the rest of a
+  // shutdown's sessions unreported; rejected, it was an unhandled rejection, which ends the process.
+  it.each(["throws", "rejects"] as const)("%s: is reported to onWarning, and eviction and shutdown go on", async (failure) => {
+    const closed: string[] = [];
+    const warnings: string[] = [];
+    const server = await serveAgents({
+      port: 0,
+      heartbeatIntervalMs: 0,
+      maxSessions: 2,
+      createAgent: () => realtimeAgent(["ok"]),
+      onSessionClose: (id) => {
+        closed.push(id);
+        if (failure === "throws") throw new Error(`cannot save ${id}`);
+        return Promise.reject(new Error(`cannot save ${id}`)) as never;
+      },
+      onWarning: (message) => warnings.push(message),
+    });
+    for (const session of ["a", "b"]) {
+      const client = await RawClient.open(server.url);
+      expect((await client.request({ type: "attach", session })).type).toBe("ack");
+      await client.close();
+    }
+    const third = await RawClient.open(server.url);
+    // The server is full: "a", the least recently used, is closed to make room.
+    expect(await third.request({ type: "attach", session: "c" })).toMatchObject({ type: "ack", session: "c" });
+    await server.close();
+    await waitFor(() => warnings.length === 3, "three warnings");
+    expect(closed).toEqual(["a", "b", "c"]);
+    expect(warnings).toEqual(["onSessionClose failed: cannot save a", "onSessionClose failed: cannot save b", "onSessionClose failed: cannot save c"]);
+  });
+});
+
 describe("Agent (found while building the bridge)", () => {
   // Regression: `dispose()` used to call `reset()`, which cleared the store, so an app that
   // disposed its agents on shutdown wiped the durable transcripts it kept.
