@@ -1,6 +1,6 @@
 import type { FinishReason, UIMessageChunk } from "ai";
 import { concatMap, defer, type Observable, type OperatorFunction } from "rxjs";
-import type { AgentEndReason, AgentEvent, AgentMessage, AgentToolResult, ModelEvent, ToolCall } from "../index.js";
+import type { AgentEndReason, AgentEvent, AgentMessage, AgentToolResult, AssistantMessage, ModelEvent, ToolCall } from "../index.js";
 
 type AgentEnd = Extract<AgentEvent, { type: "agent_end" }>;
 
@@ -42,6 +42,8 @@ interface ChunkState {
   userMessages: number;
   /** The arguments of calls waiting for approval: an approval's data part is replaced whole at its end. */
   approvals: Map<string, unknown>;
+  /** Tool calls of this message whose input part the client has: started, or available. */
+  calls: Map<string, "started" | "available">;
 }
 
 const FINISH_REASONS: Record<AgentEndReason, FinishReason> = {
@@ -75,7 +77,7 @@ const FINISH_REASONS: Record<AgentEndReason, FinishReason> = {
 export function toUIMessageChunks(options: UIMessageChunkOptions = {}): OperatorFunction<AgentEvent, UIMessageChunk<unknown, RxagentDataParts>> {
   return (events$: Observable<AgentEvent>) =>
     defer(() => {
-      const state: ChunkState = { turn: 0, open: new Map(), userMessages: 0, approvals: new Map() };
+      const state: ChunkState = { turn: 0, open: new Map(), userMessages: 0, approvals: new Map(), calls: new Map() };
       const messageId = options.messageId ?? crypto.randomUUID();
       return events$.pipe(concatMap((event) => chunksOf(event, state, messageId, options)));
     });
@@ -124,38 +126,74 @@ function chunksOf(event: AgentEvent, state: ChunkState, messageId: string, optio
   }
 }
 
+/**
+ * The chunks of one streamed model event, in the order the AI SDK's reader needs them: a part is
+ * started before its deltas and ended once. Why checked here: the loop passes each
+ * `assistantMessageEvent` on as the model sent it, and the reader fails the whole message on a
+ * delta or end of a part it never saw (a provider that skips `text_start`, a `contentIndex` that
+ * points nowhere): such a delta starts its part, and such an end, or an event that names no block
+ * of its kind, makes no chunk.
+ */
 function modelChunks(event: ModelEvent, state: ChunkState): UIMessageChunk<unknown, RxagentDataParts>[] {
   switch (event.type) {
     case "text_start":
-    case "thinking_start": {
-      const kind = event.type === "text_start" ? "text" : "reasoning";
-      const id = partId(state, event.contentIndex);
-      state.open.set(id, kind);
-      return [{ type: `${kind}-start`, id }];
-    }
+    case "thinking_start":
     case "text_delta":
-      return [{ type: "text-delta", id: partId(state, event.contentIndex), delta: event.delta }];
     case "thinking_delta":
-      return [{ type: "reasoning-delta", id: partId(state, event.contentIndex), delta: event.delta }];
     case "text_end":
-    case "thinking_end": {
-      const id = partId(state, event.contentIndex);
-      state.open.delete(id);
-      return [{ type: event.type === "text_end" ? "text-end" : "reasoning-end", id }];
-    }
-    case "toolcall_start": {
-      const call = event.partial.content[event.contentIndex] as ToolCall;
-      return [{ type: "tool-input-start", toolCallId: call.id, toolName: call.name }];
-    }
+    case "thinking_end":
+      return textChunks(event, state);
+    case "toolcall_start":
     case "toolcall_delta": {
-      const call = event.partial.content[event.contentIndex] as ToolCall;
-      return [{ type: "tool-input-delta", toolCallId: call.id, inputTextDelta: event.delta }];
+      const call = toolCallAt(event.partial, event.contentIndex);
+      if (call === undefined || state.calls.get(call.id) === "available") return [];
+      const start: UIMessageChunk<unknown, RxagentDataParts>[] = state.calls.has(call.id) ? [] : [{ type: "tool-input-start", toolCallId: call.id, toolName: call.name }];
+      state.calls.set(call.id, "started");
+      if (event.type === "toolcall_start" || typeof event.delta !== "string") return start;
+      return [...start, { type: "tool-input-delta", toolCallId: call.id, inputTextDelta: event.delta }];
     }
     case "toolcall_end":
-      return [{ type: "tool-input-available", toolCallId: event.toolCall.id, toolName: event.toolCall.name, input: event.toolCall.arguments }];
+      return isToolCall(event.toolCall) ? inputAvailable(event.toolCall, state) : [];
     default:
       return [];
   }
+}
+
+type TextEvent = Extract<ModelEvent, { type: `${"text" | "thinking"}_${"start" | "delta" | "end"}` }>;
+
+function textChunks(event: TextEvent, state: ChunkState): UIMessageChunk<unknown, RxagentDataParts>[] {
+  if (!Number.isInteger(event.contentIndex) || event.contentIndex < 0) return [];
+  const kind = event.type.startsWith("text") ? "text" : "reasoning";
+  const id = partId(state, event.contentIndex);
+  const open = state.open.get(id);
+  if (open !== undefined && open !== kind) return [];
+  if (event.type === "text_end" || event.type === "thinking_end") {
+    if (open === undefined) return [];
+    state.open.delete(id);
+    return [{ type: `${kind}-end`, id }];
+  }
+  const start: UIMessageChunk<unknown, RxagentDataParts>[] = open === undefined ? [{ type: `${kind}-start`, id }] : [];
+  state.open.set(id, kind);
+  if (event.type === "text_start" || event.type === "thinking_start" || typeof event.delta !== "string") return start;
+  return [...start, { type: `${kind}-delta`, id, delta: event.delta }];
+}
+
+/** The input of a tool call as available, once per call of the message. */
+function inputAvailable(call: ToolCall, state: ChunkState): UIMessageChunk<unknown, RxagentDataParts>[] {
+  if (state.calls.get(call.id) === "available") return [];
+  state.calls.set(call.id, "available");
+  return [{ type: "tool-input-available", toolCallId: call.id, toolName: call.name, input: call.arguments }];
+}
+
+/** The tool call at `contentIndex` of a streamed partial, when there is one. */
+function toolCallAt(partial: AssistantMessage, contentIndex: number): ToolCall | undefined {
+  const block: unknown = Number.isInteger(contentIndex) ? partial.content[contentIndex] : undefined;
+  return isToolCall(block) ? block : undefined;
+}
+
+function isToolCall(block: unknown): block is ToolCall {
+  const call = block as Partial<ToolCall> | null;
+  return typeof call === "object" && call !== null && call.type === "toolCall" && typeof call.id === "string" && typeof call.name === "string";
 }
 
 function messageEndChunks(message: AgentMessage, state: ChunkState): UIMessageChunk<unknown, RxagentDataParts>[] {
@@ -167,6 +205,10 @@ function messageEndChunks(message: AgentMessage, state: ChunkState): UIMessageCh
   // An aborted or failed stream leaves parts open; closed here, the UIMessage shows them done.
   const closing: UIMessageChunk<unknown, RxagentDataParts>[] = [...state.open].map(([id, kind]) => ({ type: kind === "text" ? "text-end" : "reasoning-end", id }));
   state.open.clear();
+  // A call the model did not stream (a provider that sends only its final message) gets its input
+  // here: its output comes next, and the reader refuses an output for a call it never saw.
+  for (const block of message.content) if (isToolCall(block)) closing.push(...inputAvailable(block, state));
+  state.calls.clear();
   if (message.stopReason === "error") closing.push({ type: "error", errorText: message.errorMessage ?? "The model call failed." });
   return closing;
 }

@@ -1,5 +1,6 @@
 import { emptyUsage } from "../types/messages.js";
 import { isPendingSnapshot } from "../util/shared-content.js";
+import { errorText } from "../util/error-text.js";
 import type { AssistantMessage, ToolCall } from "../types.js";
 
 /**
@@ -48,37 +49,56 @@ export function isUsablePartial(partial: unknown): partial is AssistantMessage {
 
 /**
  * The final message as the transcript keeps it: `usage` filled in when the provider left it out
- * (the Agent adds it to its totals), and each tool call with an id of its own.
+ * (the Agent adds it to its totals), an `errorMessage` that is text, and each tool call with an
+ * id of its own and a name.
  *
  * Two tool calls with the same id would get two results with that id, which providers refuse and
- * which no UI can tell apart: the second and later get `<id>_2`, `<id>_3`, … (a fresh id). The
- * message is copied only when something changes, so a well-formed message costs one scan.
+ * which no UI can tell apart: the second and later get `<id>_2`, `<id>_3`, … (a fresh id). A call
+ * with no id (or one that is not a non-empty string) gets `call_2`, `call_3`, …: its result would
+ * otherwise have none, and every later request of the conversation would be refused. A name that
+ * is not a string becomes `""` (its result says the call names no tool). The message is copied only
+ * when something changes, so a well-formed message costs one scan.
  */
 export function settledModelMessage(message: AssistantMessage): AssistantMessage {
   let settled = message;
   if (typeof message.usage !== "object" || message.usage === null) settled = { ...settled, usage: emptyUsage() };
+  // Every client and UI shows it as text; "[object Object]" says nothing.
+  if (message.errorMessage !== undefined && typeof message.errorMessage !== "string") settled = { ...settled, errorMessage: errorText(message.errorMessage) };
   const content = settled.content;
   let calls = 0;
-  for (const block of content) if (block.type === "toolCall") calls += 1;
-  if (calls < 2 || (calls <= FEW_CALLS && !hasRepeatedId(content))) return settled;
+  let malformed = false;
+  for (const block of content) {
+    if (block.type !== "toolCall") continue;
+    calls += 1;
+    if (!isCallId(block.id) || typeof block.name !== "string") malformed = true;
+  }
+  if (!malformed && (calls < 2 || (calls <= FEW_CALLS && !hasRepeatedId(content)))) return settled;
   const taken = new Set<string>();
-  for (const block of content) if (block.type === "toolCall") taken.add(block.id);
+  for (const block of content) if (block.type === "toolCall" && isCallId(block.id)) taken.add(block.id);
   const seen = new Set<string>();
   let renamed: AssistantMessage["content"] | undefined;
   content.forEach((block, index) => {
     if (block.type !== "toolCall") return;
-    if (!seen.has(block.id)) {
-      seen.add(block.id);
-      return;
+    const name = typeof block.name === "string" ? block.name : "";
+    let id = block.id;
+    if (isCallId(id) && !seen.has(id)) {
+      seen.add(id);
+    } else {
+      const base = isCallId(id) ? id : "call";
+      let suffix = 2;
+      while (taken.has(`${base}_${suffix}`)) suffix += 1;
+      id = `${base}_${suffix}`;
+      taken.add(id);
     }
-    let suffix = 2;
-    while (taken.has(`${block.id}_${suffix}`)) suffix += 1;
-    const id = `${block.id}_${suffix}`;
-    taken.add(id);
+    if (id === block.id && name === block.name) return;
     renamed ??= [...content];
-    renamed[index] = { ...block, id } satisfies ToolCall;
+    renamed[index] = { ...block, id, name } satisfies ToolCall;
   });
   return renamed ? { ...settled, content: renamed } : settled;
+}
+
+function isCallId(id: unknown): id is string {
+  return typeof id === "string" && id !== "";
 }
 
 /**

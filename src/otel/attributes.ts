@@ -1,6 +1,7 @@
 import type { Attributes, Span } from "@opentelemetry/api";
 import { SpanStatusCode } from "@opentelemetry/api";
 import type { AssistantMessage, Usage } from "../types/messages.js";
+import { errorText } from "../util/error-text.js";
 import { redactCredentials } from "../util/redact-credentials.js";
 
 /** What `withTelemetry` needs besides the tracer; shared by the run, model and tool spans. */
@@ -27,14 +28,20 @@ export function responseAttributes(message: AssistantMessage): Attributes {
     "gen_ai.response.model": message.responseModel ?? message.model,
     "gen_ai.response.finish_reasons": [message.stopReason],
     ...(message.responseId !== undefined ? { "gen_ai.response.id": message.responseId } : {}),
-    ...usageAttributes(message.usage),
+    // A provider may leave usage out (the loop fills it in only after the model's span has read it).
+    ...(typeof message.usage === "object" && message.usage !== null ? usageAttributes(message.usage) : {}),
   };
 }
 
 /** Content as a span attribute: JSON with credentials blanked, or nothing without `recordContent`. */
 export function contentAttribute(settings: SpanSettings, key: string, value: unknown): Attributes {
   if (!settings.recordContent || value === undefined) return {};
-  return { [key]: JSON.stringify(redactCredentials(value, settings.secrets)) };
+  try {
+    return { [key]: JSON.stringify(redactCredentials(value, settings.secrets)) };
+  } catch (error) {
+    // Content a model sent nested past the stack, or that is no JSON (a BigInt, a cycle): the span says so and the run goes on.
+    return { [key]: `[not recorded: ${errorText(error)}]` };
+  }
 }
 
 /** Marks the span failed, with `error.type` saying how (`"aborted"`, `"cancelled"`, a status code…). */

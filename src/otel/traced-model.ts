@@ -1,6 +1,7 @@
 import type { Tracer } from "@opentelemetry/api";
 import { context, SpanKind, trace } from "@opentelemetry/api";
 import { Observable } from "rxjs";
+import { problemOfModelMessage } from "../model/check-model-message.js";
 import type { LlmContext, Model, ModelEvent, ModelStreamOptions } from "../types/model.js";
 import type { SpanSettings } from "./attributes.js";
 import { contentAttribute, failSpan, responseAttributes } from "./attributes.js";
@@ -41,13 +42,21 @@ export function tracedModel(model: Model, tracer: Tracer, settings: SpanSettings
         );
         runSpans.remember(span, parent);
         let ended = false;
+        // The loop checks each event only after this wrapper has read it, so this reads events as
+        // untrusted: a throw here came out of the model's `next`, which rxjs rethrows on a timer,
+        // an uncaught exception that ended the process.
         const end = (event: ModelEvent): void => {
+          if (typeof event !== "object" || event === null) return;
           if (event.type === "done") {
-            span.setAttributes({ ...responseAttributes(event.message), ...contentAttribute(settings, "gen_ai.output.messages", event.message.content) });
+            const problem = problemOfModelMessage(event.message);
+            if (problem === undefined) span.setAttributes({ ...responseAttributes(event.message), ...contentAttribute(settings, "gen_ai.output.messages", event.message.content) });
+            else failSpan(span, "model_error", `The model's final message ${problem}.`);
           } else if (event.type === "error") {
-            span.setAttributes(responseAttributes(event.error));
-            const status = event.failure?.status;
-            failSpan(span, event.reason === "aborted" ? "aborted" : status !== undefined ? String(status) : "model_error", event.error.errorMessage);
+            const error = problemOfModelMessage(event.error) === undefined ? event.error : undefined;
+            if (error !== undefined) span.setAttributes(responseAttributes(error));
+            const status = typeof event.failure === "object" && event.failure !== null ? event.failure.status : undefined;
+            const errorMessage = typeof error?.errorMessage === "string" ? error.errorMessage : undefined;
+            failSpan(span, event.reason === "aborted" ? "aborted" : status !== undefined ? String(status) : "model_error", errorMessage);
           } else return;
           ended = true;
           span.end();

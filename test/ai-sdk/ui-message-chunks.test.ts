@@ -5,7 +5,12 @@ import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent/agent.js";
 import { SLOW_READER_TEXT, toUIMessageChunks, toUIMessageStream } from "../../src/ai-sdk/index.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";
+import { agentLoop } from "../../src/streams/agent-loop.js";
 import { defineTool } from "../../src/tools/define-tool.js";
+import { textResult } from "../../src/tools/tool-results.js";
+import { emptyUsage } from "../../src/types/messages.js";
+import { arbitraryModel } from "../reliability/arbitrary-model.js";
+import { userMessage } from "../testing/fixtures.js";
 
 const add = defineTool({
   name: "add",
@@ -13,6 +18,8 @@ const add = defineTool({
   parameters: Type.Object({ a: Type.Number(), b: Type.Number() }),
   execute: async (_id, { a, b }) => ({ content: [{ type: "text", text: String(a + b) }], details: { sum: a + b } }),
 });
+
+const work = defineTool({ name: "work", description: "Work.", parameters: Type.Object({ n: Type.Number() }), execute: (_toolCallId, args) => textResult(String(args.n)) });
 
 const broken = defineTool({
   name: "broken",
@@ -167,6 +174,49 @@ describe("toUIMessageChunks", () => {
     const chunks = await lastValueFrom(chunks$);
     expect(chunks.slice(0, 4)).toStrictEqual([{ type: "start", messageId: "m1" }, { type: "start-step" }, { type: "text-start", id: "1-0" }, { type: "text-delta", id: "1-0", delta: "one " }]);
     expect(chunks.slice(-3)).toStrictEqual([{ type: "text-end", id: "1-0" }, { type: "finish-step" }, { type: "abort" }]);
+  });
+});
+
+describe("toUIMessageChunks of a provider's malformed stream", () => {
+  const partial = (content: unknown[]) => ({ role: "assistant", content, api: "a", provider: "a", model: "a", usage: emptyUsage(), stopReason: "stop", timestamp: 0 });
+  const call = { type: "toolCall", id: "c1", name: "work", arguments: { n: 1 } };
+
+  // The reader fails the whole message on a delta or an end of a part it never saw.
+  it("starts a part whose delta came first, and leaves out an end of a part never started", async () => {
+    const events = [
+      { type: "text_delta", contentIndex: 0, delta: "Hi", partial: partial([{ type: "text", text: "Hi" }]) },
+      { type: "thinking_end", contentIndex: 4, content: "", partial: partial([{ type: "text", text: "Hi" }]) },
+      { type: "toolcall_delta", contentIndex: 1, delta: '{"n":1}', partial: partial([{ type: "text", text: "Hi" }, { ...call, arguments: {} }]) },
+      { type: "toolcall_delta", contentIndex: 7, delta: "x", partial: partial([{ type: "text", text: "Hi" }, { ...call, arguments: {} }]) },
+      { type: "done", reason: "toolUse", message: { ...partial([{ type: "text", text: "Hi" }, call]), stopReason: "toolUse" } },
+    ];
+    const chunks = await lastValueFrom(agentLoop([userMessage("go")], { messages: [], tools: [work] }, { model: arbitraryModel([{ events, end: "complete" }]) }).pipe(toUIMessageChunks({ messageId: "m1" }), toArray()));
+    expect(chunks.slice(0, 9)).toStrictEqual([
+      { type: "start", messageId: "m1" },
+      { type: "start-step" },
+      { type: "text-start", id: "1-0" },
+      { type: "text-delta", id: "1-0", delta: "Hi" },
+      { type: "tool-input-start", toolCallId: "c1", toolName: "work" },
+      { type: "tool-input-delta", toolCallId: "c1", inputTextDelta: '{"n":1}' },
+      { type: "text-end", id: "1-0" },
+      { type: "tool-input-available", toolCallId: "c1", toolName: "work", input: { n: 1 } },
+      { type: "tool-output-available", toolCallId: "c1", output: { content: [{ type: "text", text: "1" }], details: undefined } },
+    ]);
+    const message = (await readMessages(toUIMessageStream(agentLoop([userMessage("go")], { messages: [], tools: [work] }, { model: arbitraryModel([{ events, end: "complete" }]) })))).at(-1);
+    expect(message?.parts.filter((part) => part.type !== "step-start").map((part) => [part.type, "state" in part ? part.state : undefined])).toStrictEqual([
+      ["text", "done"],
+      ["tool-work", "output-available"],
+    ]);
+  });
+
+  // Its output came next, and the reader refused an output for a call it never saw.
+  it("gives the input of each call a model sent only in its final message before the call's output", async () => {
+    const events = [{ type: "done", reason: "toolUse", message: { ...partial([call]), stopReason: "toolUse" } }];
+    const chunks = await lastValueFrom(agentLoop([userMessage("go")], { messages: [], tools: [work] }, { model: arbitraryModel([{ events, end: "complete" }]) }).pipe(toUIMessageChunks({ messageId: "m1" }), toArray()));
+    expect(chunks.slice(2, 4)).toStrictEqual([
+      { type: "tool-input-available", toolCallId: "c1", toolName: "work", input: { n: 1 } },
+      { type: "tool-output-available", toolCallId: "c1", output: { content: [{ type: "text", text: "1" }], details: undefined } },
+    ]);
   });
 });
 

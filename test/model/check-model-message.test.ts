@@ -29,6 +29,20 @@ describe("settledModelMessage", () => {
     const many = [...Array.from({ length: 30 }, (_, index) => `call_${index}`), "call_3", "call_3"];
     expect(idsOf(settledModelMessage(message(many))).slice(-2)).toStrictEqual(["call_3_2", "call_3_3"]);
   });
+
+  // Its result had no id either, and every later request of the conversation was refused.
+  it("gives a call with no id, an empty one or one that is not a string a fresh id, and a name that is not a string \"\"", () => {
+    const unnamed = { ...call("x"), name: 7 } as unknown as ToolCall;
+    const sent = message(["call_2"]);
+    sent.content.push({ ...call("y"), id: undefined } as unknown as ToolCall, { ...call("z"), id: "" }, { ...call("w"), id: 12 } as unknown as ToolCall, unnamed);
+    const settled = settledModelMessage(sent);
+    expect(idsOf(settled)).toStrictEqual(["call_2", "call_3", "call_4", "call_5", "x"]);
+    expect(settled.content.flatMap((block) => (block.type === "toolCall" ? [block.name] : []))).toStrictEqual(["echo", "echo", "echo", "echo", ""]);
+  });
+
+  it("makes an errorMessage that is not text into text", () => {
+    expect(settledModelMessage({ ...message([]), stopReason: "error", errorMessage: { code: 500 } as unknown as string }).errorMessage).toBe('{"code":500}');
+  });
 });
 
 describe("problemOfModelMessage", () => {

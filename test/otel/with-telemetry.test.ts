@@ -9,6 +9,8 @@ import { withTelemetry } from "../../src/otel/index.js";
 import { agentLoop } from "../../src/streams/agent-loop.js";
 import { scriptedModel, type ScriptedTurn } from "../../src/testing/scripted-model.js";
 import type { AgentTool } from "../../src/types.js";
+import { emptyUsage } from "../../src/types/messages.js";
+import { arbitraryModel } from "../reliability/arbitrary-model.js";
 import { idOf, named, parentOf, useTracing } from "./tracing.js";
 
 const { exporter, tracer } = useTracing();
@@ -97,6 +99,32 @@ describe("withTelemetry", () => {
     expect(chat!.status).toStrictEqual({ code: 2, message: "401 Incorrect API key provided: [redacted]" });
     expect(run!.attributes).toMatchObject({ "error.type": "failed", "rxagent.end_reason": "failed" });
     expect(Object.keys(chat!.attributes).filter((key) => key.includes("messages"))).toStrictEqual([]);
+  });
+
+  // The wrapper reads each event before the loop checks it: a throw there came out of the model's
+  // `next`, which rxjs rethrows on a timer, an uncaught exception that ended the process.
+  it.each([
+    ["no message in a done", [{ type: "done", reason: "stop", message: null }], "model_error", "The model's final message is null."],
+    ["no message in an error", [{ type: "error", reason: "error", error: 5 }], "model_error", undefined],
+    ["events that are no objects, then no usage", [undefined, null, 7, { type: "done", reason: "stop", message: { role: "assistant", content: [], stopReason: "stop" } }], undefined, undefined],
+  ])("a model that sends %s ends its chat span and the run", async (_case, events, errorType, statusMessage) => {
+    const model = { ...arbitraryModel([{ events, end: "complete" }]), id: "m" };
+    const ended = await lastValueFrom(agentLoop([{ role: "user", content: "hi", timestamp: 0 }], { messages: [] }, withTelemetry({ model }, { tracer })));
+    expect(ended.type).toBe("agent_end");
+    const [chat] = named(exporter.getFinishedSpans(), "chat m");
+    expect(chat!.attributes["error.type"]).toBe(errorType);
+    expect(chat!.status.message).toBe(statusMessage);
+  });
+
+  it("recordContent notes content it cannot record (nested past the stack) and the run goes on", async () => {
+    let deep: unknown = 1;
+    for (let level = 0; level < 100_000; level++) deep = [deep];
+    const message = { role: "assistant", content: [{ type: "toolCall", id: "c1", name: "weather", arguments: { deep } }], stopReason: "toolUse", usage: emptyUsage() };
+    const model = { ...arbitraryModel([{ events: [{ type: "done", reason: "toolUse", message }], end: "complete" }]), id: "m" };
+    const ended = await lastValueFrom(agentLoop([{ role: "user", content: "hi", timestamp: 0 }], { messages: [] }, withTelemetry({ model }, { tracer, recordContent: true })));
+    expect(ended.type).toBe("agent_end");
+    const [chat] = named(exporter.getFinishedSpans(), "chat m");
+    expect(chat!.attributes["gen_ai.output.messages"]).toBe("[not recorded: Maximum call stack size exceeded]");
   });
 
   it("recordContent puts messages, arguments and results on the spans, credentials blanked", async () => {

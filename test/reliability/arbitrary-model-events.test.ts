@@ -34,6 +34,12 @@ describe("a model that sends arbitrary events (property-based)", () => {
         expect(completed).toBe(true);
         expect(events.at(-1)?.type).toBe("agent_end");
         expectOneResultPerToolCall(events);
+        // What a provider's next request and every client read from the transcript.
+        for (const event of events) {
+          if (event.type !== "message_end" || event.message.role !== "assistant") continue;
+          expect(["string", "undefined"]).toContain(typeof event.message.errorMessage);
+          for (const block of event.message.content) if (block.type === "toolCall") expect([typeof block.id, block.id !== "", typeof block.name]).toStrictEqual(["string", true, "string"]);
+        }
       }),
       { numRuns: 400 },
     );

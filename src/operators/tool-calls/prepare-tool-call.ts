@@ -181,10 +181,12 @@ const listedToolNames = 30;
  * misspelt name ("wether") is corrected on the next turn rather than guessed again.
  */
 function toolNotFoundText(name: string, tools: readonly AgentTool[]): string {
-  if (tools.length === 0) return `Tool ${name} not found: no tools are available.`;
+  // A call the model sent without a name has "" (settledModelMessage).
+  const notFound = name === "" ? "The call names no tool" : `Tool ${name} not found`;
+  if (tools.length === 0) return `${notFound}: no tools are available.`;
   const names = tools.slice(0, listedToolNames).map((tool) => tool.name);
   const more = tools.length > listedToolNames ? ` and ${tools.length - listedToolNames} more` : "";
-  return `Tool ${name} not found. Available tools: ${names.join(", ")}${more}.`;
+  return `${notFound}. Available tools: ${names.join(", ")}${more}.`;
 }
 
 function failedCall(index: number, toolCall: ToolCall, message: string, interrupted = false): FinalizedToolCall {

@@ -47,6 +47,11 @@ describe("preparing tool calls", () => {
     expect(runToolTurn(many, [call("wether", {})]).texts).toStrictEqual([`Tool wether not found. Available tools: ${names} and 2 more.`]);
   });
 
+  it("a call the model sent without a name (settled to \"\") is answered that it names no tool", () => {
+    const { tool } = addTool();
+    expect(runToolTurn([tool], [call("", {})]).texts).toStrictEqual(["The call names no tool. Available tools: add."]);
+  });
+
   it("answers arguments that arrive as text that is not JSON, or as a non-object, with an error result", () => {
     const { tool, received } = addTool();
     const turn = runToolTurn([tool], [call("add", "{a: 1" as never), call("add", 42 as never), call("add", '{"a":1,"b":"2"}' as never)]);
