@@ -210,9 +210,12 @@ export class MessageDeltaEncoder {
     const length = contentLength(next);
     for (const index of this.comparedIndices(named, length)) {
       const block = contentBlockAt(next, index);
-      if (block === undefined) continue;
-      const previous = this.content.at(index);
-      if (previous === undefined || previous.type !== block.type) {
+      // A provider's partial may hold blocks that are not objects: the loop checks a partial's
+      // content only for being an array (a scan per delta would cost a long reply its length
+      // each time), so such a block is not sent, and one held so is replaced whole.
+      if (typeof block !== "object" || block === null) continue;
+      const previous: unknown = this.content.at(index);
+      if (typeof previous !== "object" || previous === null || (previous as Block).type !== block.type) {
         this.blocksSent.set(index, new SentFields());
         operations.push({ i: index, b: JSON.parse(JSON.stringify(block)) as Block });
         continue;

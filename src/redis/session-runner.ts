@@ -90,7 +90,9 @@ export class SessionRunner {
   /** Gives the session one more frame, numbered after the last one. */
   publish(event: AgentEvent): void {
     const seq = this.mirror.lastSeq + 1;
-    const { json, update } = sessionFrameOf(this.encoder, seq, event);
+    const frame = this.frameOf(seq, event);
+    if (frame === undefined) return;
+    const { json, update } = frame;
     const { redis, maxEvents, eventTtlMs } = this.context;
     redis.rxagentAppendFrame(this.keys.lease, this.keys.events, this.keys.meta, this.token, seq, event.type, json, maxEvents, eventTtlMs, this.keys.frames).then(
       (appended) => {
@@ -100,6 +102,25 @@ export class SessionRunner {
     );
     const mergeable = update ? mergeableUpdate(update.event, this.encoder) : undefined;
     this.mirror.applyOwn({ seq, type: event.type, json }, event, mergeable);
+  }
+
+  /**
+   * The frame of `event`, or `undefined` for an event that cannot be encoded or serialized (a
+   * tool's details holding a BigInt): it is left out, with a warning, and the encoder starts
+   * afresh, so its next update sends the streamed message's blocks whole.
+   *
+   * Why: this runs inside the agent's `events$` subscriber, where a throw is rethrown by rxjs on
+   * a timer and ends the process (as the session hub's `publish` says), and here each process
+   * that took the session over in turn.
+   */
+  private frameOf(seq: number, event: AgentEvent): ReturnType<typeof sessionFrameOf> | undefined {
+    try {
+      return sessionFrameOf(this.encoder, seq, event);
+    } catch (error) {
+      this.encoder.clear();
+      this.context.warn(`session ${this.mirror.id}: its "${event.type}" event could not be sent: ${errorText(error)}`);
+      return undefined;
+    }
   }
 
   /**

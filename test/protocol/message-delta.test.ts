@@ -68,6 +68,23 @@ describe("message delta frames", () => {
     expect(decoded).toEqual(events);
   });
 
+  // The loop passes a provider's partial on with its content checked only for being an array; a
+  // `null` where a block was threw in the encoder, and over Redis that ended the process.
+  it("leave out a partial's blocks that are not objects, and go on with the next partial", () => {
+    const one = { ...base, content: [{ type: "text" as const, text: "Hel" }] };
+    const broken = { ...base, content: [null, 5] } as unknown as AssistantMessage;
+    const two = { ...base, content: [{ type: "text" as const, text: "Hello" }] };
+    const events: AgentEvent[] = [
+      { type: "message_start", message: base },
+      update(one, { type: "text_delta", contentIndex: 0, delta: "Hel", partial: one }),
+      update(broken, { type: "thinking_start", contentIndex: 1, partial: broken }),
+      update(two, { type: "text_delta", contentIndex: 0, delta: "lo", partial: two }),
+    ];
+    const { frames, decoded } = roundTrip(events);
+    expect(frames[1]).toStrictEqual({ type: "update", seq: 3, event: { type: "thinking_start", contentIndex: 1 } });
+    expect(decoded[3]).toEqual(events[3]);
+  });
+
   it("patches what the event does not say: re-parsed tool arguments, usage, a new field, a removed one", () => {
     const call = { type: "toolCall" as const, id: "c1", name: "f", arguments: {} };
     const started = { ...base, content: [call] };

@@ -1,0 +1,45 @@
+import { Type } from "@sinclair/typebox";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { Agent } from "../../src/agent/agent.js";
+import { scriptedModel } from "../../src/testing/scripted-model.js";
+import { defineTool } from "../../src/tools/define-tool.js";
+import { waitFor } from "../server/helpers.js";
+import { hasRedisServer, RedisServerProcess } from "./redis-server.js";
+import { attachedClient, type Closing, servedSessions } from "./served-sessions.js";
+
+/** A tool whose result details JSON cannot write (a BigInt): its `tool_execution_end` cannot be sent. */
+const countTool = defineTool({
+  name: "count",
+  description: "Counts",
+  parameters: Type.Object({}),
+  execute: () => ({ content: [{ type: "text", text: "many" }], details: { count: 10n } }),
+});
+
+describe.skipIf(!hasRedisServer)("a session's runner on Redis", () => {
+  let redisServer: RedisServerProcess;
+  const closing: Closing = [];
+  beforeAll(async () => {
+    redisServer = await RedisServerProcess.start();
+  }, 30_000);
+  afterEach(async () => {
+    for (const close of closing.splice(0)) await close();
+  });
+  afterAll(async () => {
+    await redisServer?.stop();
+  });
+
+  // It threw inside the agent's events$ subscriber, which rxjs rethrows on a timer: the process
+  // ended, and so did each process that took the session over in turn.
+  it("leaves out an event it cannot serialize, with a warning, and the run and its clients go on", async () => {
+    const warnings: string[] = [];
+    const model = () => scriptedModel([{ content: [{ type: "toolCall", id: "call_1", name: "count", arguments: {} }] }, "Done."]);
+    const options = { redis: redisServer.url, leaseMs: 2000, onWarning: (text: string) => warnings.push(text), createAgent: (_id: string, store: never) => Agent.open({ store, model: model(), tools: [countTool] }) };
+    const [serverA, serverB] = [await servedSessions(options, closing), await servedSessions(options, closing)];
+    const onA = await attachedClient(serverA.url, "big", closing);
+    const onB = await attachedClient(serverB.url, "big", closing);
+    expect(await onA.request({ type: "prompt", input: "count" })).toMatchObject({ type: "ack" });
+    await waitFor(() => onA.hasEvent("agent_end") && onB.hasEvent("agent_end"), "agent_end on both processes");
+    expect(onB.eventTypes().filter((type) => type.startsWith("tool_execution"))).toStrictEqual(["tool_execution_start"]);
+    expect(warnings).toContainEqual(expect.stringMatching(/^session big: its "tool_execution_end" event could not be sent: Do not know how to serialize a BigInt/));
+  });
+});
