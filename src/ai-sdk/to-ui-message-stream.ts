@@ -2,6 +2,7 @@ import type { UIMessageChunk } from "ai";
 import type { Observable, Subscription } from "rxjs";
 import type { AgentEvent } from "../index.js";
 import { type RxagentDataParts, toUIMessageChunks, type UIMessageChunkOptions } from "./ui-message-chunks.js";
+import { repairedJson } from "../util/repaired-json.js";
 
 /** The headers of a UI message stream response, as `ai`'s `UI_MESSAGE_STREAM_HEADERS`. */
 export const UI_MESSAGE_STREAM_HEADERS: Readonly<Record<string, string>> = {
@@ -80,7 +81,7 @@ export function toServerSentEvents(chunks: ReadableStream<UIMessageChunk<unknown
   const encoder = new TextEncoder();
   return chunks.pipeThrough(
     new TransformStream<UIMessageChunk<unknown, RxagentDataParts>, Uint8Array>({
-      transform: (chunk, controller) => controller.enqueue(encoder.encode(`data: ${JSON.stringify(chunk)}\n\n`)),
+      transform: (chunk, controller) => controller.enqueue(encoder.encode(`data: ${repairedJson(chunk)}\n\n`)),
       flush: (controller) => controller.enqueue(encoder.encode("data: [DONE]\n\n")),
     }),
   );

@@ -7,6 +7,7 @@ import { ProtocolDowngrade } from "./protocol-downgrade.js";
 import type { BackpressureOptions, ClientStats } from "./backpressure.js";
 import type { MergeableUpdate } from "./mergeable-update.js";
 import { type Corkable, CorkedWrites } from "./corked-writes.js";
+import { repairedJson } from "../util/repaired-json.js";
 
 /** The part of a `ws` WebSocket the send queue needs (a fake in tests is easy). */
 export interface SendableSocket {
@@ -114,7 +115,7 @@ export class ClientConnection {
 
   /** Queues one control frame (ack, error, snapshot); never merged. */
   sendFrame(frame: ServerFrame): void {
-    const json = JSON.stringify(frame);
+    const json = repairedJson(frame);
     this.push({ json, size: json.length, kind: frame.type === "snapshot" ? "snapshot" : "control" });
   }
 

@@ -1,6 +1,7 @@
 import type { ArgumentText, MessageDeltaEncoder, MessagePatchOperation, UpdateFrame, WireModelEvent } from "../protocol/message-delta.js";
 import type { AgentEvent, AssistantMessage } from "../types.js";
 import type { LoggedFrame } from "./event-log.js";
+import { repairedJson } from "../util/repaired-json.js";
 
 /**
  * The frame of one session event, encoded by `encoder` and serialized: a streamed message's end
@@ -12,7 +13,7 @@ export function sessionFrameOf(encoder: MessageDeltaEncoder, seq: number, event:
   const end = event.type === "message_end" ? encoder.endPatch(event.message) : undefined;
   if (end !== undefined) return { json: JSON.stringify({ type: "end", seq, ...(end.length > 0 ? { patch: end } : {}) }), update: undefined };
   const update = encoder.encode(event);
-  return { json: update ? updateFrameJson(seq, update) : `{"type":"event","seq":${seq},"event":${JSON.stringify(event)}}`, update };
+  return { json: update ? updateFrameJson(seq, update) : `{"type":"event","seq":${seq},"event":${repairedJson(event)}}`, update };
 }
 
 /** The JSON of an update frame: one writer, so the live frame and the log's agree to the byte. */

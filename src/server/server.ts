@@ -11,6 +11,7 @@ import { IdleSweep, type SweptConnection } from "./idle-sweep.js";
 import { type ClientCommand, parseClientFrame, PROTOCOL_3_SUBPROTOCOL, PROTOCOL_VERSION, protocolVersionOf } from "../protocol/protocol-schemas.js";
 import { corkableOf } from "./corked-writes.js";
 import { RateLimiter } from "./rate-limiter.js";
+import { repairedJson } from "../util/repaired-json.js";
 import type { HostedSession } from "./hosted-session.js";
 import { errorFrame, SessionHub } from "./session-hub.js";
 import { pageOrigins, type UpgradePolicy, type UpgradeRefusal, verifyUpgrade } from "./verify-upgrade.js";
@@ -122,7 +123,7 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
       request,
       connection: new ClientConnection(
         socket,
-        () => JSON.stringify(peer.hub?.snapshot()),
+        () => repairedJson(peer.hub?.snapshot()),
         options.backpressure,
         () => closeForPolicy(peer, CLOSE_OVER_BUDGET, "Too many unread replies: read the socket or send fewer commands"),
         (reason) => closeForPolicy(peer, CLOSE_BROKEN, reason.slice(0, 120)),

@@ -3,7 +3,7 @@ import { readUIMessageStream, type UIMessage, type UIMessageChunk } from "ai";
 import { asyncScheduler, filter, firstValueFrom, lastValueFrom, toArray } from "rxjs";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent/agent.js";
-import { SLOW_READER_TEXT, toUIMessageChunks, toUIMessageStream } from "../../src/ai-sdk/index.js";
+import { SLOW_READER_TEXT, toServerSentEvents, toUIMessageChunks, toUIMessageStream } from "../../src/ai-sdk/index.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";
 import { agentLoop } from "../../src/streams/agent-loop.js";
 import { defineTool } from "../../src/tools/define-tool.js";
@@ -217,6 +217,17 @@ describe("toUIMessageChunks of a provider's malformed stream", () => {
       { type: "tool-input-available", toolCallId: "c1", toolName: "work", input: { n: 1 } },
       { type: "tool-output-available", toolCallId: "c1", output: { content: [{ type: "text", text: "1" }], details: undefined } },
     ]);
+  });
+});
+
+describe("toServerSentEvents", () => {
+  // JSON.stringify threw in the stream's transform: the response broke off mid-run.
+  it("writes a tool's BigInt details as digits, and the stream ends as usual", async () => {
+    const count = defineTool({ name: "count", description: "Counts", parameters: Type.Object({}), execute: () => ({ content: [{ type: "text", text: "many" }], details: { count: 10n } }) });
+    const agent = new Agent({ model: scriptedModel([{ content: [{ type: "toolCall", id: "call_1", name: "count", arguments: {} }] }, "Done."]), tools: [count] });
+    const text = await new Response(toServerSentEvents(toUIMessageStream(agent.prompt("count"), { messageId: "m1" }))).text();
+    expect(text).toContain('"details":{"count":"10"}');
+    expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
   });
 });
 

@@ -7,13 +7,9 @@ import { waitFor } from "../server/helpers.js";
 import { hasRedisServer, RedisServerProcess } from "./redis-server.js";
 import { attachedClient, type Closing, servedSessions } from "./served-sessions.js";
 
-/** A tool whose result details JSON cannot write (a BigInt): its `tool_execution_end` cannot be sent. */
-const countTool = defineTool({
-  name: "count",
-  description: "Counts",
-  parameters: Type.Object({}),
-  execute: () => ({ content: [{ type: "text", text: "many" }], details: { count: 10n } }),
-});
+/** A tool whose result details are `details` (what JSON cannot write as it is). */
+const toolWithDetails = (details: unknown) =>
+  defineTool({ name: "count", description: "Counts", parameters: Type.Object({}), execute: () => ({ content: [{ type: "text", text: "many" }], details }) });
 
 describe.skipIf(!hasRedisServer)("a session's runner on Redis", () => {
   let redisServer: RedisServerProcess;
@@ -28,18 +24,37 @@ describe.skipIf(!hasRedisServer)("a session's runner on Redis", () => {
     await redisServer?.stop();
   });
 
-  // It threw inside the agent's events$ subscriber, which rxjs rethrows on a timer: the process
-  // ended, and so did each process that took the session over in turn.
-  it("leaves out an event it cannot serialize, with a warning, and the run and its clients go on", async () => {
-    const warnings: string[] = [];
+  /** Runs one prompt of a session whose tool returns `details`, watched from both processes. */
+  async function runWatched(session: string, details: unknown, warnings: string[]) {
     const model = () => scriptedModel([{ content: [{ type: "toolCall", id: "call_1", name: "count", arguments: {} }] }, "Done."]);
-    const options = { redis: redisServer.url, leaseMs: 2000, onWarning: (text: string) => warnings.push(text), createAgent: (_id: string, store: never) => Agent.open({ store, model: model(), tools: [countTool] }) };
+    const options = { redis: redisServer.url, leaseMs: 2000, onWarning: (text: string) => warnings.push(text), createAgent: (_id: string, store: never) => Agent.open({ store, model: model(), tools: [toolWithDetails(details)] }) };
     const [serverA, serverB] = [await servedSessions(options, closing), await servedSessions(options, closing)];
-    const onA = await attachedClient(serverA.url, "big", closing);
-    const onB = await attachedClient(serverB.url, "big", closing);
+    const onA = await attachedClient(serverA.url, session, closing);
+    const onB = await attachedClient(serverB.url, session, closing);
     expect(await onA.request({ type: "prompt", input: "count" })).toMatchObject({ type: "ack" });
     await waitFor(() => onA.hasEvent("agent_end") && onB.hasEvent("agent_end"), "agent_end on both processes");
+    return onB;
+  }
+
+  it("sends a tool's BigInt details to the other process's clients as digits", async () => {
+    const warnings: string[] = [];
+    const onB = await runWatched("big", { count: 10n }, warnings);
+    expect(onB.agentEvents().find((event) => event.type === "tool_execution_end")).toMatchObject({ result: { details: { count: "10" } } });
+    // The transcript stores the same message in the same safe form, and says so.
+    expect(warnings).toStrictEqual(["rxagent:{big}:transcript: a message held values JSON cannot store (a BigInt or a cycle); stored them in a safe form."]);
+  });
+
+  // It threw inside the agent's events$ subscriber, which rxjs rethrows on a timer: the process
+  // ended, and so did each process that took the session over in turn.
+  it("leaves out an event it cannot serialize at all, with a warning, and the run and its clients go on", async () => {
+    const warnings: string[] = [];
+    const unwritable = {
+      toJSON() {
+        throw new Error("not today");
+      },
+    };
+    const onB = await runWatched("unwritable", { unwritable }, warnings);
     expect(onB.eventTypes().filter((type) => type.startsWith("tool_execution"))).toStrictEqual(["tool_execution_start"]);
-    expect(warnings).toContainEqual(expect.stringMatching(/^session big: its "tool_execution_end" event could not be sent: Do not know how to serialize a BigInt/));
+    expect(warnings).toContainEqual('session unwritable: its "tool_execution_end" event could not be sent: not today');
   });
 });

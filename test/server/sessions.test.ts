@@ -1,8 +1,10 @@
+import { Type } from "@sinclair/typebox";
 import { Subject, switchMap, take, VirtualTimeScheduler } from "rxjs";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { Agent } from "../../src/agent/agent.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";
+import { defineTool } from "../../src/tools/define-tool.js";
 import { type AgentServer, serveAgents, type ServeAgentsOptions, serveWebUi, type WebUiServer } from "../../src/server/index.js";
 import type { ServerFrame } from "../../src/protocol/protocol-schemas.js";
 import type { Model } from "../../src/types.js";
@@ -127,6 +129,25 @@ describe("sessions", () => {
     expect(watcher.closeCode).toBeUndefined();
     release.next();
     await waitFor(() => watcher.hasEvent("agent_end"), "agent_end", 10_000);
+  });
+});
+
+describe("a session whose events hold what JSON cannot write", () => {
+  // The event's JSON.stringify threw: the hub dropped the session's clients, the snapshot they
+  // reconnected to threw again, and the session could not be watched or prompted any more.
+  it("sends a tool's BigInt details as digits, and the session goes on", async () => {
+    const count = defineTool({ name: "count", description: "Counts", parameters: Type.Object({}), execute: () => ({ content: [{ type: "text", text: "many" }], details: { count: 10n } }) });
+    const { url } = await start({ createAgent: () => new Agent({ model: scriptedModel([{ content: [{ type: "toolCall", id: "call_1", name: "count", arguments: {} }] }, "Done.", "Again."]), tools: [count] }) });
+    const client = await open(url);
+    await client.request({ type: "attach", session: "s" });
+    expect(await client.request({ type: "prompt", input: "count" })).toMatchObject({ type: "ack" });
+    await waitFor(() => client.hasEvent("agent_end"), "agent_end");
+    expect(client.agentEvents().find((event) => event.type === "tool_execution_end")).toMatchObject({ result: { details: { count: "10" } } });
+    const watcher = await open(url);
+    await watcher.request({ type: "attach", session: "s" });
+    expect(snapshots(watcher)[0]?.state.messages).toHaveLength(4);
+    expect(await watcher.request({ type: "prompt", input: "again" })).toMatchObject({ type: "ack" });
+    await waitFor(() => watcher.agentEvents().some((event) => event.type === "agent_end"), "the second run's agent_end");
   });
 });
 
