@@ -5,32 +5,22 @@
  * throws (property-based; the model answers 1 ms after each call, on a real timer).
  */
 import fc from "fast-check";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { Agent } from "../../src/agent/agent.js";
 import { connectAgent } from "../../src/client/index.js";
 import type { AgentEvent } from "../../src/types.js";
 import { arbitraryModel, reply } from "../reliability/arbitrary-model.js";
 import { waitFor } from "../server/helpers.js";
-import { hasRedisServer, RedisServerProcess } from "./redis-server.js";
-import { type Closing, servedSessions } from "./served-sessions.js";
+import { hasRedisServer } from "./redis-server.js";
+import { servedSessions, useRedisServer } from "./served-sessions.js";
 
 describe.skipIf(!hasRedisServer)("a model that sends arbitrary events, in a session on Redis (property-based)", () => {
-  let redisServer: RedisServerProcess;
-  const closing: Closing = [];
-  beforeAll(async () => {
-    redisServer = await RedisServerProcess.start();
-  }, 30_000);
-  afterEach(async () => {
-    for (const close of closing.splice(0)) await close();
-  });
-  afterAll(async () => {
-    await redisServer?.stop();
-  });
+  const { redisServer, closing } = useRedisServer();
 
   it.each([2, 3] as const)("protocol %i: ends every run with agent_end on both processes, with one transcript", async (protocol) => {
     const plans = fc.sample(fc.array(reply, { minLength: 1, maxLength: 4 }), 100);
-    const options = { redis: redisServer.url, protocol, leaseMs: 2000, createAgent: (id: string, store: never) => Agent.open({ store, model: arbitraryModel(plans[Number(id)]!, 1), maxTurns: 6 }) };
+    const options = { redis: redisServer().url, protocol, leaseMs: 2000, createAgent: (id: string, store: never) => Agent.open({ store, model: arbitraryModel(plans[Number(id)]!, 1), maxTurns: 6 }) };
     const [running, watching] = [await servedSessions(options, closing), await servedSessions(options, closing)];
     for (const [index, plan] of plans.entries()) {
       const clients = [connectAgent(running.url, { session: String(index), WebSocket }), connectAgent(watching.url, { session: String(index), WebSocket })];

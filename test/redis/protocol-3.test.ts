@@ -1,12 +1,12 @@
 import { Redis } from "ioredis";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { redisSessions } from "../../src/redis/index.js";
 import { Agent } from "../../src/agent/agent.js";
 import type { AgentEvent, AgentMessage } from "../../src/types.js";
 import { argumentsGate, gatedArgumentsModel, writeFileTool } from "../helpers/gated-arguments-model.js";
 import { assertContiguous, RawClient, waitFor } from "../server/helpers.js";
-import { hasRedisServer, RedisServerProcess } from "./redis-server.js";
-import { attachedClient, type Closing, servedSessions } from "./served-sessions.js";
+import { hasRedisServer } from "./redis-server.js";
+import { attachedClient, servedSessions, useRedisServer } from "./served-sessions.js";
 
 const written = { path: "notes.txt", content: Array.from({ length: 2000 }, (_unused, line) => `line ${line}: lorem ipsum`).join("\n") };
 const argumentsText = JSON.stringify(written);
@@ -19,24 +19,11 @@ const callArguments = (message: AgentMessage | undefined): unknown =>
   message?.role === "assistant" ? message.content.find((block) => block.type === "toolCall")?.arguments : undefined;
 
 describe.skipIf(!hasRedisServer)("sessions on Redis in protocol 3", () => {
-  let redisServer: RedisServerProcess;
-  const closing: Closing = [];
-
-  beforeAll(async () => {
-    redisServer = await RedisServerProcess.start();
-  }, 30_000);
-
-  afterEach(async () => {
-    for (const close of closing.splice(0)) await close();
-  });
-
-  afterAll(async () => {
-    await redisServer?.stop();
-  });
+  const { redisServer, closing } = useRedisServer();
 
   it("a call's arguments cross once, as deltas, to clients of both processes, and clients that join mid-call on either get the text so far", async () => {
     const warnings: string[] = [];
-    const options = { redis: redisServer.url, protocol: 3 as const, leaseMs: 2000, onWarning: (text: string) => warnings.push(text), createAgent: (_id: string, store: never) => Agent.open({ store, model: gatedArgumentsModel(argumentsText, 20 * 1024, () => gate), tools: [writeFileTool] }) };
+    const options = { redis: redisServer().url, protocol: 3 as const, leaseMs: 2000, onWarning: (text: string) => warnings.push(text), createAgent: (_id: string, store: never) => Agent.open({ store, model: gatedArgumentsModel(argumentsText, 20 * 1024, () => gate), tools: [writeFileTool] }) };
     const [serverA, serverB] = [await servedSessions(options, closing), await servedSessions(options, closing)];
     const handles = argumentsGate();
     gate = handles.gate;
@@ -91,7 +78,7 @@ describe.skipIf(!hasRedisServer)("sessions on Redis in protocol 3", () => {
     expect(onB.agentEvents()).toStrictEqual(onA.agentEvents());
     expect(lateB.agentEvents()).toStrictEqual(lateA.agentEvents());
 
-    const redis = new Redis(redisServer.url);
+    const redis = new Redis(redisServer().url);
     const transcript = (await redis.lrange("rxagent:{args}:transcript", 0, -1)).map((line) => JSON.parse(line) as AgentMessage);
     redis.disconnect();
     expect(callArguments(transcript[1])).toStrictEqual(written);
@@ -100,6 +87,6 @@ describe.skipIf(!hasRedisServer)("sessions on Redis in protocol 3", () => {
   }, 30_000);
 
   it("refuses a protocol it cannot speak before it connects", () => {
-    expect(() => redisSessions({ redis: redisServer.url, protocol: 4 as never, createAgent: () => new Agent({ model: gatedArgumentsModel("{}", 0, () => gate) }) })).toThrow("redisSessions' protocol must be 2 or 3, got 4.");
+    expect(() => redisSessions({ redis: redisServer().url, protocol: 4 as never, createAgent: () => new Agent({ model: gatedArgumentsModel("{}", 0, () => gate) }) })).toThrow("redisSessions' protocol must be 2 or 3, got 4.");
   });
 });

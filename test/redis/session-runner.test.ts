@@ -1,33 +1,23 @@
 import { Type } from "@sinclair/typebox";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent/agent.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";
 import { defineTool } from "../../src/tools/define-tool.js";
 import { waitFor } from "../server/helpers.js";
-import { hasRedisServer, RedisServerProcess } from "./redis-server.js";
-import { attachedClient, type Closing, servedSessions } from "./served-sessions.js";
+import { hasRedisServer } from "./redis-server.js";
+import { attachedClient, servedSessions, useRedisServer } from "./served-sessions.js";
 
 /** A tool whose result details are `details` (what JSON cannot write as it is). */
 const toolWithDetails = (details: unknown) =>
   defineTool({ name: "count", description: "Counts", parameters: Type.Object({}), execute: () => ({ content: [{ type: "text", text: "many" }], details }) });
 
 describe.skipIf(!hasRedisServer)("a session's runner on Redis", () => {
-  let redisServer: RedisServerProcess;
-  const closing: Closing = [];
-  beforeAll(async () => {
-    redisServer = await RedisServerProcess.start();
-  }, 30_000);
-  afterEach(async () => {
-    for (const close of closing.splice(0)) await close();
-  });
-  afterAll(async () => {
-    await redisServer?.stop();
-  });
+  const { redisServer, closing } = useRedisServer();
 
   /** Runs one prompt of a session whose tool returns `details`, watched from both processes. */
   async function runWatched(session: string, details: unknown, warnings: string[]) {
     const model = () => scriptedModel([{ content: [{ type: "toolCall", id: "call_1", name: "count", arguments: {} }] }, "Done."]);
-    const options = { redis: redisServer.url, leaseMs: 2000, onWarning: (text: string) => warnings.push(text), createAgent: (_id: string, store: never) => Agent.open({ store, model: model(), tools: [toolWithDetails(details)] }) };
+    const options = { redis: redisServer().url, leaseMs: 2000, onWarning: (text: string) => warnings.push(text), createAgent: (_id: string, store: never) => Agent.open({ store, model: model(), tools: [toolWithDetails(details)] }) };
     const [serverA, serverB] = [await servedSessions(options, closing), await servedSessions(options, closing)];
     const onA = await attachedClient(serverA.url, session, closing);
     const onB = await attachedClient(serverB.url, session, closing);
