@@ -49,15 +49,15 @@ function pathOf(url: string | undefined): string | undefined {
   }
 }
 
+/** The methods the Fetch API's `Request` refuses to carry. */
+const FORBIDDEN_METHODS = new Set(["CONNECT", "TRACE", "TRACK"]);
+
 /**
  * The request as the Fetch API's `Request`, or the answer to give when it cannot be one. Why:
  * `new Request` throws for the methods the Fetch API forbids (`CONNECT`, `TRACE`, `TRACK`) and
  * `new URL` for a `Host` header that is not a host, and a throw here came out of Node's HTTP
  * parser as an uncaught exception: one request ended the process.
  */
-/** The methods the Fetch API's `Request` refuses to carry. */
-const FORBIDDEN_METHODS = new Set(["CONNECT", "TRACE", "TRACK"]);
-
 function fetchRequestOf(request: IncomingMessage, response: ServerResponse): Request | { status: number; message: string; headers?: Record<string, string> } {
   let url: URL;
   try {
