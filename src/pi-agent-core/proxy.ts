@@ -10,6 +10,7 @@ import {
   type StopReason,
 } from "@mariozechner/pi-ai";
 import { errorText } from "../errors.js";
+import { isBlockIndex } from "../pi-ai/pi-ai-snapshots.js";
 import { withField } from "../util/with-field.js";
 
 /** The events a proxy server sends: pi-ai's, without the `partial` message (the client rebuilds it). */
@@ -120,6 +121,11 @@ async function readEvents(request: Promise<Response>, message: AssistantMessage,
  */
 export function applyProxyEvent(event: ProxyAssistantMessageEvent, message: AssistantMessage, rawArguments: Map<number, string>): AssistantMessageEvent {
   const partial = message;
+  // An index far past the content (10^9) made the message's array that long: the next copy of
+  // it took the process's memory.
+  if ("contentIndex" in event && !isBlockIndex(event.contentIndex, message.content.length)) {
+    throw new Error(`The proxy sent ${event.type} for content ${JSON.stringify(event.contentIndex)}, which is no index of its ${message.content.length} blocks or the next`);
+  }
   switch (event.type) {
     case "start":
       return { type: "start", partial };

@@ -32,8 +32,14 @@ export class PiAiSnapshots {
   /** The arguments of each open tool call as read so far, and their length at the last guess, by content index. */
   private readonly streamedArguments = new Map<number, StreamedArguments>();
 
-  /** The rxagent event for a pi-ai event, or `undefined` for one that carries nothing. */
+  /**
+   * The rxagent event for a pi-ai event, or `undefined` for one that carries nothing, or that
+   * names a block by a `contentIndex` that is no index of the content or of the block after it.
+   * Why: a stream other than pi-ai's providers (`stream`, a proxy's `streamFn`) may send any
+   * index, and an index of 10^9 grew the content to it: the process ran out of memory.
+   */
   next(event: AssistantMessageEvent): ModelEvent | undefined {
+    if ("contentIndex" in event && !isBlockIndex(event.contentIndex, this.content.length)) return undefined;
     switch (event.type) {
       case "start":
         return { type: "start", partial: this.snapshot(event.partial) };
@@ -87,6 +93,11 @@ export class PiAiSnapshots {
   private snapshot(live: PiAiAssistantMessage): AssistantMessage {
     return this.content.snapshotInto({ ...live, content: [], usage: { ...live.usage, cost: { ...live.usage.cost } } });
   }
+}
+
+/** True for an index of a content of `length` blocks, or of the block that would come next. */
+export function isBlockIndex(index: unknown, length: number): index is number {
+  return typeof index === "number" && Number.isInteger(index) && index >= 0 && index <= length;
 }
 
 /**

@@ -57,6 +57,15 @@ describe("streamProxy", () => {
     expect(ours.message).toMatchObject({ stopReason: "toolUse", content: [{ type: "text", text: "Hello" }, { type: "toolCall", id: "call-1", name: "read", arguments: { path: "a.txt" } }] });
   });
 
+  // The index made the message's content array that long, and the next copy of it took the
+  // process's memory.
+  it("a proxy that names content 10^9 ends as an error message saying so", async () => {
+    const proxyUrl = await serve(200, (write) => [{ type: "start" }, { type: "text_start", contentIndex: 1e9 }].forEach((event) => write(`data: ${JSON.stringify(event)}\n\n`)));
+    const ours = await read(streamProxy(getModel("openai", "gpt-4o-mini"), { messages: [] }, { authToken: "token", proxyUrl }));
+    expect(ours.types).toEqual(["start", "error"]);
+    expect(ours.message).toMatchObject({ stopReason: "error", errorMessage: "The proxy sent text_start for content 1000000000, which is no index of its 0 blocks or the next", content: [] });
+  });
+
   it("an HTTP error from the proxy ends as an error message that quotes it", async () => {
     const proxyUrl = await serve(401, (write) => write(JSON.stringify({ error: "bad token" })));
     const ours = await read(streamProxy(getModel("openai", "gpt-4o-mini"), { messages: [] }, { authToken: "x", proxyUrl }));

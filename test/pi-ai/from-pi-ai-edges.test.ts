@@ -147,6 +147,29 @@ describe("fromPiAi at the edges of pi-ai's contract", () => {
     });
   });
 
+  // An index of 10^9 grew the shared content to it: the process ran out of memory.
+  it("leaves out an event whose contentIndex is no index of the content or of the block after it", async () => {
+    const stray = fromPiAi(model, {
+      stream: () => {
+        const events = createAssistantMessageEventStream();
+        const live = liveMessage();
+        events.push({ type: "start", partial: live });
+        for (const contentIndex of [1e9, -1, 0.5, 2]) events.push({ type: "text_start", contentIndex, partial: live });
+        events.push({ type: "toolcall_end", contentIndex: 1e9, toolCall: { type: "toolCall", id: "c1", name: "f", arguments: {} }, partial: live });
+        live.content.push({ type: "text", text: "ok" });
+        events.push({ type: "text_start", contentIndex: 0, partial: live });
+        events.push({ type: "text_delta", contentIndex: 0, delta: "ok", partial: live });
+        events.push({ type: "text_end", contentIndex: 0, content: "ok", partial: live });
+        events.push({ type: "done", reason: "stop", message: { ...live, content: [{ type: "text", text: "ok" }] } });
+        events.end();
+        return events;
+      },
+    });
+    const { events } = await collectModelEvents(stray.stream(context, { signal: signal() }));
+    assertModelEventGrammar(events);
+    expect(events.map((event) => event.type)).toStrictEqual(["start", "text_start", "text_delta", "text_end", "done"]);
+  });
+
   it("a call's thinkingLevel becomes pi-ai's reasoning for that call, over the configured one; \"off\" sends none", async () => {
     const sent: unknown[] = [];
     const adapted = fromPiAi(model, {
