@@ -2,6 +2,7 @@ import { Ajv, type Options, type ValidateFunction } from "ajv";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { invalidArgumentsText, pointerOf } from "./argument-errors.js";
 import { copyArguments } from "./copy-arguments.js";
+import { patternEngine } from "./pattern-engine.js";
 import type { ArgumentValidation } from "./schema-validator.js";
 
 /**
@@ -10,7 +11,8 @@ import type { ArgumentValidation } from "./schema-validator.js";
  * properties get their defaults, every failing path is reported. Formats are annotations, as
  * draft 2020-12 has them (no format validator ships with the core), unknown keywords are allowed
  * (MCP servers send their own), and schemas with an `$id` are not registered, so two servers
- * may use the same one.
+ * may use the same one. A `pattern` that may backtrack exponentially is not checked
+ * (`patternEngine`).
  */
 const ajvOptions: Options = {
   coerceTypes: true,
@@ -20,6 +22,7 @@ const ajvOptions: Options = {
   validateFormats: false,
   addUsedSchema: false,
   logger: false,
+  code: { regExp: patternEngine },
 };
 
 let draft2020: Ajv2020 | undefined;
