@@ -11,8 +11,7 @@ import type { ArgumentValidation } from "./schema-validator.js";
  * properties get their defaults, every failing path is reported. Formats are annotations, as
  * draft 2020-12 has them (no format validator ships with the core), unknown keywords are allowed
  * (MCP servers send their own), and schemas with an `$id` are not registered, so two servers
- * may use the same one. A `pattern` that may backtrack exponentially is not checked
- * (`patternEngine`).
+ * may use the same one. Patterns run in time linear in the text (`patternEngine`).
  */
 const ajvOptions: Options = {
   coerceTypes: true,

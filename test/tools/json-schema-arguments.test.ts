@@ -139,11 +139,27 @@ describe("JSON Schema arguments (TypeBox 1.x, plain JSON Schema) through Ajv", (
   });
 
   // An MCP server's `^(a+)+$` held the process 3.9 s on a 26-character argument, and doubled with
-  // every character more: this 40-character one would have taken hours.
-  it("does not check a pattern that may backtrack exponentially, and checks the others", () => {
-    const schema = { type: "object", properties: { name: { type: "string", pattern: "^(a+)+$" }, code: { type: "string", pattern: "^[a-z]+$" } } };
-    expect(validateArguments("t", schema, { name: `${"a".repeat(40)}!` })).toStrictEqual({ valid: true, value: { name: `${"a".repeat(40)}!` } });
+  // every character more: this 40-character one would have taken hours. `^\d*\d*\d*$` held it
+  // 27 s on 4,000 digits and a letter (cubic): this 20,000-character one, hours.
+  it("checks patterns in time linear in the argument, however JavaScript's RegExp would backtrack on them", () => {
+    const schema = {
+      type: "object",
+      properties: { name: { type: "string", pattern: "^(a+)+$" }, digits: { type: "string", pattern: "^\\d*\\d*\\d*$" }, code: { type: "string", pattern: "^[a-z]+$" } },
+    };
+    expect(validateArguments("t", schema, { name: `${"a".repeat(40)}!` })).toMatchObject({ valid: false, message: expect.stringContaining('"^(a+)+$"') });
+    expect(validateArguments("t", schema, { name: "a".repeat(40) })).toMatchObject({ valid: true });
+    expect(validateArguments("t", schema, { digits: `${"1".repeat(20_000)}x` })).toMatchObject({ valid: false });
+    expect(validateArguments("t", schema, { digits: "1".repeat(20_000) })).toMatchObject({ valid: true });
     expect(validateArguments("t", schema, { code: "A1" })).toMatchObject({ valid: false });
+  });
+
+  it("does not check a pattern no linear-time automaton can run, and still refuses one that is not a pattern", () => {
+    const schema = { type: "object", properties: { twice: { type: "string", pattern: "^(a+)\\1$" }, ahead: { type: "string", pattern: "^(?=.*\\d)" } } };
+    expect(validateArguments("t", schema, { twice: "ab", ahead: "none" })).toStrictEqual({ valid: true, value: { twice: "ab", ahead: "none" } });
+    expect(validateArguments("broken", { type: "object", properties: { a: { type: "string", pattern: "([a-z]" } } }, { a: "x" })).toMatchObject({
+      valid: false,
+      message: expect.stringMatching(/^Tool "broken" has parameters that cannot be used as a schema: .*Invalid regular expression/),
+    });
   });
 
   it("lets two servers use schemas with the same $id", () => {
