@@ -104,13 +104,13 @@ export class RedisTranscriptStore implements TranscriptStore {
 
   append(message: AgentMessage): void {
     const { line, repaired } = safeJsonLine(message);
-    if (repaired) this.warn(`${this.key}: a message held values JSON cannot store (a BigInt or a cycle); stored them in a safe form.`);
+    if (repaired) this.warn(`${this.key}: a message held values JSON cannot store (a BigInt, a cycle, a toJSON that throws); stored them in a safe form.`);
     this.push(line.slice(0, -1), "append a message", message);
   }
 
   record(record: TranscriptRecord): void {
     const { line, repaired } = safeJsonLine({ rxagent: record });
-    if (repaired) this.warn(`${this.key}: a record held values JSON cannot store (a BigInt or a cycle); stored them in a safe form.`);
+    if (repaired) this.warn(`${this.key}: a record held values JSON cannot store (a BigInt, a cycle, a toJSON that throws); stored them in a safe form.`);
     this.push(line.slice(0, -1), `keep a ${record.type} record`);
   }
 
@@ -130,7 +130,7 @@ export class RedisTranscriptStore implements TranscriptStore {
     if (this.superseded) return;
     const elements = [...messages, ...records.map((record) => ({ rxagent: record }))].map((entry) => {
       const { line, repaired } = safeJsonLine(entry);
-      if (repaired) this.warn(`${this.key}: a message or record held values JSON cannot store (a BigInt or a cycle); stored them in a safe form.`);
+      if (repaired) this.warn(`${this.key}: a message or record held values JSON cannot store (a BigInt, a cycle, a toJSON that throws); stored them in a safe form.`);
       return line.slice(0, -1);
     });
     const token = this.options.fenceToken;

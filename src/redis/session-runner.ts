@@ -105,8 +105,8 @@ export class SessionRunner {
   }
 
   /**
-   * The frame of `event`, or `undefined` for an event that cannot be encoded or serialized (a
-   * tool's details whose `toJSON` throws): it is left out, with a warning, and the encoder starts
+   * The frame of `event`, or `undefined` for an event that cannot be encoded or serialized (JSON
+   * longer than a string may be): it is left out, with a warning, and the encoder starts
    * afresh, so its next update sends the streamed message's blocks whole.
    *
    * Why: this runs inside the agent's `events$` subscriber, where a throw is rethrown by rxjs on

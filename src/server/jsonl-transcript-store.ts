@@ -72,7 +72,7 @@ export class JsonlTranscriptStore implements TranscriptStore, DescriptorHolder {
 
   private lineOf(message: AgentMessage): string {
     const { line, repaired } = safeJsonLine(message);
-    if (repaired) this.warn(`${this.path}: a message held values JSON cannot store (a BigInt or a cycle); stored them in a safe form.`);
+    if (repaired) this.warn(`${this.path}: a message held values JSON cannot store (a BigInt, a cycle, a toJSON that throws); stored them in a safe form.`);
     return line;
   }
 
@@ -82,7 +82,7 @@ export class JsonlTranscriptStore implements TranscriptStore, DescriptorHolder {
 
   private recordLineOf(record: TranscriptRecord): string {
     const { line, repaired } = safeJsonLine({ rxagent: record });
-    if (repaired) this.warn(`${this.path}: a record held values JSON cannot store (a BigInt or a cycle); stored them in a safe form.`);
+    if (repaired) this.warn(`${this.path}: a record held values JSON cannot store (a BigInt, a cycle, a toJSON that throws); stored them in a safe form.`);
     return line;
   }
 

@@ -229,6 +229,19 @@ describe("toServerSentEvents", () => {
     expect(text).toContain('"details":{"count":"10"}');
     expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
   });
+
+  it("writes details whose toJSON throws as a note of why, and the stream ends as usual", async () => {
+    const unwritable = {
+      toJSON() {
+        throw new Error("not today");
+      },
+    };
+    const report = defineTool({ name: "report", description: "Reports", parameters: Type.Object({}), execute: () => ({ content: [{ type: "text", text: "done" }], details: { unwritable } }) });
+    const agent = new Agent({ model: scriptedModel([{ content: [{ type: "toolCall", id: "call_1", name: "report", arguments: {} }] }, "Done."]), tools: [report] });
+    const text = await new Response(toServerSentEvents(toUIMessageStream(agent.prompt("report"), { messageId: "m1" }))).text();
+    expect(text).toContain('"details":{"unwritable":"[unwritable: not today]"}');
+    expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
+  });
 });
 
 describe("toUIMessageStream with a reader that does not keep up", () => {

@@ -81,7 +81,7 @@ describe.skipIf(!hasRedisServer)("RedisTranscriptStore", () => {
     store.append({ role: "user", content: "n", timestamp: 1, details: 10n } as unknown as AgentMessage);
     await store.flush();
     expect(await store.load()).toStrictEqual([{ role: "user", content: "n", timestamp: 1, details: "10" }]);
-    expect(warnings).toStrictEqual(["rxagent:{bigint}:transcript: a message held values JSON cannot store (a BigInt or a cycle); stored them in a safe form."]);
+    expect(warnings).toStrictEqual(["rxagent:{bigint}:transcript: a message held values JSON cannot store (a BigInt, a cycle, a toJSON that throws); stored them in a safe form."]);
   });
 
   it("with a fence token, appends only while that token holds the session's lease", async () => {

@@ -31,20 +31,21 @@ describe.skipIf(!hasRedisServer)("a session's runner on Redis", () => {
     const onB = await runWatched("big", { count: 10n }, warnings);
     expect(onB.agentEvents().find((event) => event.type === "tool_execution_end")).toMatchObject({ result: { details: { count: "10" } } });
     // The transcript stores the same message in the same safe form, and says so.
-    expect(warnings).toStrictEqual(["rxagent:{big}:transcript: a message held values JSON cannot store (a BigInt or a cycle); stored them in a safe form."]);
+    expect(warnings).toStrictEqual(["rxagent:{big}:transcript: a message held values JSON cannot store (a BigInt, a cycle, a toJSON that throws); stored them in a safe form."]);
   });
 
   // It threw inside the agent's events$ subscriber, which rxjs rethrows on a timer: the process
-  // ended, and so did each process that took the session over in turn.
-  it("leaves out an event it cannot serialize at all, with a warning, and the run and its clients go on", async () => {
+  // ended, and so did each process that took the session over in turn. Then the event was left
+  // out, with a warning; now only the value that cannot be written is.
+  it("sends an event whose details hold a toJSON that throws, with a note of why in its place, and the run and its clients go on", async () => {
     const warnings: string[] = [];
     const unwritable = {
       toJSON() {
         throw new Error("not today");
       },
     };
-    const onB = await runWatched("unwritable", { unwritable }, warnings);
-    expect(onB.eventTypes().filter((type) => type.startsWith("tool_execution"))).toStrictEqual(["tool_execution_start"]);
-    expect(warnings).toContainEqual('session unwritable: its "tool_execution_end" event could not be sent: not today');
+    const onB = await runWatched("unwritable", { unwritable, kept: 1 }, warnings);
+    expect(onB.agentEvents().find((event) => event.type === "tool_execution_end")).toMatchObject({ result: { details: { unwritable: "[unwritable: not today]", kept: 1 } } });
+    expect(warnings).toStrictEqual(["rxagent:{unwritable}:transcript: a message held values JSON cannot store (a BigInt, a cycle, a toJSON that throws); stored them in a safe form."]);
   });
 });

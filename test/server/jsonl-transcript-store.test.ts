@@ -122,6 +122,21 @@ describe("JsonlTranscriptStore", () => {
     expect(warnings).toStrictEqual([]);
   });
 
+  // The append threw the toJSON's error: the tool result never reached the file.
+  it("stores details whose toJSON throws with a note of why in its place, so no tool result goes missing", async () => {
+    const path = temporaryFile();
+    const unwritable = {
+      toJSON() {
+        throw new Error("not today");
+      },
+    };
+    const result: AgentMessage = { role: "toolResult", toolCallId: "c1", toolName: "count", content: [{ type: "text", text: "counted" }], details: { unwritable, kept: 1 }, isError: false, timestamp: 0 };
+    const store = new JsonlTranscriptStore(path, { onWarning: () => undefined });
+    store.append(result);
+    store.close();
+    expect(await new JsonlTranscriptStore(path).load()).toStrictEqual([{ ...result, details: { unwritable: "[unwritable: not today]", kept: 1 } }]);
+  });
+
   it("stores details JSON refuses (a BigInt, a cycle) in a safe form with a warning, so no tool result goes missing", async () => {
     const path = temporaryFile();
     const cycle: Record<string, unknown> = { name: "node" };
@@ -145,7 +160,7 @@ describe("JsonlTranscriptStore", () => {
       user("count"),
       { ...result, details: { total: "12345678901234567890", cycle: { name: "node", self: "[Circular]" }, twice: [{ n: 1 }, { n: 1 }] } },
     ]);
-    expect(warnings).toStrictEqual([`${path}: a message held values JSON cannot store (a BigInt or a cycle); stored them in a safe form.`]);
+    expect(warnings).toStrictEqual([`${path}: a message held values JSON cannot store (a BigInt, a cycle, a toJSON that throws); stored them in a safe form.`]);
   });
 
   it("keeps records on lines of their own: load skips them, loadTranscript returns those after the last assistant message, a malformed or torn one is skipped with a warning", async () => {

@@ -149,6 +149,28 @@ describe("a session whose events hold what JSON cannot write", () => {
     expect(await watcher.request({ type: "prompt", input: "again" })).toMatchObject({ type: "ack" });
     await waitFor(() => watcher.agentEvents().some((event) => event.type === "agent_end"), "the second run's agent_end");
   });
+
+  // A toJSON that throws did the same: the hub dropped the session's clients and its snapshot
+  // could not be written, so the session could not be watched or prompted any more.
+  it("writes a value whose toJSON throws as a note of why, and the session goes on", async () => {
+    const unwritable = {
+      toJSON() {
+        throw new Error("not today");
+      },
+    };
+    const report = defineTool({ name: "report", description: "Reports", parameters: Type.Object({}), execute: () => ({ content: [{ type: "text", text: "done" }], details: { unwritable, kept: 1 } }) });
+    const { url } = await start({ createAgent: () => new Agent({ model: scriptedModel([{ content: [{ type: "toolCall", id: "call_1", name: "report", arguments: {} }] }, "Done.", "Again."]), tools: [report] }) });
+    const client = await open(url);
+    await client.request({ type: "attach", session: "s" });
+    expect(await client.request({ type: "prompt", input: "report" })).toMatchObject({ type: "ack" });
+    await waitFor(() => client.hasEvent("agent_end"), "agent_end");
+    expect(client.agentEvents().find((event) => event.type === "tool_execution_end")).toMatchObject({ result: { details: { unwritable: "[unwritable: not today]", kept: 1 } } });
+    const watcher = await open(url);
+    await watcher.request({ type: "attach", session: "s" });
+    expect(snapshots(watcher)[0]?.state.messages).toHaveLength(4);
+    expect(await watcher.request({ type: "prompt", input: "again" })).toMatchObject({ type: "ack" });
+    await waitFor(() => watcher.agentEvents().some((event) => event.type === "agent_end"), "the second run's agent_end");
+  });
 });
 
 describe("refusals a browser can explain", () => {
