@@ -96,19 +96,33 @@ export async function mcpTools(client: Client, options: McpToolsOptions = {}): P
     maxTools: options.maxTools ?? defaultMaxTools,
   };
   replace(await listAllTools(client, bounds));
-  // Refreshes may overlap when notifications come fast: only the latest one's list applies.
-  let refreshes = 0;
-  client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-    const refresh = ++refreshes;
+  // One listing at a time, and one more once it ends if a change was announced meanwhile: every
+  // announcement is followed by a listing that started after it, and a list applies as soon as
+  // it is read. Why not a listing per announcement: a server announcing in a flood had that many
+  // in flight, each holding its pages.
+  let listing = false;
+  let announcedSince = false;
+  const refresh = (): void => {
+    if (listing) {
+      announcedSince = true;
+      return;
+    }
+    listing = true;
     listAllTools(client, bounds)
       .then((tools) => {
-        if (refresh !== refreshes) return;
         // Builds the whole new list before it touches the array: a tool that fails to convert leaves the old list.
         replace(tools);
         callDetached("onToolsChanged", options.onToolsChanged, [current], warnToConsole);
       })
-      .catch((error: unknown) => callDetached("onToolsChanged", options.onToolsChanged, [current, error], warnToConsole));
-  });
+      .catch((error: unknown) => callDetached("onToolsChanged", options.onToolsChanged, [current, error], warnToConsole))
+      .finally(() => {
+        listing = false;
+        if (!announcedSince) return;
+        announcedSince = false;
+        refresh();
+      });
+  };
+  client.setNotificationHandler(ToolListChangedNotificationSchema, refresh);
   return target;
 }
 

@@ -4,6 +4,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type ListToolsResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { mcpTools } from "../../src/mcp/index.js";
+import { waitFor } from "../server/helpers.js";
 
 const objectSchema = { type: "object" as const, properties: {} };
 const open: { close(): Promise<void> }[] = [];
@@ -82,3 +83,48 @@ describe("mcpTools listing bounds", () => {
     expect(updates.length).toBeGreaterThan(0);
   });
 });
+
+// Each notification started a listing of its own: a server that announced a change 200 times
+// had 200 listings in flight at once, each holding its pages (up to maxTools tools) until the
+// last answered.
+describe("mcpTools and a server that announces changes in a flood", () => {
+  it("keeps one listing in flight and one to follow, and ends on the server's latest list", async () => {
+    const server = new Server({ name: "flooding", version: "1.0.0" }, { capabilities: { tools: { listChanged: true } } });
+    let version = 0;
+    let listings = 0;
+    let inFlight = 0;
+    let mostInFlight = 0;
+    // The listing after the first announcement answers only once all 200 are sent.
+    let announced = (): void => undefined;
+    const allAnnounced = new Promise<void>((resolve) => (announced = resolve));
+    server.setRequestHandler(ListToolsRequestSchema, async () => {
+      listings++;
+      inFlight++;
+      mostInFlight = Math.max(mostInFlight, inFlight);
+      const listed = version;
+      if (listed > 0) await allAnnounced;
+      inFlight--;
+      return { tools: [{ name: `tool_v${listed}`, inputSchema: objectSchema }] };
+    });
+    server.setRequestHandler(CallToolRequestSchema, () => ({ content: [] }));
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: "rxagent-test", version: "1.0.0" });
+    await client.connect(clientSide);
+    open.push(client, server);
+    const changes: string[][] = [];
+    const tools = await mcpTools(client, { onToolsChanged: (current) => changes.push(current.map((tool) => tool.name)) });
+    version = 1;
+    await server.sendToolListChanged();
+    await waitFor(() => listings === 2, "the listing after the first announcement");
+    for (version = 2; version <= 200; version++) await server.sendToolListChanged();
+    version = 200;
+    announced();
+    await waitFor(() => tools[0]?.name === "tool_v200" && inFlight === 0, "the server's latest list");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect([listings, mostInFlight]).toStrictEqual([3, 1]);
+    expect(tools.map((tool) => tool.name)).toStrictEqual(["tool_v200"]);
+    expect(changes).toStrictEqual([["tool_v1"], ["tool_v200"]]);
+  });
+});
+
