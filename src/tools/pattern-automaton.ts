@@ -20,11 +20,15 @@ const MATCH = 3;
 /** How many characters past ASCII each class remembers: an argument of many distinct ones must not grow memory without end. */
 const REMEMBERED_CHARACTERS = 1_024;
 
-/** One character class of the pattern, tested by JavaScript's RegExp of it alone (each ASCII character once). */
+/**
+ * One character class of the pattern, tested by JavaScript's RegExp of it alone (each ASCII
+ * character once). The caches are made at the first test: a pattern's many atoms cost little
+ * until a text reaches them.
+ */
 class CharacterTest {
-  private readonly ascii = new Int8Array(128);
-  private readonly others = new Map<number, boolean>();
   private readonly regExp: RegExp;
+  private ascii: Int8Array | undefined;
+  private others: Map<number, boolean> | undefined;
 
   constructor(source: string, flags: string) {
     this.regExp = new RegExp(`^(?:${source})$`, flags);
@@ -33,12 +37,14 @@ class CharacterTest {
   /** Whether the character `codePoint`, `text` from `start` to `end`, is in the class. */
   test(codePoint: number, text: string, start: number, end: number): boolean {
     if (codePoint < 128) {
+      this.ascii ??= new Int8Array(128);
       const known = this.ascii[codePoint]!;
       if (known !== 0) return known > 0;
       const matches = this.regExp.test(text.slice(start, end));
       this.ascii[codePoint] = matches ? 1 : -1;
       return matches;
     }
+    this.others ??= new Map();
     let matches = this.others.get(codePoint);
     if (matches === undefined) {
       matches = this.regExp.test(text.slice(start, end));
@@ -46,6 +52,7 @@ class CharacterTest {
     }
     return matches;
   }
+
 }
 
 /**
@@ -61,6 +68,8 @@ export class PatternAutomaton {
   /** ATOM: the index of its test; SPLIT: the second branch; ASSERT: the index of its assertion. */
   private readonly detail: number[] = [];
   private readonly tests: CharacterTest[] = [];
+  /** Each atom's source to its test's index: the copies of a counted repetition share one. */
+  private readonly testIndexes = new Map<string, number>();
   private readonly start: number;
   /** Whether a match can only begin at the text's start (`^…`, not multiline): the search ends once no state is live. */
   private readonly anchored: boolean;
@@ -178,9 +187,14 @@ export class PatternAutomaton {
   /** Compiles `node` to states that continue at `next`; returns its first state. */
   private compile(node: PatternNode, next: number, flags: string): number {
     switch (node.kind) {
-      case "atom":
-        this.tests.push(new CharacterTest(node.source, flags));
-        return this.add(ATOM, next, this.tests.length - 1);
+      case "atom": {
+        let test = this.testIndexes.get(node.source);
+        if (test === undefined) {
+          test = this.tests.push(new CharacterTest(node.source, flags)) - 1;
+          this.testIndexes.set(node.source, test);
+        }
+        return this.add(ATOM, next, test);
+      }
       case "assertion":
         return this.add(ASSERT, next, ASSERTIONS.indexOf(node.assertion));
       case "sequence":
