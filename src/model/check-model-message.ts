@@ -1,7 +1,7 @@
-import { emptyUsage } from "../types/messages.js";
 import { isPendingSnapshot } from "../util/shared-content.js";
 import { errorText } from "../util/error-text.js";
 import type { AssistantMessage, ToolCall } from "../types.js";
+import { usableUsage } from "./usable-usage.js";
 
 /**
  * Why a model's message cannot be used as an assistant message, or `undefined` when it can.
@@ -48,8 +48,9 @@ export function isUsablePartial(partial: unknown): partial is AssistantMessage {
 }
 
 /**
- * The final message as the transcript keeps it: `usage` filled in when the provider left it out
- * (the Agent adds it to its totals), an `errorMessage` that is text, and each tool call with an
+ * The final message as the transcript keeps it: `usage` filled in when the provider left it out,
+ * with every count and cost a finite number (the Agent adds it to its totals: `usableUsage`), an
+ * `errorMessage` that is text, and each tool call with an
  * id of its own and a name.
  *
  * Two tool calls with the same id would get two results with that id, which providers refuse and
@@ -61,7 +62,8 @@ export function isUsablePartial(partial: unknown): partial is AssistantMessage {
  */
 export function settledModelMessage(message: AssistantMessage): AssistantMessage {
   let settled = message;
-  if (typeof message.usage !== "object" || message.usage === null) settled = { ...settled, usage: emptyUsage() };
+  const usage = usableUsage(message.usage);
+  if (usage !== message.usage) settled = { ...settled, usage };
   // Every client and UI shows it as text; "[object Object]" says nothing.
   if (message.errorMessage !== undefined && typeof message.errorMessage !== "string") settled = { ...settled, errorMessage: errorText(message.errorMessage) };
   const content = settled.content;

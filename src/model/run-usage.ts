@@ -1,5 +1,6 @@
 import type { AgentMessage, AssistantMessage, Usage } from "../types/messages.js";
 import { emptyUsage, isAssistantMessage, roleOf } from "../types/messages.js";
+import { usableUsage } from "./usable-usage.js";
 
 /**
  * The tokens and cost of a run, summed in one place: every assistant message (failed ones too),
@@ -43,11 +44,11 @@ function addSpentBy(total: Usage, message: AssistantMessage): void {
   if (Array.isArray(message.fallbackFrom)) for (const failed of message.fallbackFrom) addUsage(total, (failed as { usage?: unknown } | undefined)?.usage);
 }
 
-/** Adds `usage` to `total` in place; a missing or malformed usage (no `cost`) adds nothing. */
+/** Adds `usage` to `total` in place; a missing or malformed usage (no `cost`) adds nothing, a count or cost that is not a finite number 0 (`usableUsage`). */
 export function addUsage(total: Usage, usage: unknown): void {
   if (typeof usage !== "object" || usage === null) return;
-  const counted = usage as Usage;
-  if (typeof counted.cost !== "object" || counted.cost === null) return;
+  if (typeof (usage as { cost?: unknown }).cost !== "object" || (usage as { cost?: unknown }).cost === null) return;
+  const counted = usableUsage(usage);
   total.input += counted.input;
   total.output += counted.output;
   total.cacheRead += counted.cacheRead;

@@ -1,6 +1,7 @@
 import type { Usage } from "../types/messages.js";
 import type { ModelEvent } from "../types/model.js";
 import { AssistantMessageDraft } from "../model/assistant-message-draft.js";
+import { amount } from "../model/usable-usage.js";
 import type { ModelCost } from "./openai-options.js";
 import { toUsage } from "./openai-options.js";
 import { describeProviderError, isAbortError, StreamInterruptedError } from "./provider-errors.js";
@@ -167,12 +168,13 @@ export class ChatStreamAccumulator implements StreamAccumulator<ChatChunk> {
  * total is prompt + completion + reasoning); everyone else counts them in.
  */
 export function chatUsage(usage: ChatUsagePayload, cost: ModelCost | undefined): Usage {
-  const prompt = usage.prompt_tokens ?? 0;
-  const completion = usage.completion_tokens ?? 0;
-  const reasoning = usage.completion_tokens_details?.reasoning_tokens ?? 0;
-  const total = usage.total_tokens ?? undefined;
+  // Each count read as a finite number or 0 (`amount`): a server of its own may send anything.
+  const prompt = amount(usage.prompt_tokens);
+  const completion = amount(usage.completion_tokens);
+  const reasoning = amount(usage.completion_tokens_details?.reasoning_tokens);
+  const total = usage.total_tokens == null ? undefined : amount(usage.total_tokens);
   const reasoningSeparate = reasoning > 0 && total === prompt + completion + reasoning;
-  const cached = usage.prompt_tokens_details?.cached_tokens ?? usage.prompt_cache_hit_tokens ?? 0;
+  const cached = amount(usage.prompt_tokens_details?.cached_tokens ?? usage.prompt_cache_hit_tokens);
   return toUsage(
     { input: prompt, output: reasoningSeparate ? completion + reasoning : completion, cached, ...(total !== undefined ? { total } : {}) },
     cost,

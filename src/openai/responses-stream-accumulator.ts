@@ -1,6 +1,7 @@
 import type { Usage } from "../types/messages.js";
 import type { ModelEvent } from "../types/model.js";
 import { AssistantMessageDraft } from "../model/assistant-message-draft.js";
+import { amount } from "../model/usable-usage.js";
 import type { ModelCost } from "./openai-options.js";
 import { toUsage } from "./openai-options.js";
 import { describeProviderError, isAbortError, StreamInterruptedError } from "./provider-errors.js";
@@ -196,12 +197,13 @@ export class ResponsesStreamAccumulator implements StreamAccumulator<ResponsesSt
 }
 
 export function responsesUsage(usage: ResponsesUsagePayload, cost: ModelCost | undefined): Usage {
-  const total = usage.total_tokens ?? undefined;
+  // Each count read as a finite number or 0 (`amount`): a server of its own may send anything.
+  const total = usage.total_tokens == null ? undefined : amount(usage.total_tokens);
   return toUsage(
     {
-      input: usage.input_tokens ?? 0,
-      output: usage.output_tokens ?? 0,
-      cached: usage.input_tokens_details?.cached_tokens ?? 0,
+      input: amount(usage.input_tokens),
+      output: amount(usage.output_tokens),
+      cached: amount(usage.input_tokens_details?.cached_tokens),
       ...(total !== undefined ? { total } : {}),
     },
     cost,

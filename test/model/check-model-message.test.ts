@@ -40,6 +40,16 @@ describe("settledModelMessage", () => {
     expect(settled.content.flatMap((block) => (block.type === "toolCall" ? [block.name] : []))).toStrictEqual(["echo", "echo", "echo", "echo", ""]);
   });
 
+  // A provider's usage of strings, null or objects made the Agent's totals a string
+  // ("0[object Object]") or NaN, for good: every later message was added to it.
+  it("makes every count and cost of usage a finite number, 0 where it was not one", () => {
+    const wellFormed = message([]);
+    expect(settledModelMessage(wellFormed)).toBe(wellFormed);
+    const sent = { ...message([]), usage: { input: "12", output: 5, cacheRead: null, totalTokens: {}, cost: { input: Number.NaN, output: -1, total: Infinity } } } as unknown as AssistantMessage;
+    expect(settledModelMessage(sent).usage).toStrictEqual({ input: 0, output: 5, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } });
+    expect(settledModelMessage({ ...message([]), usage: { ...message([]).usage, cost: "free" } } as unknown as AssistantMessage).usage.cost).toStrictEqual({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 });
+  });
+
   it("makes an errorMessage that is not text into text", () => {
     expect(settledModelMessage({ ...message([]), stopReason: "error", errorMessage: { code: 500 } as unknown as string }).errorMessage).toBe('{"code":500}');
   });

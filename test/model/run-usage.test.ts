@@ -28,6 +28,12 @@ describe("runUsage", () => {
     expect(runUsage([])).toStrictEqual(emptyUsage());
   });
 
+  it("counts only finite numbers of a usage a tool reported, so one bad report cannot make the bill a string or NaN", () => {
+    const reported = { input: "7", output: {}, cacheRead: null, cacheWrite: 1, totalTokens: Number.NaN, cost: { input: 0.5, output: "x", total: 0.5 } };
+    const total = runUsage([{ role: "toolResult", toolCallId: "c", toolName: "search", content: [], isError: false, usage: reported, timestamp: 0 } as unknown as AgentMessage]);
+    expect(total).toStrictEqual({ input: 0, output: 0, cacheRead: 0, cacheWrite: 1, totalTokens: 0, cost: { input: 0.5, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.5 } });
+  });
+
   it("counts what calls retried or fallen back from reported (an answer's retriedUsage, its fallbackFrom's usage)", () => {
     const { message } = modelEvents();
     const answer = { ...message([]), usage: usage(10, 5, 0.01), retriedUsage: usage(4, 0, 0.004), fallbackFrom: [{ provider: "a", model: "x", errorMessage: "503", usage: usage(2, 0, 0.002) }, { provider: "b", model: "y", errorMessage: "500" }] };

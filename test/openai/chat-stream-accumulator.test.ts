@@ -145,6 +145,19 @@ describe("ChatStreamAccumulator", () => {
     expect(finalMessage(events).usage).toMatchObject({ input: 6, output: 3, cacheRead: 4, totalTokens: 13 });
   });
 
+  // A server of its own sent counts as strings or objects: the partials' usage read NaN, and the
+  // Agent's totals became strings.
+  it("usage counts that are not finite numbers read as 0, in the partials as in the final message", () => {
+    const events = run([
+      delta({ index: 0, delta: { content: "hi" } }),
+      { id: "c1", model: "m", choices: [{ index: 0, delta: {}, finish_reason: "stop" }], usage: { prompt_tokens: "12", completion_tokens: 3, total_tokens: {}, prompt_tokens_details: { cached_tokens: Number.NaN } } as never },
+    ]);
+    const usages = events.flatMap((event) => ("partial" in event ? [event.partial.usage] : []));
+    const amounts = [...usages, finalMessage(events).usage].flatMap(({ cost, ...counts }) => [...Object.values(counts), ...Object.values(cost)]);
+    expect(amounts.filter((value) => !Number.isFinite(value))).toStrictEqual([]);
+    expect(finalMessage(events).usage).toMatchObject({ input: 0, output: 3, cacheRead: 0, totalTokens: 0 });
+  });
+
   it("an abort becomes stopReason aborted", () => {
     const events = run([delta({ index: 0, delta: { content: "Hel" } })], new RequestAbortedError());
     expect(events[events.length - 1]).toMatchObject({ type: "error", reason: "aborted", error: { stopReason: "aborted", errorMessage: "Request was aborted", content: [{ type: "text", text: "Hel" }] } });
