@@ -47,51 +47,61 @@ export function isUsablePartial(partial: unknown): partial is AssistantMessage {
   return isPendingSnapshot(partial) || Array.isArray((partial as { content?: unknown }).content);
 }
 
+/** The tool-call ids a run's earlier messages took (`settledModelMessage`), made at its first call. */
+export interface TakenCallIds {
+  toolCallIds: Set<string> | undefined;
+}
+
 /**
  * The final message as the transcript keeps it: `usage` filled in when the provider left it out,
  * with every count and cost a finite number (the Agent adds it to its totals: `usableUsage`), an
- * `errorMessage` that is text, and each tool call with an
- * id of its own and a name.
+ * `errorMessage` that is text, and each tool call with an id of its own and a name.
  *
  * Two tool calls with the same id would get two results with that id, which providers refuse and
- * which no UI can tell apart: the second and later get `<id>_2`, `<id>_3`, … (a fresh id). A call
- * with no id (or one that is not a non-empty string) gets `call_2`, `call_3`, …: its result would
- * otherwise have none, and every later request of the conversation would be refused. A name that
- * is not a string becomes `""` (its result says the call names no tool). The message is copied only
- * when something changes, so a well-formed message costs one scan.
+ * which no UI can tell apart: the second and later get `<id>_2`, `<id>_3`, … (a fresh id), also
+ * when the earlier one was in an earlier message of the run (`taken`, whose set this adds the
+ * message's ids to). A call with no id (or one that is not a non-empty string) gets `call_2`,
+ * `call_3`, …: its result would otherwise have none, and every later request of the conversation
+ * would be refused. A name that is not a string becomes `""` (its result says the call names no
+ * tool). The message is copied only when something changes, so a well-formed message costs one
+ * scan and a set lookup per call.
  */
-export function settledModelMessage(message: AssistantMessage): AssistantMessage {
+export function settledModelMessage(message: AssistantMessage, taken: TakenCallIds = { toolCallIds: undefined }): AssistantMessage {
   let settled = message;
   const usage = usableUsage(message.usage);
   if (usage !== message.usage) settled = { ...settled, usage };
   // Every client and UI shows it as text; "[object Object]" says nothing.
   if (message.errorMessage !== undefined && typeof message.errorMessage !== "string") settled = { ...settled, errorMessage: errorText(message.errorMessage) };
   const content = settled.content;
+  const earlier = taken.toolCallIds;
   let calls = 0;
   let malformed = false;
   for (const block of content) {
     if (block.type !== "toolCall") continue;
     calls += 1;
-    if (!isCallId(block.id) || typeof block.name !== "string") malformed = true;
+    if (!isCallId(block.id) || typeof block.name !== "string" || earlier?.has(block.id)) malformed = true;
   }
-  if (!malformed && (calls < 2 || (calls <= FEW_CALLS && !hasRepeatedId(content)))) return settled;
-  const taken = new Set<string>();
-  for (const block of content) if (block.type === "toolCall" && isCallId(block.id)) taken.add(block.id);
-  const seen = new Set<string>();
+  if (calls === 0) return settled;
+  const ids = (taken.toolCallIds ??= new Set());
+  if (!malformed && (calls < 2 || (calls <= FEW_CALLS && !hasRepeatedId(content)))) {
+    for (const block of content) if (block.type === "toolCall") ids.add(block.id);
+    return settled;
+  }
+  const used = new Set(ids);
+  for (const block of content) if (block.type === "toolCall" && isCallId(block.id)) used.add(block.id);
   let renamed: AssistantMessage["content"] | undefined;
   content.forEach((block, index) => {
     if (block.type !== "toolCall") return;
     const name = typeof block.name === "string" ? block.name : "";
     let id = block.id;
-    if (isCallId(id) && !seen.has(id)) {
-      seen.add(id);
-    } else {
+    if (!isCallId(id) || ids.has(id)) {
       const base = isCallId(id) ? id : "call";
       let suffix = 2;
-      while (taken.has(`${base}_${suffix}`)) suffix += 1;
+      while (used.has(`${base}_${suffix}`)) suffix += 1;
       id = `${base}_${suffix}`;
-      taken.add(id);
+      used.add(id);
     }
+    ids.add(id);
     if (id === block.id && name === block.name) return;
     renamed ??= [...content];
     renamed[index] = { ...block, id, name } satisfies ToolCall;

@@ -143,6 +143,7 @@ function runLoop(prompts: AgentMessage[], context: AgentContext, config: AgentLo
       converted: undefined,
       modelMessagesSeen,
       ended: false,
+      toolCallIds: undefined,
     };
 
     const teardown = new RunTeardown(run, config.signal);

@@ -75,6 +75,11 @@ export interface RunState {
   modelMessagesSeen: number;
   /** Set as `agent_end` is emitted: from then on, leaving is not an abort. */
   ended: boolean;
+  /**
+   * The tool-call ids of the run's messages so far, made at its first call: a model that repeats
+   * one in a later message gets it renamed (`settledModelMessage`).
+   */
+  toolCallIds: Set<string> | undefined;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { catchError, concatMap, defer, from, map, mergeMap, Observable, type Observer, type Subscribable, Subscription, throwError, type Unsubscribable } from "rxjs";
 import { HookError, type RxAgentError } from "../errors.js";
-import { describe, endingFromPartial } from "../model/check-model-message.js";
+import { describe, endingFromPartial, settledModelMessage } from "../model/check-model-message.js";
 import { callHook } from "../operators/call-hook.js";
 import { type ModelCallHooks, subscribeMessageEvents } from "./to-message-events.js";
 import { jsonDepthOf } from "../util/json-depth.js";
@@ -81,6 +81,10 @@ class ModelCall extends LazyAbortController implements ModelCallHooks, Subscriba
 
   modelEnded(): void {
     this.modelFinished = true;
+  }
+
+  settle(message: AssistantMessage): AssistantMessage {
+    return settledModelMessage(message, this.run);
   }
 
   abortModel(): void {

@@ -1,7 +1,7 @@
 import { NEVER, type Observable, type Observer, type Subscribable, Subscription } from "rxjs";
 import { reserveFinalizerSlots } from "../operators/finalizer-slot.js";
 import { errorText, RxAgentError } from "../errors.js";
-import { describe, isUsablePartial, problemOfModelMessage, settledModelMessage } from "../model/check-model-message.js";
+import { describe, isUsablePartial, problemOfModelMessage } from "../model/check-model-message.js";
 import { boundedModelEvent, ToolCallBounds } from "../model/bounded-tool-calls.js";
 import type { AgentEvent, AssistantMessage, ModelEvent, StopReason } from "../types.js";
 import { redactText } from "../util/redact-credentials.js";
@@ -14,6 +14,8 @@ export interface ModelCallHooks {
   modelEnded(): void;
   /** Fires the model's signal (abort). */
   abortModel(): void;
+  /** The model's final message as the transcript keeps it (`settledModelMessage`, with the run's tool-call ids). */
+  settle(message: AssistantMessage): AssistantMessage;
 }
 
 /**
@@ -21,7 +23,7 @@ export interface ModelCallHooks {
  * and `message_end` on `subscriber`, then completes it; returns the subscription to the model.
  *
  * Emits `message_end` exactly once, whatever the model does: on `done`/`error` it carries the
- * model's final message (tool calls with a repeated id renamed, see `settledModelMessage`); when
+ * model's final message (`hooks.settle`: tool calls with a repeated id renamed); when
  * the model Observable errors, completes without a final event, sends something that is not an
  * event or a final event without a usable message, it carries an error message built by
  * `hooks.fallback`. An event without a `partial` is skipped (the final message carries
@@ -152,7 +154,7 @@ class MessageEvents extends Subscription implements Observer<ModelEvent> {
   private endWithModelMessage(message: AssistantMessage | undefined, eventType: "done" | "error"): void {
     const problem = problemOfModelMessage(message);
     if (problem === undefined) {
-      this.end(settledModelMessage(message!));
+      this.end(this.hooks.settle(message!));
       return;
     }
     this.end(this.hooks.fallback(this.partial, "error", `Model sent a "${eventType}" event whose message ${problem}`));

@@ -30,6 +30,20 @@ describe("settledModelMessage", () => {
     expect(idsOf(settledModelMessage(message(many))).slice(-2)).toStrictEqual(["call_3_2", "call_3_3"]);
   });
 
+  // A server that numbers its calls per reply (call_0 in every reply) gave a run two calls with
+  // one id: two tool parts with that id in a UI message, and a provider refusing the conversation.
+  it("renames an id an earlier message of the run took, and remembers the ids of each message", () => {
+    const taken = { toolCallIds: undefined as Set<string> | undefined };
+    const first = message(["call_0", "call_1"]);
+    expect(settledModelMessage(first, taken)).toBe(first);
+    expect(idsOf(settledModelMessage(message(["call_0"]), taken))).toStrictEqual(["call_0_2"]);
+    expect(idsOf(settledModelMessage(message(["call_1", "call_0", "call_9"]), taken))).toStrictEqual(["call_1_2", "call_0_3", "call_9"]);
+    expect([...taken.toolCallIds!]).toStrictEqual(["call_0", "call_1", "call_0_2", "call_1_2", "call_0_3", "call_9"]);
+    const textOnly = { toolCallIds: undefined };
+    settledModelMessage(message([]), textOnly);
+    expect(textOnly.toolCallIds).toBeUndefined();
+  });
+
   // Its result had no id either, and every later request of the conversation was refused.
   it("gives a call with no id, an empty one or one that is not a string a fresh id, and a name that is not a string \"\"", () => {
     const unnamed = { ...call("x"), name: 7 } as unknown as ToolCall;

@@ -104,9 +104,15 @@ describe("ChatStreamAccumulator", () => {
     ]);
   });
 
-  it("a server that sends no tool-call id gets a generated one", () => {
-    const events = run([delta({ index: 0, delta: { tool_calls: [{ index: 0, function: { name: "x", arguments: "{}" } }] }, finish_reason: "tool_calls" })]);
-    expect(finalMessage(events).content).toStrictEqual([{ type: "toolCall", id: "call_0", name: "x", arguments: {} }]);
+  // The generated id was `call_<content index>`: every reply's first call was call_0, so a run's
+  // second call had the first's id (two tool parts with one id in a UI message, and a provider
+  // refusing the conversation).
+  it("a server that sends no tool-call id gets a generated one, never the same twice", () => {
+    const noId = () => run([delta({ index: 0, delta: { tool_calls: [{ index: 0, function: { name: "x", arguments: "{}" } }] }, finish_reason: "tool_calls" })]);
+    const [first, second] = [finalMessage(noId()).content[0], finalMessage(noId()).content[0]];
+    expect(first).toStrictEqual({ type: "toolCall", id: expect.stringMatching(/^call_[A-Za-z0-9]{24}$/), name: "x", arguments: {} });
+    expect(second).toMatchObject({ id: expect.stringMatching(/^call_[A-Za-z0-9]{24}$/) });
+    expect((first as { id: string }).id).not.toBe((second as { id: string }).id);
   });
 
   it("finish_reason stop with tool calls is toolUse; text before tools closes first", () => {

@@ -175,3 +175,19 @@ describe("a throw from the loop's own code inside an inner observer", () => {
     expect(run.failure).toStrictEqual({ error: new Error("clock broken") });
   });
 });
+
+// A server that numbers its calls per reply sent e1 in both replies: the run had two calls with
+// one id (the event grammar refuses it; a UI message got one tool part for two calls).
+describe("a model that repeats a tool-call id of an earlier message of the run", () => {
+  it("gets the later call renamed, and its events and result carry the new id", () => {
+    const model = scriptedModel([callsEcho, callsEcho, "Done."]);
+    const events = collect(agentLoop([prompt], { messages: [], tools: [echo] }, { model, scheduler }));
+    expectOneResultPerToolCall(events);
+    const starts = events.flatMap((event) => (event.type === "tool_execution_start" ? [event.toolCallId] : []));
+    const results = events.flatMap((event) => (event.type === "message_end" && event.message.role === "toolResult" ? [event.message.toolCallId] : []));
+    expect([starts, results]).toStrictEqual([
+      ["e1", "e1_2"],
+      ["e1", "e1_2"],
+    ]);
+  });
+});
