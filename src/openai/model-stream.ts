@@ -5,7 +5,7 @@ import { withRetry } from "../model/with-retry.js";
 import type { RetryOptions } from "../model/with-retry.js";
 import type { LlmContext, Model, ModelEvent, ModelStreamOptions, ThinkingLevel } from "../types/model.js";
 import { fromSdkStream } from "./from-sdk-stream.js";
-import { modelFailureOf } from "./provider-errors.js";
+import { describeProviderError, jsonPreview, modelFailureOf } from "./provider-errors.js";
 import type { StreamAccumulator } from "./stream-accumulator.js";
 import type { OpenAIModelOptions } from "./openai-options.js";
 import { createOpenAIClient } from "./openai-options.js";
@@ -40,7 +40,7 @@ export function streamModelEvents<Chunk>(setup: ModelStreamSetup<Chunk>): Observ
   const { accumulator } = setup;
   return fromSdkStream(setup.start, { signal: setup.signal }).pipe(
     // An array is an ObservableInput: no Observable per chunk.
-    mergeMap((chunk) => accumulator.push(chunk)),
+    mergeMap((chunk) => pushed(accumulator, chunk)),
     concatWith(defer(() => from(accumulator.end()))),
     catchError((error: unknown) => {
       const failure = modelFailureOf(error, setup.now());
@@ -49,6 +49,19 @@ export function streamModelEvents<Chunk>(setup: ModelStreamSetup<Chunk>): Observ
     // Unsubscribes from the request as soon as the answer is complete (or failed).
     takeWhile((event) => event.type !== "done" && event.type !== "error", true),
   );
+}
+
+/**
+ * The events of one chunk. Why the guard: the SDK parses each chunk's JSON and checks nothing,
+ * so a server of one's own may send `null` or `{"choices": 5}`; the accumulator's TypeError
+ * ("chunk.choices?.find is not a function") named neither the chunk nor the server.
+ */
+function pushed<Chunk>(accumulator: StreamAccumulator<Chunk>, chunk: Chunk): ModelEvent[] {
+  try {
+    return accumulator.push(chunk);
+  } catch (error) {
+    throw new Error(`The server sent a chunk that could not be read (${jsonPreview(chunk)}): ${describeProviderError(error)}`, { cause: error });
+  }
 }
 
 /** The retry settings of a model's options, for `withRetry`. */

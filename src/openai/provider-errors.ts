@@ -103,12 +103,22 @@ export function describeProviderError(error: unknown): string {
     return `${error.message} (${error.code})`;
   }
   if (error instanceof Error) return error.message || error.name;
-  if (typeof error === "string") return error;
+  if (typeof error === "string" && error !== "") return error;
+  // An error the server put in a chunk (`{"error": …}`): its message when it has one.
+  const message = typeof error === "object" && error !== null ? (error as { message?: unknown }).message : undefined;
+  if (typeof message === "string" && message !== "") return message;
+  return `The server reported an error without a message: ${jsonPreview(error)}`;
+}
+
+/** At most 120 characters of `value` as JSON (or as text, when it has no JSON), for an error message. */
+export function jsonPreview(value: unknown): string {
+  let text: string;
   try {
-    return JSON.stringify(error) ?? String(error);
+    text = JSON.stringify(value) ?? String(value);
   } catch {
-    return String(error);
+    text = String(value);
   }
+  return text.length > 120 ? `${text.slice(0, 120)}…` : text;
 }
 
 /** True when the error (or one of its causes) is a socket failing, not a server answer. */

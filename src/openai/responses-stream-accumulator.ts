@@ -210,7 +210,9 @@ export function responsesUsage(usage: ResponsesUsagePayload, cost: ModelCost | u
   );
 }
 
+/** The server's error as text: its message (else `fallback`) and its code; fields of other types are left out, as `[object Object]` says nothing. */
 function errorText(error: ResponsesErrorPayload | null | undefined, fallback: string): string {
-  const message = error?.message ?? fallback;
-  return error?.code ? `${message} (${error.code})` : message;
+  const { message, code } = (typeof error === "object" && error !== null ? error : {}) as { message?: unknown; code?: unknown };
+  const text = typeof message === "string" && message !== "" ? message : fallback;
+  return (typeof code === "string" && code !== "") || typeof code === "number" ? `${text} (${code})` : text;
 }

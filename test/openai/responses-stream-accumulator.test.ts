@@ -3,6 +3,22 @@ import { ResponsesStreamAccumulator, type ResponsesStreamEvent } from "../../src
 import { assertModelEventGrammar, finalMessage } from "../helpers/model-event-grammar.js";
 
 describe("ResponsesStreamAccumulator", () => {
+  // A message of "" ended the message with an empty errorMessage; one that is an object read "[object Object] (…)".
+  it("reads an error's message and code only when they are text (or a number, for the code)", () => {
+    const failed = (error: unknown) => {
+      const accumulator = new ResponsesStreamAccumulator({ api: "openai-responses", provider: "openai", model: "m", timestamp: 1 });
+      const events = accumulator.push({ type: "response.failed", response: { error } } as unknown as ResponsesStreamEvent);
+      assertModelEventGrammar(events);
+      return finalMessage(events).errorMessage;
+    };
+    expect([failed({ message: "", code: "" }), failed({ message: { a: 1 }, code: { b: 2 } }), failed({ message: "Overloaded", code: "server_error" }), failed(null)]).toStrictEqual([
+      "The response failed",
+      "The response failed",
+      "Overloaded (server_error)",
+      "The response failed",
+    ]);
+  });
+
   // As for Chat Completions: counts sent as strings or objects read NaN, and the Agent's totals became strings.
   it("reads usage counts that are not finite numbers as 0", () => {
     const accumulator = new ResponsesStreamAccumulator({ api: "openai-responses", provider: "openai", model: "m", timestamp: 1 });
