@@ -12,9 +12,12 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((item) => item.close()));
 });
 
-/** A server of our own whose `tools/list` answers as `list` says, connected to a client. */
-async function connect(list: (cursor: string | undefined) => ListToolsResult | Promise<ListToolsResult>): Promise<{ client: Client; requests: () => number }> {
-  const server = new Server({ name: "hostile", version: "1.0.0" }, { capabilities: { tools: {} } });
+/** A server of our own whose `tools/list` answers as `list` says (`listChanged`: it may announce changes), connected to a client. */
+async function connect(
+  list: (cursor: string | undefined) => ListToolsResult | Promise<ListToolsResult>,
+  listChanged = false,
+): Promise<{ server: Server; client: Client; requests: () => number }> {
+  const server = new Server({ name: "hostile", version: "1.0.0" }, { capabilities: { tools: { listChanged } } });
   let requests = 0;
   server.setRequestHandler(ListToolsRequestSchema, (request) => {
     requests++;
@@ -26,7 +29,7 @@ async function connect(list: (cursor: string | undefined) => ListToolsResult | P
   const client = new Client({ name: "rxagent-test", version: "1.0.0" });
   await client.connect(clientSide);
   open.push(client, server);
-  return { client, requests: () => requests };
+  return { server, client, requests: () => requests };
 }
 
 // Issue 27, row 9: a server whose tools/list hands out a new nextCursor forever kept `serve` from
@@ -89,40 +92,31 @@ describe("mcpTools listing bounds", () => {
 // last answered.
 describe("mcpTools and a server that announces changes in a flood", () => {
   it("keeps one listing in flight and one to follow, and ends on the server's latest list", async () => {
-    const server = new Server({ name: "flooding", version: "1.0.0" }, { capabilities: { tools: { listChanged: true } } });
     let version = 0;
-    let listings = 0;
     let inFlight = 0;
     let mostInFlight = 0;
     // The listing after the first announcement answers only once all 200 are sent.
     let announced = (): void => undefined;
     const allAnnounced = new Promise<void>((resolve) => (announced = resolve));
-    server.setRequestHandler(ListToolsRequestSchema, async () => {
-      listings++;
+    const { server, client, requests: listings } = await connect(async () => {
       inFlight++;
       mostInFlight = Math.max(mostInFlight, inFlight);
       const listed = version;
       if (listed > 0) await allAnnounced;
       inFlight--;
       return { tools: [{ name: `tool_v${listed}`, inputSchema: objectSchema }] };
-    });
-    server.setRequestHandler(CallToolRequestSchema, () => ({ content: [] }));
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await server.connect(serverSide);
-    const client = new Client({ name: "rxagent-test", version: "1.0.0" });
-    await client.connect(clientSide);
-    open.push(client, server);
+    }, true);
     const changes: string[][] = [];
     const tools = await mcpTools(client, { onToolsChanged: (current) => changes.push(current.map((tool) => tool.name)) });
     version = 1;
     await server.sendToolListChanged();
-    await waitFor(() => listings === 2, "the listing after the first announcement");
+    await waitFor(() => listings() === 2, "the listing after the first announcement");
     for (version = 2; version <= 200; version++) await server.sendToolListChanged();
     version = 200;
     announced();
     await waitFor(() => tools[0]?.name === "tool_v200" && inFlight === 0, "the server's latest list");
     await new Promise((resolve) => setTimeout(resolve, 20));
-    expect([listings, mostInFlight]).toStrictEqual([3, 1]);
+    expect([listings(), mostInFlight]).toStrictEqual([3, 1]);
     expect(tools.map((tool) => tool.name)).toStrictEqual(["tool_v200"]);
     expect(changes).toStrictEqual([["tool_v1"], ["tool_v200"]]);
   });
