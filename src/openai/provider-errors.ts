@@ -104,9 +104,9 @@ export function describeProviderError(error: unknown): string {
   }
   if (error instanceof Error) return error.message || error.name;
   if (typeof error === "string" && error !== "") return error;
-  // An error the server put in a chunk (`{"error": …}`): its message when it has one.
-  const message = typeof error === "object" && error !== null ? (error as { message?: unknown }).message : undefined;
-  if (typeof message === "string" && message !== "") return message;
+  // An error the server put in a chunk (`{"error": …}`): its message when it has one, and its code.
+  const { message, code } = (typeof error === "object" && error !== null ? error : {}) as { message?: unknown; code?: unknown };
+  if (typeof message === "string" && message !== "") return (typeof code === "string" && code !== "") || typeof code === "number" ? `${message} (${code})` : message;
   return `The server reported an error without a message: ${jsonPreview(error)}`;
 }
 

@@ -165,6 +165,6 @@ describe("a chunk the model cannot read, and an error without a message", () => 
     };
     expect(await errorOf([{ choices: 5 }])).toMatchObject({ stopReason: "error", errorMessage: 'The server sent a chunk that could not be read ({"choices":5}): chunk.choices?.find is not a function' });
     expect(await errorOf([{ choices: [], error: { message: "" } }])).toMatchObject({ stopReason: "error", errorMessage: 'The server reported an error without a message: {"message":""}' });
-    expect(await errorOf([{ choices: [], error: { message: "quota exceeded", code: 7 } }])).toMatchObject({ stopReason: "error", errorMessage: "quota exceeded" });
+    expect(await errorOf([{ choices: [], error: { message: "quota exceeded", code: "insufficient_quota" } }])).toMatchObject({ stopReason: "error", errorMessage: "quota exceeded (insufficient_quota)" });
   });
 });
