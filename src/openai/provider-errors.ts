@@ -105,9 +105,19 @@ export function describeProviderError(error: unknown): string {
   if (error instanceof Error) return error.message || error.name;
   if (typeof error === "string" && error !== "") return error;
   // An error the server put in a chunk (`{"error": …}`): its message when it has one, and its code.
+  return payloadErrorText(error, undefined) ?? `The server reported an error without a message: ${jsonPreview(error)}`;
+}
+
+/**
+ * An error payload a server sent (`{ message, code }`) as text: its message (else `fallback`),
+ * then its code in brackets; fields of other types are left out, as `[object Object]` says
+ * nothing. Undefined when there is neither a message nor a fallback.
+ */
+export function payloadErrorText(error: unknown, fallback: string | undefined): string | undefined {
   const { message, code } = (typeof error === "object" && error !== null ? error : {}) as { message?: unknown; code?: unknown };
-  if (typeof message === "string" && message !== "") return (typeof code === "string" && code !== "") || typeof code === "number" ? `${message} (${code})` : message;
-  return `The server reported an error without a message: ${jsonPreview(error)}`;
+  const text = typeof message === "string" && message !== "" ? message : fallback;
+  if (text === undefined) return undefined;
+  return (typeof code === "string" && code !== "") || typeof code === "number" ? `${text} (${code})` : text;
 }
 
 /** At most 120 characters of `value` as JSON (or as text, when it has no JSON), for an error message. */

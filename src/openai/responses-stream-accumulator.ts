@@ -4,7 +4,7 @@ import { AssistantMessageDraft } from "../model/assistant-message-draft.js";
 import { amount } from "../model/usable-usage.js";
 import type { ModelCost } from "./openai-options.js";
 import { toUsage } from "./openai-options.js";
-import { describeProviderError, isAbortError, StreamInterruptedError } from "./provider-errors.js";
+import { describeProviderError, isAbortError, payloadErrorText, StreamInterruptedError } from "./provider-errors.js";
 import type { AccumulatorOptions, StreamAccumulator } from "./stream-accumulator.js";
 
 /** An output item as streamed (message, reasoning, function_call; others are ignored). */
@@ -210,9 +210,6 @@ export function responsesUsage(usage: ResponsesUsagePayload, cost: ModelCost | u
   );
 }
 
-/** The server's error as text: its message (else `fallback`) and its code; fields of other types are left out, as `[object Object]` says nothing. */
 function errorText(error: ResponsesErrorPayload | null | undefined, fallback: string): string {
-  const { message, code } = (typeof error === "object" && error !== null ? error : {}) as { message?: unknown; code?: unknown };
-  const text = typeof message === "string" && message !== "" ? message : fallback;
-  return (typeof code === "string" && code !== "") || typeof code === "number" ? `${text} (${code})` : text;
+  return payloadErrorText(error, fallback) ?? fallback;
 }

@@ -15,17 +15,26 @@ export function repairedJson(value: unknown): string {
     return JSON.stringify(value);
   } catch (error) {
     if (isTooLong(error)) throw error;
-    try {
-      return JSON.stringify(value, safeReplacer());
-    } catch (repairError) {
-      if (isTooLong(repairError)) throw repairError;
-      return JSON.stringify(writableCopy(value));
-    }
+    return safeJson(value);
+  }
+}
+
+/**
+ * `value` as JSON in the safe form, for a value `JSON.stringify` refused: a BigInt as its digits,
+ * a reference to an ancestor as `"[Circular]"` (`safeReplacer`), and what even that cannot write
+ * as `writableCopy` writes it. Throws only JSON longer than a string may be.
+ */
+export function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value, safeReplacer());
+  } catch (error) {
+    if (isTooLong(error)) throw error;
+    return JSON.stringify(writableCopy(value));
   }
 }
 
 /** Whether `JSON.stringify` failed for the length of its text, which no repair shortens. */
-export function isTooLong(error: unknown): boolean {
+function isTooLong(error: unknown): boolean {
   return error instanceof RangeError && !/call stack/i.test(error.message);
 }
 
@@ -90,7 +99,7 @@ function unwritable(error: unknown): string {
 }
 
 /** A replacer that turns BigInts into strings and references to an ancestor into "[Circular]". */
-export function safeReplacer(): (this: unknown, key: string, value: unknown) => unknown {
+function safeReplacer(): (this: unknown, key: string, value: unknown) => unknown {
   // The objects from the root to the value being serialised: JSON.stringify calls the replacer
   // with `this` set to the holder, so the path is cut back to it before looking for a cycle.
   const ancestors: object[] = [];
