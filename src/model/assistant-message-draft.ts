@@ -236,21 +236,23 @@ export class AssistantMessageDraft {
 
   /** The message now; a final one (`end`) gets a plain content array, as transcripts keep it. */
   private snapshot(end?: { stopReason: StopReason; errorMessage?: string }): AssistantMessage {
-    const message: AssistantMessage = {
-      role: "assistant",
-      content: end ? this.content.toArray() : [],
-      api: this.origin.api,
-      provider: this.origin.provider,
-      model: this.origin.model,
-      usage: this.usage,
-      stopReason: end?.stopReason ?? "stop",
-      timestamp: this.origin.timestamp,
-    };
+    // Built key by key, `content` where it belongs: a streamed event's content is added by
+    // SharedContent without a copy of the message (addContentTo).
+    const message = { role: "assistant" } as AssistantMessage;
+    if (end) message.content = this.content.toArray();
+    else this.content.addContentTo(message);
+    message.api = this.origin.api;
+    message.provider = this.origin.provider;
+    message.model = this.origin.model;
+    message.usage = this.usage;
+    message.stopReason = end?.stopReason ?? "stop";
+    message.timestamp = this.origin.timestamp;
     if (this.responseModel) message.responseModel = this.responseModel;
     if (this.responseId) message.responseId = this.responseId;
     if (end?.errorMessage !== undefined) message.errorMessage = end.errorMessage;
-    return end ? message : this.content.snapshotInto(message);
+    return message;
   }
+
 }
 
 /**

@@ -82,6 +82,31 @@ export class SharedContent<Block> {
       message.content = this.blocks.slice();
       return message;
     }
+    // A copy, its keys added in the message's order: see addContentTo.
+    const copy: Record<string, unknown> = {};
+    // `for…in`, no array of keys per event: a message is plain data, its prototype adds no key.
+    for (const key in message) {
+      if (key === "content") this.addContentTo(copy);
+      else copy[key] = (message as Record<string, unknown>)[key];
+    }
+    return copy as Message;
+  }
+
+  /**
+   * Adds `content` to `message`, which has none yet: the content as it stands now, built when
+   * first read (as `snapshotInto`). For a caller that builds its message key by key, which
+   * saves `snapshotInto`'s copy (AssistantMessageDraft, once per streamed event).
+   *
+   * Why added to a message without the key, not redefined on one that has it: redefining an
+   * existing `content` as an accessor turned each snapshot into a dictionary-mode object (V8),
+   * about 460 bytes of property table and 5 µs per streamed event; added in order, the accessor
+   * (one shared pair) and the fields take the same hidden-class transitions every time.
+   */
+  addContentTo(message: object): void {
+    if (this.blocks.length < COPY_BELOW_BLOCKS) {
+      (message as { content?: Block[] }).content = this.blocks.slice();
+      return;
+    }
     // Flat and of its exact length: an array per pair, in an array grown by `push`, was about
     // 250 bytes a snapshot, a fifth of the heap of 10,000 small calls streamed.
     const open = this.open;
@@ -91,7 +116,7 @@ export class SharedContent<Block> {
       overrides[position * 2] = index;
       overrides[position * 2 + 1] = this.blocks[index] as Block;
     }
-    return pending(message, { blocks: this.blocks, length: this.blocks.length, overrides });
+    addPendingContent(message, { blocks: this.blocks, length: this.blocks.length, overrides });
   }
 }
 
@@ -123,9 +148,12 @@ export function withMessageFields<Message extends { content: unknown[] }>(messag
   const snapshot = pendingSnapshotOf(message);
   if (snapshot === undefined || "content" in changes) return { ...message, ...changes };
   const copy = {} as Record<string, unknown>;
-  for (const key of Object.keys(message)) copy[key] = key === "content" ? undefined : (message as Record<string, unknown>)[key];
+  for (const key of Object.keys(message)) {
+    if (key === "content") addPendingContent(copy, snapshot);
+    else copy[key] = (message as Record<string, unknown>)[key];
+  }
   Object.assign(copy, changes);
-  return pending(copy as Message, snapshot as ContentSnapshot<Message["content"][number]>);
+  return copy as Message;
 }
 
 /**
@@ -143,58 +171,75 @@ interface ContentSnapshot<Block> {
 }
 
 /**
- * Where a message keeps its snapshot until `content` is read: a property no reader sees (not
- * enumerable, a symbol), cleared once the content is an array of its own. Why not a WeakMap:
- * one entry per streamed event cost five times the event's own objects.
+ * Returns the object it is given, so that a subclass's private field lands on that object.
+ * Why: it is how a plain message gets a private slot (ContentSnapshotSlot) and keeps
+ * `Object.prototype` as its prototype.
  */
-const SNAPSHOT = Symbol("rxagent.contentSnapshot");
+class ReturnsItsArgument {
+  constructor(target: object) {
+    return target;
+  }
+}
 
-type Pending = { content: unknown[]; [SNAPSHOT]?: ContentSnapshot<unknown> | undefined };
+/**
+ * Where a message keeps its snapshot until `content` is read: a private field, which no reader
+ * sees (no key, no symbol; spread, structuredClone and deep equality skip it), cleared once the
+ * content is an array of its own. Why not a symbol-keyed property made non-enumerable with
+ * `Object.defineProperty`: that call cost about 0.3 µs per streamed event, as much as the rest of
+ * the snapshot (10,000 small calls in one reply, `npm run bench:partial-json`); the field costs
+ * a property store. Why not a WeakMap: one entry per streamed event cost five times the event's
+ * own objects.
+ */
+class ContentSnapshotSlot extends ReturnsItsArgument {
+  #snapshot: ContentSnapshot<unknown> | undefined;
+
+  private constructor(message: object, snapshot: ContentSnapshot<unknown>) {
+    super(message);
+    this.#snapshot = snapshot;
+  }
+
+  static add(message: object, snapshot: ContentSnapshot<unknown>): void {
+    new ContentSnapshotSlot(message, snapshot);
+  }
+
+  static of(message: object): ContentSnapshot<unknown> | undefined {
+    // `in` throws on a primitive, and a provider's event may carry one where a message belongs.
+    return typeof message === "object" && message !== null && #snapshot in message ? (message as ContentSnapshotSlot).#snapshot : undefined;
+  }
+
+  static clear(message: object): void {
+    (message as ContentSnapshotSlot).#snapshot = undefined;
+  }
+}
 
 // One accessor for every snapshot, so making one allocates no functions.
 const CONTENT: PropertyDescriptor = {
   enumerable: true,
   configurable: true,
-  get(this: Pending): unknown[] {
-    const snapshot = this[SNAPSHOT] as ContentSnapshot<unknown>;
+  get(this: object): unknown[] {
+    const snapshot = ContentSnapshotSlot.of(this) as ContentSnapshot<unknown>;
     const content = snapshot.blocks.slice(0, snapshot.length);
     const overrides = snapshot.overrides;
     for (let position = 0; position < overrides.length; position += 2) content[overrides[position] as number] = overrides[position + 1];
     return settle(this, content);
   },
-  set(this: Pending, content: unknown[]): void {
+  set(this: object, content: unknown[]): void {
     settle(this, content);
   },
 };
 
-/**
- * A copy of `message` whose `content` is the snapshot's, built when read. Why a copy, its
- * properties added in order: redefining the existing `content` as an accessor turned each
- * snapshot into a dictionary-mode object (V8), about 460 bytes of property table and 5 µs per
- * streamed event; added to a fresh object, the accessor (one shared pair) and the fields take
- * the same hidden-class transitions every time.
- */
-function pending<Message extends { content: unknown[] }>(message: Message, snapshot: ContentSnapshot<Message["content"][number]>): Message {
-  const copy: Record<string, unknown> = {};
-  // `for…in`, no array of keys per event: a message is plain data, its prototype adds no key.
-  for (const key in message) {
-    if (key === "content") Object.defineProperty(copy, "content", CONTENT);
-    else copy[key] = (message as Record<string, unknown>)[key];
-  }
-  Object.defineProperty(copy, SNAPSHOT, SNAPSHOT_SLOT);
-  (copy as Pending)[SNAPSHOT] = snapshot;
-  return copy as Message;
+/** Adds `content` to `message` (which has no such key yet) as the snapshot's, built when read. */
+function addPendingContent(message: object, snapshot: ContentSnapshot<unknown>): void {
+  Object.defineProperty(message, "content", CONTENT);
+  ContentSnapshotSlot.add(message, snapshot);
 }
-
-// The slot's attributes, the same for every snapshot (writable, not enumerable).
-const SNAPSHOT_SLOT: PropertyDescriptor = { value: undefined, writable: true };
 
 function pendingSnapshotOf<Block>(message: object): ContentSnapshot<Block> | undefined {
-  return (message as Pending)[SNAPSHOT] as ContentSnapshot<Block> | undefined;
+  return ContentSnapshotSlot.of(message) as ContentSnapshot<Block> | undefined;
 }
 
-function settle(message: Pending, content: unknown[]): unknown[] {
+function settle(message: object, content: unknown[]): unknown[] {
   Object.defineProperty(message, "content", { value: content, enumerable: true, configurable: true, writable: true });
-  message[SNAPSHOT] = undefined;
+  ContentSnapshotSlot.clear(message);
   return content;
 }

@@ -70,6 +70,34 @@ describe("SharedContent", () => {
     expect(Object.getOwnPropertySymbols({ ...snapshotOf(content) })).toStrictEqual([]);
   });
 
+  it("keeps the snapshot where no reader finds a key for it, not even Reflect.ownKeys", () => {
+    const snapshot = snapshotOf(longContent(150));
+    expect(isPendingSnapshot(snapshot)).toBe(true);
+    expect(Reflect.ownKeys(snapshot)).toStrictEqual(["role", "content"]);
+    expect(Object.getPrototypeOf(snapshot)).toBe(Object.prototype);
+  });
+
+  it("adds a content to a message built key by key, where the key belongs", () => {
+    const content = longContent(150);
+    const message = { role: "assistant" } as Message & { model?: string };
+    content.addContentTo(message);
+    message.model = "m";
+    content.set(150, "open, grown");
+    expect(isPendingSnapshot(message)).toBe(true);
+    expect(Object.keys(message)).toStrictEqual(["role", "content", "model"]);
+    expect(contentBlockAt(message, 150)).toBe("open");
+    expect(message.content.at(-1)).toBe("open");
+    const short = { role: "assistant" } as Message;
+    longContent(2).addContentTo(short);
+    expect(short.content).toStrictEqual(["b0", "b1", "open"]);
+  });
+
+  it("answers for a value that is not an object instead of throwing", () => {
+    expect(isPendingSnapshot(null as unknown as object)).toBe(false);
+    expect(isPendingSnapshot("text" as unknown as object)).toBe(false);
+    expect(contentLength({ content: "abc" as unknown as string[] })).toBe(3);
+  });
+
   it("makes a long content's snapshot an object of a few fields, not a property table of its own", () => {
     // Every streamed event of a reply of many tool calls carries one, and a run's replay keeps
     // them all: each was a dictionary-mode object (V8) of about 800 bytes, now about 400.
