@@ -63,7 +63,7 @@ export function parseChatRequest(body: string): ChatRequest | Refusal {
   const { id, messages, trigger } = parsed as { id?: unknown; messages?: unknown; trigger?: unknown };
   if (!isChatId(id)) return { status: 400, message: 'The chat "id" must be 1 to 128 characters of A-Z a-z 0-9 _ . : -' };
   if (trigger !== undefined && trigger !== "submit-message") {
-    return { status: 400, message: `trigger "${String(trigger)}" is not supported: the agent keeps the transcript, so only new messages ("submit-message") can be sent.` };
+    return { status: 400, message: `trigger ${triggerText(trigger)} is not supported: the agent keeps the transcript, so only new messages ("submit-message") can be sent.` };
   }
   if (!Array.isArray(messages) || messages.length === 0) return { status: 400, message: '"messages" must be a non-empty array of UI messages.' };
   const last: unknown = messages[messages.length - 1];
@@ -78,6 +78,19 @@ export function parseChatRequest(body: string): ChatRequest | Refusal {
   if (text.trim() === "") return { status: 400, message: "The last user message has no text part." };
   return { chatId: id, text };
 }
+
+/**
+ * How a refusal names the trigger a client sent: a short string quoted, anything else by its
+ * type. Why not `String(trigger)`: an object from the body such as `{ "toString": 1 }` makes it
+ * throw (the client got a 500), and a long string would be sent back whole.
+ */
+function triggerText(trigger: unknown): string {
+  if (typeof trigger !== "string") return `of type ${trigger === null ? "null" : Array.isArray(trigger) ? "array" : typeof trigger}`;
+  return trigger.length <= SHOWN_TRIGGER_LENGTH ? JSON.stringify(trigger) : `${JSON.stringify(trigger.slice(0, SHOWN_TRIGGER_LENGTH))}…`;
+}
+
+/** The longest trigger a refusal quotes whole. */
+const SHOWN_TRIGGER_LENGTH = 64;
 
 function tooLarge(maxBytes: number): Refusal {
   return { status: 413, message: `The body is larger than ${maxBytes} bytes.` };

@@ -40,6 +40,9 @@ describe("the chat handler's answers to bad requests", () => {
     await expectRefusal(await post(JSON.stringify({ id: "a", messages: [{ role: "assistant", parts: [] }] })), 400, "The last message must be a user message with parts.");
     await expectRefusal(await post(JSON.stringify({ id: "a", messages: [{ role: "user", parts: [{ type: "file", url: "x" }] }] })), 400, "The last user message has no text part.");
     await expectRefusal(await post(JSON.stringify({ id: "a", messages: [{ role: "user", parts: [{ type: "text", text: "x" }] }], trigger: "regenerate-message" })), 400, /^trigger "regenerate-message" is not supported/);
+    // Was a 500 ("Cannot convert object to primitive value"), and a long trigger came back whole.
+    await expectRefusal(await post(JSON.stringify({ id: "a", messages: [{ role: "user", parts: [{ type: "text", text: "x" }] }], trigger: { toString: 1 } })), 400, /^trigger of type object is not supported/);
+    await expectRefusal(await post(JSON.stringify({ id: "a", messages: [], trigger: "x".repeat(5000) })), 400, new RegExp(`^trigger "${"x".repeat(64)}"… is not supported`));
     expect(created).toEqual([]);
   });
 
