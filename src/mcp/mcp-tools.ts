@@ -1,5 +1,5 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { ToolListChangedNotificationSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { ListToolsResultSchema, ToolListChangedNotificationSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { AgentTool } from "../types.js";
 import { callDetached, warnToConsole } from "../util/detached-callback.js";
 import { mcpTool } from "./mcp-tool.js";
@@ -66,7 +66,9 @@ export interface McpToolsOptions {
  *
  * Takes over the client's `tools/list_changed` notification handler, and each call has the
  * client's transport hand responses on after the notifications read with them, so no progress
- * is lost (see `resultsAfterNotifications`).
+ * is lost (see `resultsAfterNotifications`). Lists with `tools/list` requests of its own, not
+ * `client.listTools()`, so the SDK checks no tool's `outputSchema` (see `listAllTools`); a
+ * `client.listTools()` of your own makes the SDK check them again.
  *
  * @example
  * const client = new Client({ name: "my-app", version: "1.0.0" });
@@ -150,7 +152,12 @@ async function listAllTools(client: Client, bounds: ListBounds): Promise<Tool[]>
     if (pages === bounds.maxPages) {
       throw new Error(`The MCP server listed more than ${bounds.maxPages} pages of tools (it keeps sending a new nextCursor); raise maxListPages if it really has that many.`);
     }
-    const page = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout: bounds.timeoutMs });
+    // Not `client.listTools`: it compiles every tool's `outputSchema` with the SDK's own Ajv, whose
+    // patterns are native regular expressions (a server's `^(a+)+$` checked against 26 characters
+    // of structured content held the process 3.4 s, and each more character doubles it), and
+    // which keeps every schema it compiled, listing after listing. Structured content passes
+    // unchecked into `details`, as a tool's details always do.
+    const page = await client.request({ method: "tools/list", params: cursor === undefined ? {} : { cursor } }, ListToolsResultSchema, { timeout: bounds.timeoutMs });
     pages++;
     tools.push(...page.tools);
     if (tools.length > bounds.maxTools) {

@@ -240,4 +240,23 @@ describe("mcpTools with a server of our own", () => {
     expect(model.calls.length).toBe(2);
     await vi.waitFor(() => expect(cancelled.length).toBe(1));
   });
+
+  // The SDK's `listTools` compiled each outputSchema with its own Ajv, whose patterns are native
+  // regular expressions: 26 characters against `^(a+)+$` held the process 3.4 s, 30 about 55 s.
+  it("checks no outputSchema with the SDK's regular expressions: a crafted pattern holds nothing up, and structured content becomes details", async () => {
+    const server = new Server({ name: "crafted", version: "1.0.0" }, { capabilities: { tools: {} } });
+    server.setRequestHandler(ListToolsRequestSchema, () => ({
+      tools: [{ name: "report", inputSchema: objectSchema, outputSchema: { type: "object", properties: { s: { type: "string", pattern: "^(a+)+$" } } } }],
+    }));
+    server.setRequestHandler(CallToolRequestSchema, () => ({ content: [{ type: "text", text: "done" }], structuredContent: { s: `${"a".repeat(30)}!` } }));
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: "rxagent-test", version: "1.0.0" });
+    await client.connect(clientSide);
+    open.push(client, server);
+    const [report] = await mcpTools(client);
+    expect(client.getToolOutputValidator("report")).toBeUndefined();
+    const result = await (report!.execute("id", {}, { signal: new AbortController().signal, update: () => undefined }) as Promise<unknown>);
+    expect(result).toStrictEqual({ content: [{ type: "text", text: "done" }], details: { s: `${"a".repeat(30)}!` } });
+  });
 });
