@@ -91,13 +91,15 @@ export function lazyCompiler(
         const answer = quickValidator?.(toolName, argumentsValue);
         if (answer) return answer;
         return loadCompiler().pipe(
-          map((compiler) => validatorOf(compiler)(toolName, argumentsValue)),
+          map(validatorOf),
           catchError((error: unknown) =>
-            of<ArgumentValidation>({
+            of<SynchronousValidator>(() => ({
               valid: false,
               message: `Tool "${toolName}" has ${names.schema}, and its validator (${names.compiler}) could not be loaded: ${errorText(error)}`,
-            }),
+            })),
           ),
+          // After the catch: a validator that throws is not a failed load (the caller says why).
+          map((validator) => validator(toolName, argumentsValue)),
         );
       },
     };

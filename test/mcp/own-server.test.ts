@@ -248,15 +248,17 @@ describe("mcpTools with a server of our own", () => {
     server.setRequestHandler(ListToolsRequestSchema, () => ({
       tools: [{ name: "report", inputSchema: objectSchema, outputSchema: { type: "object", properties: { s: { type: "string", pattern: "^(a+)+$" } } } }],
     }));
-    server.setRequestHandler(CallToolRequestSchema, () => ({ content: [{ type: "text", text: "done" }], structuredContent: { s: `${"a".repeat(30)}!` } }));
+    const answers = ["b", `${"a".repeat(30)}!`];
+    server.setRequestHandler(CallToolRequestSchema, () => ({ content: [{ type: "text", text: "done" }], structuredContent: { s: answers.shift() } }));
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);
     const client = new Client({ name: "rxagent-test", version: "1.0.0" });
     await client.connect(clientSide);
     open.push(client, server);
     const [report] = await mcpTools(client);
-    expect(client.getToolOutputValidator("report")).toBeUndefined();
-    const result = await (report!.execute("id", {}, { signal: new AbortController().signal, update: () => undefined }) as Promise<unknown>);
-    expect(result).toStrictEqual({ content: [{ type: "text", text: "done" }], details: { s: `${"a".repeat(30)}!` } });
+    const call = () => report!.execute("id", {}, { signal: new AbortController().signal, update: () => undefined }) as Promise<unknown>;
+    // Not matching the schema, and passed on: the SDK's check refused it ("Structured content does not match").
+    expect(await call()).toStrictEqual({ content: [{ type: "text", text: "done" }], details: { s: "b" } });
+    expect(await call()).toStrictEqual({ content: [{ type: "text", text: "done" }], details: { s: `${"a".repeat(30)}!` } });
   });
 });

@@ -44,3 +44,25 @@ describe("lazyCompiler with a quick validator", () => {
     expect(loads()).toBe(1);
   });
 });
+
+describe("lazyCompiler while its compiler loads", () => {
+  // It was answered as "its validator (the test compiler) could not be loaded: Maximum call stack size exceeded".
+  it("passes on what a loaded validator throws as the call's error, not as a failed load", async () => {
+    const throwing: SchemaCompiler = () => () => {
+      throw new RangeError("Maximum call stack size exceeded");
+    };
+    const { validate } = lazyCompiler(names, () => Promise.resolve(throwing)).compiled({});
+    const waiting = validate("tool", {});
+    expect(isObservable(waiting)).toBe(true);
+    await expect(firstValueFrom(waiting as Exclude<typeof waiting, { valid: boolean }>)).rejects.toThrow("Maximum call stack size exceeded");
+  });
+
+  it("answers a call with why, when the compiler could not be loaded", async () => {
+    const { validate } = lazyCompiler(names, () => Promise.reject(new Error("no such module"))).compiled({});
+    const waiting = validate("tool", {});
+    expect(await firstValueFrom(waiting as Exclude<typeof waiting, { valid: boolean }>)).toStrictEqual({
+      valid: false,
+      message: 'Tool "tool" has a test schema, and its validator (the test compiler) could not be loaded: no such module',
+    });
+  });
+});

@@ -115,6 +115,23 @@ describe("tool schemas in a run", () => {
     expect(events.at(-1)?.type).toBe("agent_end");
   });
 
+  // Each ended the run ("The run failed: …"), the other calls of the batch and the next model call with it.
+  it("gives a call whose validator throws an error result saying why; the run goes on", () => {
+    const jsonSchema = { input: () => ({ type: "object" }), output: () => ({ type: "object" }) };
+    const throwing: StandardSchemaV1 = { "~standard": { version: 1, vendor: "test", jsonSchema, validate: () => { throw new Error("validator bug"); } } };
+    // Refers to itself as a whole: checking it applies it to the same value again, without end (an MCP server sent one).
+    const selfReferring = { type: "object", $ref: "#" };
+    const tools = [echoTool("standard", throwing), echoTool("endless", selfReferring), echoTool("fine", Type.Object({}))];
+    const turn = runToolTurn(tools, [call("standard", {}), call("endless", {}), call("fine", {})]);
+    expect(turn.texts).toStrictEqual([
+      'Validating the arguments of tool "standard" failed: validator bug',
+      'Validating the arguments of tool "endless" failed: Maximum call stack size exceeded',
+      "{}",
+    ]);
+    assertEventGrammar(turn.events);
+    expect(turn.modelCalls).toBe(2);
+  });
+
   it("hands tools and beforeToolCall a copy: changing it leaves the transcript and the next model call alone", () => {
     const tool = defineTool({
       name: "mutate",

@@ -128,7 +128,14 @@ function readyToolCall(index: number, toolCall: ToolCall, batch: ToolBatch): Rea
       return failedCall(index, toolCall, `prepareArguments failed for tool "${toolCall.name}": ${errorText(error)}`);
     }
   }
-  const validation = validateArguments(toolCall.name, tool.parameters, rawArguments, jsonDepthOf(batch.config));
+  let validation: ReturnType<typeof validateArguments>;
+  try {
+    validation = validateArguments(toolCall.name, tool.parameters, rawArguments, jsonDepthOf(batch.config));
+  } catch (error) {
+    // A validator that throws (a Standard Schema's own code, a JSON Schema whose check recurses
+    // without end, as an MCP server's `{ "$ref": "#" }` does) fails this call, not the run.
+    return failedCall(index, toolCall, validationFailedText(toolCall.name, error));
+  }
   if (!(validation instanceof Observable)) return validatedCall(index, toolCall, batch, tool, validation);
   // Only a Standard Schema that validates asynchronously gets here; an interruption wins as for hooks.
   return race(
@@ -138,7 +145,7 @@ function readyToolCall(index: number, toolCall: ToolCall, batch: ToolBatch): Rea
         const outcome = validatedCall(index, toolCall, batch, tool, settled);
         return outcome instanceof Observable ? outcome : of(outcome);
       }),
-      catchError((error: unknown) => of(failedCall(index, toolCall, `Validating the arguments of tool "${toolCall.name}" failed: ${errorText(error)}`))),
+      catchError((error: unknown) => of(failedCall(index, toolCall, validationFailedText(toolCall.name, error)))),
     ),
   );
 }
@@ -191,4 +198,8 @@ function toolNotFoundText(name: string, tools: readonly AgentTool[]): string {
 
 function failedCall(index: number, toolCall: ToolCall, message: string, interrupted = false): FinalizedToolCall {
   return new FinalizedToolCall(index, toolCall, errorResult(message), true, interrupted);
+}
+
+function validationFailedText(toolName: string, error: unknown): string {
+  return `Validating the arguments of tool "${toolName}" failed: ${errorText(error)}`;
 }
