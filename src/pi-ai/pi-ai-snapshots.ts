@@ -1,4 +1,5 @@
 import type { AssistantMessage as PiAiAssistantMessage, AssistantMessageEvent } from "@mariozechner/pi-ai";
+import { generatedCallId } from "../model/generated-call-id.js";
 import { isGuessDue, objectOrEmpty } from "../model/partial-json.js";
 import { PartialJsonParser } from "../model/partial-json-parser.js";
 import { SharedContent } from "../util/shared-content.js";
@@ -33,66 +34,137 @@ export class PiAiSnapshots {
   private readonly streamedArguments = new Map<number, StreamedArguments>();
 
   /**
-   * The rxagent event for a pi-ai event, or `undefined` for one that carries nothing, or that
-   * names a block by a `contentIndex` that is no index of the content or of the block after it.
-   * Why: a stream other than pi-ai's providers (`stream`, a proxy's `streamFn`) may send any
-   * index, and an index of 10^9 grew the content to it: the process ran out of memory.
+   * The rxagent event for a pi-ai event, or `undefined` for one that carries nothing or breaks
+   * the event grammar: a second `start`, a block that opens anywhere but at the next index, a delta or an end for
+   * no open block of its kind, a delta that is no text, an event that is no object. Why: a stream
+   * other than pi-ai's providers (`stream`, a proxy's `streamFn`) may send anything, and an index
+   * of 10^9 grew the content to it: the process ran out of memory. A `toolcall_end` without a
+   * usable `toolCall` closes the call as streamed; a `done` without a usable message ends as an
+   * error with what streamed.
    */
-  next(event: AssistantMessageEvent): ModelEvent | undefined {
-    if ("contentIndex" in event && !isBlockIndex(event.contentIndex, this.content.length)) return undefined;
+  next(received: AssistantMessageEvent): ModelEvent | undefined {
+    if (typeof received !== "object" || received === null) return undefined;
+    // Any event passed on counts as the start: `fromPiAi` sends a `start` of its own before an event that comes first.
+    if (received.type === "start" && this.started) return undefined;
+    const event = this.translated(received);
+    if (event !== undefined) this.started = true;
+    return event;
+  }
+
+  private translated(event: AssistantMessageEvent): ModelEvent | undefined {
     switch (event.type) {
       case "start":
         return { type: "start", partial: this.snapshot(event.partial) };
       case "text_start":
         return this.open(event, { type: "text", text: "" });
       case "thinking_start": {
-        const live = event.partial.content[event.contentIndex];
-        const redacted = live?.type === "thinking" && live.redacted === true;
-        return this.open(event, redacted ? copyBlock(live) : { type: "thinking", thinking: "" });
+        const live = liveBlockAt(event.partial, event.contentIndex);
+        return this.open(event, live?.type === "thinking" && live.redacted === true ? copyBlock(live) : { type: "thinking", thinking: "" });
       }
       case "toolcall_start": {
-        const live = event.partial.content[event.contentIndex];
-        const call: ToolCall = { type: "toolCall", id: live?.type === "toolCall" ? live.id : "", name: live?.type === "toolCall" ? live.name : "", arguments: {} };
-        this.streamedArguments.set(event.contentIndex, { parser: new PartialJsonParser(), guessedLength: 0 });
-        return this.open(event, call);
+        const live = liveBlockAt(event.partial, event.contentIndex);
+        const call: ToolCall = { type: "toolCall", id: live?.type === "toolCall" && typeof live.id === "string" ? live.id : "", name: live?.type === "toolCall" && typeof live.name === "string" ? live.name : "", arguments: {} };
+        const opened = this.open(event, call);
+        if (opened !== undefined) this.streamedArguments.set(event.contentIndex, { parser: new PartialJsonParser(), guessedLength: 0 });
+        return opened;
       }
       case "text_delta":
       case "thinking_delta":
       case "toolcall_delta": {
-        const block = this.content.at(event.contentIndex);
-        if (event.delta === "" || block === undefined) return undefined;
+        const block = this.openBlockAt(event.contentIndex, event.type);
+        if (block === undefined || typeof event.delta !== "string" || event.delta === "") return undefined;
         this.content.set(event.contentIndex, appended(block, event.delta, this.streamedArguments.get(event.contentIndex)));
-        return { ...event, partial: this.snapshot(event.partial) };
+        return { type: event.type, contentIndex: event.contentIndex, delta: event.delta, partial: this.snapshot(event.partial) };
       }
       case "text_end":
       case "thinking_end": {
-        const live = event.partial.content[event.contentIndex];
-        if (live !== undefined) this.content.set(event.contentIndex, copyBlock(live));
+        const block = this.openBlockAt(event.contentIndex, event.type);
+        if (block === undefined) return undefined;
+        const live = liveBlockAt(event.partial, event.contentIndex);
+        if (live?.type === block.type) this.content.set(event.contentIndex, copyBlock(live));
         this.content.close(event.contentIndex);
-        return { ...event, partial: this.snapshot(event.partial) };
+        const ended = this.content.at(event.contentIndex) as TextContent | ThinkingContent;
+        return { type: event.type, contentIndex: event.contentIndex, content: ended.type === "text" ? ended.text : ended.thinking, partial: this.snapshot(event.partial) } as ModelEvent;
       }
       case "toolcall_end": {
-        const toolCall = copyBlock(event.toolCall) as ToolCall;
+        const block = this.openBlockAt(event.contentIndex, event.type);
+        if (block === undefined) return undefined;
+        const ended = isBlock(event.toolCall) && event.toolCall.type === "toolCall" ? (copyBlock(event.toolCall) as ToolCall) : (block as ToolCall);
+        // A call with no id: its result would have none, as in AssistantMessageDraft.
+        const toolCall = typeof ended.id === "string" && ended.id !== "" ? ended : { ...ended, id: generatedCallId() };
         this.content.set(event.contentIndex, toolCall);
         this.content.close(event.contentIndex);
         this.streamedArguments.delete(event.contentIndex);
         return { type: "toolcall_end", contentIndex: event.contentIndex, toolCall, partial: this.snapshot(event.partial) };
       }
       case "done":
-        return { type: "done", reason: event.reason, message: finalCopy(event.message) };
+        return isRecord(event.message) ? { type: "done", reason: event.reason, message: this.finalCopy(event.message) } : this.failedEnd("pi-ai's done event carried no message");
       case "error":
-        return { type: "error", reason: event.reason, error: finalCopy(event.error) };
+        return isRecord(event.error) ? { type: "error", reason: event.reason, error: this.finalCopy(event.error) } : this.failedEnd("pi-ai's error event carried no message");
+      default:
+        return undefined;
     }
   }
 
-  private open(event: { type: "text_start" | "thinking_start" | "toolcall_start"; contentIndex: number; partial: PiAiAssistantMessage }, block: Block): ModelEvent {
-    this.content.set(event.contentIndex, block);
+  /** The `*_start` event, or `undefined` when the block would not open at the next index. */
+  private open(event: { type: "text_start" | "thinking_start" | "toolcall_start"; contentIndex: number; partial: PiAiAssistantMessage }, block: Block): ModelEvent | undefined {
+    if (event.contentIndex !== this.content.length) return undefined;
+    this.content.push(block);
     return { type: event.type, contentIndex: event.contentIndex, partial: this.snapshot(event.partial) };
   }
 
-  private snapshot(live: PiAiAssistantMessage): AssistantMessage {
-    return this.content.snapshotInto({ ...live, content: [], usage: { ...live.usage, cost: { ...live.usage.cost } } });
+  /** The open block at `index` of the kind the event's type names (`toolcall_delta`: a tool call), else `undefined`. */
+  private openBlockAt(index: unknown, eventType: `${"text" | "thinking" | "toolcall"}_${string}`): Block | undefined {
+    if (!isBlockIndex(index, this.content.length - 1) || !this.content.isOpen(index)) return undefined;
+    const block = this.content.at(index);
+    return block?.type === KIND_OF_EVENT[eventType.slice(0, eventType.indexOf("_")) as keyof typeof KIND_OF_EVENT] ? block : undefined;
   }
+
+  /** The message's fields now, the content as streamed; the last usable fields when `live` is none. */
+  private snapshot(live: unknown): AssistantMessage {
+    if (isRecord(live)) this.fields = live;
+    const fields = this.fields ?? {};
+    return this.content.snapshotInto({ ...fields, content: [], usage: usageCopy(fields.usage) } as unknown as AssistantMessage);
+  }
+
+  /** pi-ai's final message, copied into rxagent's shapes; its content as streamed when it has none that is an array. */
+  private finalCopy(message: Record<string, unknown>): AssistantMessage {
+    const content = Array.isArray(message.content) ? message.content.filter(isBlock).map(copyBlock) : this.content.toArray();
+    return { ...message, content, usage: usageCopy(message.usage) } as unknown as AssistantMessage;
+  }
+
+  private failedEnd(errorMessage: string): ModelEvent {
+    return { type: "error", reason: "error", error: { ...this.finalCopy(this.fields ?? {}), content: this.content.toArray(), stopReason: "error", errorMessage } };
+  }
+
+  /** The fields of the last event's message that was an object. */
+  private fields: Record<string, unknown> | undefined;
+  /** Whether an event was passed on: a `start` after it is left out. */
+  private started = false;
+}
+
+const KIND_OF_EVENT = { text: "text", thinking: "thinking", toolcall: "toolCall" } as const;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A block rxagent has a shape for (text, thinking, a tool call), as pi-ai sends it. */
+function isBlock(value: unknown): value is PiAiBlock {
+  return isRecord(value) && (value.type === "text" || value.type === "thinking" || value.type === "toolCall");
+}
+
+/** The block at `index` of pi-ai's live message, when the message and the block are objects. */
+function liveBlockAt(live: unknown, index: unknown): PiAiBlock | undefined {
+  if (!isRecord(live) || !Array.isArray(live.content) || typeof index !== "number") return undefined;
+  const block: unknown = live.content[index];
+  return isBlock(block) ? block : undefined;
+}
+
+/** A copy of pi-ai's usage (and its cost), or of nothing when it is not an object: the loop makes every count usable. */
+function usageCopy(usage: unknown): AssistantMessage["usage"] {
+  const fields = isRecord(usage) ? usage : {};
+  return { ...fields, cost: { ...(isRecord(fields.cost) ? fields.cost : {}) } } as AssistantMessage["usage"];
 }
 
 /** True for an index of a content of `length` blocks, or of the block that would come next. */
@@ -109,10 +181,6 @@ export function startOf(message: AssistantMessage): ModelEvent {
   return { type: "start", partial: { ...partial, content: [], stopReason: "stop" } };
 }
 
-/** pi-ai's final message, copied into rxagent's shapes. */
-function finalCopy(message: PiAiAssistantMessage): AssistantMessage {
-  return { ...message, content: message.content.map(copyBlock), usage: { ...message.usage, cost: { ...message.usage.cost } } };
-}
 
 interface StreamedArguments {
   parser: PartialJsonParser;

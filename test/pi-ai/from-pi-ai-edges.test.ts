@@ -1,4 +1,4 @@
-import { type AssistantMessage as PiAiAssistantMessage, createAssistantMessageEventStream } from "@mariozechner/pi-ai";
+import { type AssistantMessage as PiAiAssistantMessage, type AssistantMessageEvent, createAssistantMessageEventStream } from "@mariozechner/pi-ai";
 import { lastValueFrom, toArray } from "rxjs";
 import { describe, expect, it } from "vitest";
 import { fromPiAi } from "../../src/pi-ai/index.js";
@@ -168,6 +168,34 @@ describe("fromPiAi at the edges of pi-ai's contract", () => {
     const { events } = await collectModelEvents(stray.stream(context, { signal: signal() }));
     assertModelEventGrammar(events);
     expect(events.map((event) => event.type)).toStrictEqual(["start", "text_start", "text_delta", "text_end", "done"]);
+  });
+
+  // Each was passed on as it came (a second start, ends and deltas for no open block of their kind,
+  // a call with no id), or threw inside the pump: the stream ended as an error with no content.
+  it("passes on a stream that breaks pi-ai's grammar as one that keeps it, and loses none of what streamed", async () => {
+    const broken = replaying((events, live) => {
+      const push = (event: unknown) => events.push(event as AssistantMessageEvent);
+      push({ type: "text_start", contentIndex: 0, partial: live });
+      push({ type: "start", partial: live });
+      live.content.push({ type: "text", text: "Hi" }, { type: "toolCall", id: "", name: "work", arguments: {} });
+      push({ type: "text_delta", contentIndex: 0, delta: "Hi", partial: live });
+      push({ type: "thinking_delta", contentIndex: 0, delta: "not thinking", partial: live });
+      push({ type: "text_delta", contentIndex: 0, delta: 7, partial: live });
+      push({ type: "toolcall_end", toolCall: 0, partial: live });
+      push({ type: "text_end", contentIndex: 0, content: "Hi", partial: 7 });
+      push({ type: "text_delta", contentIndex: 0, delta: " again", partial: live });
+      push({ type: "toolcall_start", contentIndex: 1, partial: live });
+      push({ type: "toolcall_delta", contentIndex: 1, delta: '{"n": 1}', partial: live });
+      push({ type: "toolcall_end", contentIndex: 1, toolCall: "not a call", partial: live });
+      push({ type: "done", reason: "toolUse", message: "gone" });
+    });
+    const { events, copies } = await collectModelEvents(broken.stream(context, { signal: signal() }));
+    assertModelEventGrammar(events, copies, { finalMessageChecked: false });
+    expect(events.map((event) => event.type)).toStrictEqual(["start", "text_start", "text_delta", "text_end", "toolcall_start", "toolcall_delta", "toolcall_end", "error"]);
+    const ended = events[6] as Extract<(typeof events)[number], { type: "toolcall_end" }>;
+    expect(ended.toolCall).toMatchObject({ type: "toolCall", name: "work", arguments: { n: 1 } });
+    expect(ended.toolCall.id).toMatch(/^call_[A-Za-z0-9]{24}$/);
+    expect(finalMessage(events)).toMatchObject({ stopReason: "error", errorMessage: "pi-ai's done event carried no message", content: [{ type: "text", text: "Hi" }, ended.toolCall] });
   });
 
   it("a call's thinkingLevel becomes pi-ai's reasoning for that call, over the configured one; \"off\" sends none", async () => {
