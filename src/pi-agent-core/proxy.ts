@@ -105,6 +105,8 @@ async function readEvents(request: Promise<Response>, message: AssistantMessage,
       const data = line.slice("data: ".length).trim();
       if (data === "") continue;
       const event = applyProxyEvent(JSON.parse(data) as ProxyAssistantMessageEvent, message, rawArguments);
+      // An event type this version does not know is left out, as the reference does: a newer proxy may send more.
+      if (event === undefined) continue;
       stream.push(event);
       if (event.type === "done" || event.type === "error") {
         stream.end();
@@ -116,11 +118,13 @@ async function readEvents(request: Promise<Response>, message: AssistantMessage,
 }
 
 /**
- * Applies one proxy event to the message and returns pi-ai's event for it. Exported for its test
+ * Applies one proxy event to the message and returns pi-ai's event for it, or `undefined` for an
+ * event type it does not know (left out, as the reference leaves it out). Exported for its test
  * (test/pi-agent-core/proxy.test.ts), not from the package.
  */
-export function applyProxyEvent(event: ProxyAssistantMessageEvent, message: AssistantMessage, rawArguments: Map<number, string>): AssistantMessageEvent {
+export function applyProxyEvent(event: ProxyAssistantMessageEvent, message: AssistantMessage, rawArguments: Map<number, string>): AssistantMessageEvent | undefined {
   const partial = message;
+  if (typeof event !== "object" || event === null) throw new Error(`The proxy sent an event that is not an object: ${JSON.stringify(event)?.slice(0, 100)}`);
   // An index far past the content (10^9) made the message's array that long: the next copy of
   // it took the process's memory.
   if ("contentIndex" in event && !isBlockIndex(event.contentIndex, message.content.length)) {
@@ -180,5 +184,7 @@ export function applyProxyEvent(event: ProxyAssistantMessageEvent, message: Assi
       message.usage = event.usage;
       if (event.errorMessage !== undefined) message.errorMessage = event.errorMessage;
       return { type: "error", reason: event.reason, error: message };
+    default:
+      return undefined;
   }
 }

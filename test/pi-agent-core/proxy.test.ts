@@ -66,6 +66,23 @@ describe("streamProxy", () => {
     expect(ours.message).toMatchObject({ stopReason: "error", errorMessage: "The proxy sent text_start for content 1000000000, which is no index of its 0 blocks or the next", content: [] });
   });
 
+  // Ours pushed `undefined` into the stream, which ended it with "Cannot read properties of undefined".
+  it("leaves out an event type it does not know, as the reference does, and says so when an event is not an object", async () => {
+    const withUnknown = [script[0], { type: "usage_update", tokens: 3 }, ...script.slice(1)];
+    const proxyUrl = await serve(200, (write) => withUnknown.forEach((event) => write(`data: ${JSON.stringify(event)}\n\n`)));
+    const model = getModel("openai", "gpt-4o-mini");
+    const ours = await read(streamProxy(model, { messages: [] }, { authToken: "token", proxyUrl }));
+    const theirs = await read(Reference.streamProxy(model, { messages: [] }, { authToken: "token", proxyUrl }));
+    expect(ours.types).toEqual(theirs.types);
+    expect(ours.message).toMatchObject({ stopReason: "toolUse", content: [{ type: "text", text: "Hello" }, { type: "toolCall", arguments: { path: "a.txt" } }] });
+
+    server!.close();
+    const nullUrl = await serve(200, (write) => ["start", null].forEach((event) => write(`data: ${JSON.stringify(event === "start" ? { type: "start" } : event)}\n\n`)));
+    const failed = await read(streamProxy(model, { messages: [] }, { authToken: "token", proxyUrl: nullUrl }));
+    expect(failed.types).toEqual(["start", "error"]);
+    expect(failed.message).toMatchObject({ stopReason: "error", errorMessage: "The proxy sent an event that is not an object: null" });
+  });
+
   it("an HTTP error from the proxy ends as an error message that quotes it", async () => {
     const proxyUrl = await serve(401, (write) => write(JSON.stringify({ error: "bad token" })));
     const ours = await read(streamProxy(getModel("openai", "gpt-4o-mini"), { messages: [] }, { authToken: "x", proxyUrl }));
