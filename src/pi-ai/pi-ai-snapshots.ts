@@ -32,15 +32,19 @@ export class PiAiSnapshots {
   private readonly content = new SharedContent<Block>();
   /** The arguments of each open tool call as read so far, and their length at the last guess, by content index. */
   private readonly streamedArguments = new Map<number, StreamedArguments>();
+  /** The fields of the last event's message that was an object. */
+  private fields: Record<string, unknown> | undefined;
+  /** Whether an event was passed on: a `start` after it is left out. */
+  private started = false;
 
   /**
    * The rxagent event for a pi-ai event, or `undefined` for one that carries nothing or breaks
-   * the event grammar: a second `start`, a block that opens anywhere but at the next index, a delta or an end for
-   * no open block of its kind, a delta that is no text, an event that is no object. Why: a stream
-   * other than pi-ai's providers (`stream`, a proxy's `streamFn`) may send anything, and an index
-   * of 10^9 grew the content to it: the process ran out of memory. A `toolcall_end` without a
-   * usable `toolCall` closes the call as streamed; a `done` without a usable message ends as an
-   * error with what streamed.
+   * the event grammar: a second `start`, a block that opens anywhere but at the next index, a
+   * delta or an end for no open block of its kind, a delta that is no text, an event that is no
+   * object. Why: a stream other than pi-ai's providers (`stream`, a proxy's `streamFn`) may send
+   * anything, and an index of 10^9 grew the content to it: the process ran out of memory. A
+   * `toolcall_end` without a usable `toolCall` closes the call as streamed; a `done` without a
+   * usable message ends as an error with what streamed.
    */
   next(received: AssistantMessageEvent): ModelEvent | undefined {
     if (typeof received !== "object" || received === null) return undefined;
@@ -136,11 +140,6 @@ export class PiAiSnapshots {
   private failedEnd(errorMessage: string): ModelEvent {
     return { type: "error", reason: "error", error: { ...this.finalCopy(this.fields ?? {}), content: this.content.toArray(), stopReason: "error", errorMessage } };
   }
-
-  /** The fields of the last event's message that was an object. */
-  private fields: Record<string, unknown> | undefined;
-  /** Whether an event was passed on: a `start` after it is left out. */
-  private started = false;
 }
 
 const KIND_OF_EVENT = { text: "text", thinking: "thinking", toolcall: "toolCall" } as const;
