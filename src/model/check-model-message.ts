@@ -1,6 +1,7 @@
 import { isPendingSnapshot } from "../util/shared-content.js";
 import { errorText } from "../util/error-text.js";
 import type { AssistantMessage, ToolCall } from "../types.js";
+import { CallIdTable } from "./call-id-table.js";
 import { usableUsage } from "./usable-usage.js";
 
 /**
@@ -47,9 +48,12 @@ export function isUsablePartial(partial: unknown): partial is AssistantMessage {
   return isPendingSnapshot(partial) || Array.isArray((partial as { content?: unknown }).content);
 }
 
-/** The tool-call ids a run's earlier messages took (`settledModelMessage`), made at its first call. */
+/** The tool-call ids a run's earlier messages took (`settledModelMessage`). */
 export interface TakenCallIds {
-  toolCallIds: Set<string> | undefined;
+  /** Made at the run's first tool call. */
+  toolCallIds: CallIdTable | undefined;
+  /** The run's transcript, which holds the messages whose ids the table took. */
+  readonly context: { readonly messages: readonly unknown[] };
 }
 
 /**
@@ -59,14 +63,14 @@ export interface TakenCallIds {
  *
  * Two tool calls with the same id would get two results with that id, which providers refuse and
  * which no UI can tell apart: the second and later get `<id>_2`, `<id>_3`, … (a fresh id), also
- * when the earlier one was in an earlier message of the run (`taken`, whose set this adds the
- * message's ids to). A call with no id (or one that is not a non-empty string) gets `call_2`,
+ * when the earlier one was in an earlier message of the run's transcript (`taken`, whose table
+ * this adds the message's ids to). A call with no id (or one that is not a non-empty string) gets `call_2`,
  * `call_3`, …: its result would otherwise have none, and every later request of the conversation
  * would be refused. A name that is not a string becomes `""` (its result says the call names no
  * tool). The message is copied only when something changes, so a well-formed message costs one
  * scan and a set lookup per call.
  */
-export function settledModelMessage(message: AssistantMessage, taken: TakenCallIds = { toolCallIds: undefined }): AssistantMessage {
+export function settledModelMessage(message: AssistantMessage, taken: TakenCallIds = { toolCallIds: undefined, context: { messages: [] } }): AssistantMessage {
   let settled = message;
   const usage = usableUsage(message.usage);
   if (usage !== message.usage) settled = { ...settled, usage };
@@ -82,31 +86,42 @@ export function settledModelMessage(message: AssistantMessage, taken: TakenCallI
     if (!isCallId(block.id) || typeof block.name !== "string" || earlier?.has(block.id)) malformed = true;
   }
   if (calls === 0) return settled;
-  const ids = (taken.toolCallIds ??= new Set());
+  const table = (taken.toolCallIds ??= new CallIdTable((id) => holdsCallId(taken.context.messages, id)));
   if (!malformed && (calls < 2 || (calls <= FEW_CALLS && !hasRepeatedId(content)))) {
-    for (const block of content) if (block.type === "toolCall") ids.add(block.id);
+    for (const block of content) if (block.type === "toolCall") table.add(block.id);
     return settled;
   }
-  const used = new Set(ids);
-  for (const block of content) if (block.type === "toolCall" && isCallId(block.id)) used.add(block.id);
+  // This message's ids as sent, and those given out so far: a new name takes none of them.
+  const inMessage = new Set<string>();
+  for (const block of content) if (block.type === "toolCall" && isCallId(block.id)) inMessage.add(block.id);
+  const given = new Set<string>();
   let renamed: AssistantMessage["content"] | undefined;
   content.forEach((block, index) => {
     if (block.type !== "toolCall") return;
     const name = typeof block.name === "string" ? block.name : "";
     let id = block.id;
-    if (!isCallId(id) || ids.has(id)) {
-      const base = isCallId(id) ? id : "call";
-      let suffix = 2;
-      while (used.has(`${base}_${suffix}`)) suffix += 1;
-      id = `${base}_${suffix}`;
-      used.add(id);
+    if (!isCallId(id) || given.has(id) || table.has(id)) {
+      id = table.renamed(isCallId(id) ? id : "call", inMessage);
+      inMessage.add(id);
     }
-    ids.add(id);
+    given.add(id);
     if (id === block.id && name === block.name) return;
     renamed ??= [...content];
     renamed[index] = { ...block, id, name } satisfies ToolCall;
   });
+  // After the loop: until then `table` answers for earlier messages only, which the transcript holds.
+  for (const id of given) table.add(id);
   return renamed ? { ...settled, content: renamed } : settled;
+}
+
+/** Whether a message of `messages` (newest first) holds a tool call with this id. */
+function holdsCallId(messages: readonly unknown[], id: string): boolean {
+  for (let index = messages.length - 1; index >= 0; index--) {
+    const message = messages[index] as { role?: unknown; content?: unknown } | undefined;
+    if (message?.role !== "assistant" || !Array.isArray(message.content)) continue;
+    for (const block of message.content as unknown[]) if ((block as { type?: unknown } | null)?.type === "toolCall" && (block as { id?: unknown }).id === id) return true;
+  }
+  return false;
 }
 
 function isCallId(id: unknown): id is string {

@@ -39,8 +39,21 @@ export function tokenOf(request: IncomingMessage): string | undefined {
   const header = request.headers.authorization;
   const match = header === undefined ? null : /^Bearer\s+(.+)$/i.exec(header);
   if (match?.[1] !== undefined) return match[1].trim();
-  const query = new URL(request.url ?? "/", "http://localhost").searchParams.get("token");
-  return query ?? undefined;
+  return queryToken(request.url ?? "/");
+}
+
+/**
+ * The `token` query parameter of a request target, `undefined` when it has none or is no URL.
+ * Why not `new URL` alone: a request line's target such as `http://[/` is no URL, and the throw
+ * came back to the client as a 500 rather than the 401 an upgrade without a token gets. (Node
+ * 20.0 has no `URL.parse`.)
+ */
+function queryToken(target: string): string | undefined {
+  try {
+    return new URL(target, "http://localhost").searchParams.get("token") ?? undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

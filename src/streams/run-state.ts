@@ -4,6 +4,7 @@ import type { CheckedPrefix } from "./transcript/checked-transcripts.js";
 import { ConvertedMessages } from "./transcript/convert-each-message.js";
 import type { LazyAbortController } from "../util/lazy-abort-controller.js";
 import type { ToolDeadlines } from "../operators/tool-calls/tool-deadlines.js";
+import type { CallIdTable } from "../model/call-id-table.js";
 import type {
   AgentContext,
   AgentEvent,
@@ -79,7 +80,7 @@ export interface RunState {
    * The tool-call ids of the run's messages so far, made at its first call: a model that repeats
    * one in a later message gets it renamed (`settledModelMessage`).
    */
-  toolCallIds: Set<string> | undefined;
+  toolCallIds: CallIdTable | undefined;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { connectAgent, type ConnectionStatus } from "../../src/client/index.js";
@@ -42,4 +43,30 @@ describe("connectAgent refused", () => {
     expect(await client.ready).toBe("s");
     client.close();
   });
+
+  it("answers an upgrade whose request target is no URL 401, as one without a token, not 500", async () => {
+    server = await serveAgents({ port: 0, heartbeatIntervalMs: 0, auth: acceptToken("s3cret"), createAgent: () => realtimeAgent(["ok"]) });
+    const { port } = new URL(server.url);
+    const upgrade = (target: string) => `GET ${target} HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`;
+    for (const target of ["http://[/?token=s3cret", "//[", "http://x:99999/"]) {
+      expect(await statusLine(Number(port), upgrade(target))).toBe("HTTP/1.1 401 Unauthorized");
+    }
+    expect(await statusLine(Number(port), upgrade("/?token=s3cret"))).toBe("HTTP/1.1 101 Switching Protocols");
+  });
 });
+
+/** Sends `request` on a fresh connection and returns the first line of the answer. */
+function statusLine(port: number, request: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, "127.0.0.1", () => socket.write(request));
+    let answer = "";
+    socket.on("data", (data: Buffer) => {
+      answer += data.toString();
+      if (answer.includes("\r\n")) {
+        socket.destroy();
+        resolve(answer.slice(0, answer.indexOf("\r\n")));
+      }
+    });
+    socket.on("error", reject);
+  });
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { endingFromPartial, problemOfModelMessage, settledModelMessage } from "../../src/model/check-model-message.js";
+import { endingFromPartial, problemOfModelMessage, settledModelMessage, type TakenCallIds } from "../../src/model/check-model-message.js";
 import type { AssistantMessage, ToolCall } from "../../src/types.js";
 
 const call = (id: string): ToolCall => ({ type: "toolCall", id, name: "echo", arguments: {} });
@@ -33,13 +33,23 @@ describe("settledModelMessage", () => {
   // A server that numbers its calls per reply (call_0 in every reply) gave a run two calls with
   // one id: two tool parts with that id in a UI message, and a provider refusing the conversation.
   it("renames an id an earlier message of the run took, and remembers the ids of each message", () => {
-    const taken = { toolCallIds: undefined as Set<string> | undefined };
+    // As a run does: each settled message joins the transcript the table confirms its hashes in.
+    const transcript: AssistantMessage[] = [];
+    const taken: TakenCallIds = { toolCallIds: undefined, context: { messages: transcript } };
+    const settle = (sent: AssistantMessage) => {
+      const settled = settledModelMessage(sent, taken);
+      transcript.push(settled);
+      return settled;
+    };
     const first = message(["call_0", "call_1"]);
-    expect(settledModelMessage(first, taken)).toBe(first);
-    expect(idsOf(settledModelMessage(message(["call_0"]), taken))).toStrictEqual(["call_0_2"]);
-    expect(idsOf(settledModelMessage(message(["call_1", "call_0", "call_9"]), taken))).toStrictEqual(["call_1_2", "call_0_3", "call_9"]);
-    expect([...taken.toolCallIds!]).toStrictEqual(["call_0", "call_1", "call_0_2", "call_1_2", "call_0_3", "call_9"]);
-    const textOnly = { toolCallIds: undefined };
+    expect(settle(first)).toBe(first);
+    expect(idsOf(settle(message(["call_0"])))).toStrictEqual(["call_0_2"]);
+    expect(idsOf(settle(message(["call_1", "call_0", "call_9"])))).toStrictEqual(["call_1_2", "call_0_3", "call_9"]);
+    for (const id of ["call_0", "call_1", "call_0_2", "call_1_2", "call_0_3", "call_9"]) expect(taken.toolCallIds!.has(id)).toBe(true);
+    expect(taken.toolCallIds!.has("call_2")).toBe(false);
+    // The k-th repeat of one id is named at once: call_0_4 is not looked for as call_0_2 and call_0_3 again.
+    expect(idsOf(settle(message(["call_0"])))).toStrictEqual(["call_0_4"]);
+    const textOnly: TakenCallIds = { toolCallIds: undefined, context: { messages: [] } };
     settledModelMessage(message([]), textOnly);
     expect(textOnly.toolCallIds).toBeUndefined();
   });

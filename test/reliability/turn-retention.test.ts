@@ -30,7 +30,7 @@ function reply(stopReason: "toolUse" | "stop"): AssistantMessage {
  * A model that answers synchronously with messages that share all they can, so the transcript
  * grows by as little as a turn can add: the assistant message with its call (an id of its own:
  * a repeated one is renamed, which copies the message), the tool's result message, two array
- * slots and the id in the run's set of call ids.
+ * slots and a slot of the run's table of call ids.
  */
 function sharedReplyModel(toolTurns: number): Model {
   const toolUse = reply("toolUse");
