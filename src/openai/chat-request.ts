@@ -10,6 +10,7 @@ import { isFailedMessage } from "../types/messages.js";
 import type { LlmContext, ModelTool } from "../types/model.js";
 import type { OpenAIModelOptions } from "./openai-options.js";
 import { argumentsText, imageDataUrl, resolveBaseURL } from "./openai-options.js";
+import { pairedForModel } from "../model/paired-for-model.js";
 
 /** Options of `openaiChat` that shape the request body. */
 export interface ChatRequestOptions extends OpenAIModelOptions {
@@ -40,7 +41,7 @@ export interface ChatRequestOptions extends OpenAIModelOptions {
 export function buildChatRequest(context: LlmContext, options: ChatRequestOptions): ChatCompletionCreateParamsStreaming {
   const messages: ChatCompletionMessageParam[] = [];
   if (context.systemPrompt) messages.push({ role: options.systemRole ?? "system", content: context.systemPrompt });
-  messages.push(...toChatMessages(context.messages));
+  messages.push(...toChatMessages(pairedForModel(context.messages)));
 
   const body: ChatCompletionCreateParamsStreaming = { model: options.model, messages, stream: true };
   if (options.includeUsage ?? true) body.stream_options = { include_usage: true };

@@ -11,6 +11,7 @@ import { isFailedMessage } from "../types/messages.js";
 import type { LlmContext, ModelTool } from "../types/model.js";
 import type { OpenAIModelOptions } from "./openai-options.js";
 import { argumentsText, imageDataUrl } from "./openai-options.js";
+import { pairedForModel } from "../model/paired-for-model.js";
 
 export const responsesApi = "openai-responses";
 
@@ -40,7 +41,7 @@ export interface ResponsesRequestOptions extends OpenAIModelOptions {
 export function buildResponsesRequest(context: LlmContext, options: ResponsesRequestOptions): ResponseCreateParamsStreaming {
   const body: ResponseCreateParamsStreaming = {
     model: options.model,
-    input: context.messages.flatMap(toInputItems),
+    input: pairedForModel(context.messages).flatMap(toInputItems),
     stream: true,
     store: options.store ?? false,
   };

@@ -204,6 +204,38 @@ describe("request bodies", () => {
     });
   });
 
+  // Both APIs answer HTTP 400 to a result without its call or a call without its result, and so
+  // to every later request: a transformContext that kept the last n messages wedged the session.
+  it("pairs results with calls in both APIs: a result whose call was cut is left out, a call without its result gets one", async () => {
+    const cut = (api: string, separator: string): LlmContext => ({
+      messages: [
+        { role: "toolResult", toolCallId: `call_cut${separator}`, toolName: "get_weather", content: [{ type: "text", text: "-3 C" }], isError: false, timestamp: 3 },
+        { role: "user", content: "Thanks", timestamp: 4 },
+        assistant(api, [{ type: "toolCall", id: `call_kept${separator}`, name: "get_weather", arguments: { city: "Oslo" } }]),
+        { role: "user", content: "And tomorrow?", timestamp: 6 },
+      ],
+    });
+    server = await startReplayServer([
+      { kind: "fixture", fixture: loadFixture("chat-text-usage-2") },
+      { kind: "fixture", fixture: loadFixture("responses-text-1") },
+    ]);
+    const signal = new AbortController().signal;
+    await lastValueFrom(openaiChat({ model: "test-model", baseURL: server.baseURL, apiKey: "k" }).stream(cut("openai-completions", ""), { signal }).pipe(toArray()));
+    expect((server.requests[0]?.body as { messages: unknown[] }).messages).toStrictEqual([
+      { role: "user", content: "Thanks" },
+      { role: "assistant", content: null, tool_calls: [{ id: "call_kept", type: "function", function: { name: "get_weather", arguments: '{"city":"Oslo"}' } }] },
+      { role: "tool", tool_call_id: "call_kept", content: "No result of this tool call is in the conversation any more." },
+      { role: "user", content: "And tomorrow?" },
+    ]);
+    await lastValueFrom(openaiResponses({ model: "test-model", baseURL: server.baseURL, apiKey: "k" }).stream(cut("openai-responses", "|fc_1"), { signal }).pipe(toArray()));
+    expect((server.requests[1]?.body as { input: unknown[] }).input).toStrictEqual([
+      { role: "user", content: "Thanks" },
+      { type: "function_call", call_id: "call_kept", name: "get_weather", arguments: '{"city":"Oslo"}', id: "fc_1" },
+      { type: "function_call_output", call_id: "call_kept", output: "No result of this tool call is in the conversation any more." },
+      { role: "user", content: "And tomorrow?" },
+    ]);
+  });
+
   it("no credentials and no baseURL: an error event, no exception", async () => {
     const saved = { key: process.env["OPENAI_API_KEY"], url: process.env["OPENAI_BASE_URL"] };
     delete process.env["OPENAI_API_KEY"];

@@ -1,4 +1,4 @@
-import { type AssistantMessage as PiAiAssistantMessage, type AssistantMessageEvent, createAssistantMessageEventStream } from "@mariozechner/pi-ai";
+import { type AssistantMessage as PiAiAssistantMessage, type AssistantMessageEvent, type Context, createAssistantMessageEventStream } from "@mariozechner/pi-ai";
 import { lastValueFrom, toArray } from "rxjs";
 import { describe, expect, it } from "vitest";
 import { fromPiAi } from "../../src/pi-ai/index.js";
@@ -196,6 +196,23 @@ describe("fromPiAi at the edges of pi-ai's contract", () => {
     expect(ended.toolCall).toMatchObject({ type: "toolCall", name: "work", arguments: { n: 1 } });
     expect(ended.toolCall.id).toMatch(/^call_[A-Za-z0-9]{24}$/);
     expect(finalMessage(events)).toMatchObject({ stopReason: "error", errorMessage: "pi-ai's done event carried no message", content: [{ type: "text", text: "Hi" }, ended.toolCall] });
+  });
+
+  // pi-ai's providers send a result without its call as it is, which Anthropic and OpenAI refuse (HTTP 400).
+  it("hands pi-ai the messages with each result paired with its call", async () => {
+    let sent: Context | undefined;
+    const adapted = fromPiAi(model, {
+      stream: (_model, piAiContext) => {
+        sent = piAiContext;
+        const events = createAssistantMessageEventStream();
+        events.push({ type: "done", reason: "stop", message: liveMessage() });
+        events.end();
+        return events;
+      },
+    });
+    const orphan = { role: "toolResult" as const, toolCallId: "cut", toolName: "read", content: [{ type: "text" as const, text: "x" }], isError: false, timestamp: 1 };
+    await collectModelEvents(adapted.stream({ messages: [orphan, ...context.messages] }, { signal: signal() }));
+    expect(sent?.messages).toStrictEqual(context.messages);
   });
 
   it("a call's thinkingLevel becomes pi-ai's reasoning for that call, over the configured one; \"off\" sends none", async () => {
