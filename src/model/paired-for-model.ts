@@ -12,9 +12,9 @@ export const RESULT_NOT_SENT_TEXT = "No result of this tool call is in the conve
  * assistant message. The same array when nothing needed changing, which is what the loop's own
  * transcripts always are.
  *
- * Why in the providers, after every hook: OpenAI's two APIs (and Anthropic's) answer HTTP 400 to
- * a result without its call or a call without its result, and so to every later request of that
- * conversation. A `transformContext` that keeps the last n messages cuts a call from its results,
+ * Why in the providers, after every hook: OpenAI's two APIs and Anthropic's refuse (HTTP 400) a
+ * result without its call or a call without its result, as their documentation says, and so
+ * every later request of that conversation. A `transformContext` that keeps the last n messages cuts a call from its results,
  * one that leaves out a tool's results cuts the other way, and a store that lost the line of an
  * assistant message keeps its results: each wedged the session for good.
  */
