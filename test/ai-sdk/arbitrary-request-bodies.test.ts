@@ -10,20 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Agent } from "../../src/index.js";
 import { scriptedModel } from "../../src/testing/index.js";
 import { chatBody, chunksOf, finalMessage, postJson, startChatServer } from "./chat-server.js";
+import { maybe } from "../helpers/arbitrary-json.js";
 
-/** Values JSON can carry that code reading the body might not expect: objects whose `toString` or `valueOf` is not a function, `__proto__` keys, long text. */
-const junk = fc.oneof(
-  fc.constant(null),
-  fc.integer(),
-  fc.double(),
-  fc.boolean(),
-  fc.string({ maxLength: 6 }),
-  fc.constant({}),
-  fc.constant([]),
-  fc.constant("x".repeat(300)),
-  fc.constantFrom({ toString: 1 }, { valueOf: "x", toString: null }, JSON.parse('{"__proto__": {"role": "user"}}') as unknown, { length: 3 }),
-);
-const maybe = <T>(arbitrary: fc.Arbitrary<T>): fc.Arbitrary<unknown> => fc.oneof({ weight: 4, arbitrary }, { weight: 1, arbitrary: junk });
 const chatId = fc.oneof(fc.constantFrom("c1", "c2", "a.b:c-d_e", "", "..", "../etc", "c".repeat(129), "é"), fc.string({ maxLength: 8 }));
 const part = fc.record({ type: maybe(fc.constantFrom("text", "file", "step-start")), text: maybe(fc.string({ maxLength: 8 })), url: maybe(fc.constant("data:,x")) }, { requiredKeys: [] });
 const message = fc.record({ id: maybe(fc.string({ maxLength: 4 })), role: maybe(fc.constantFrom("user", "assistant", "system")), parts: maybe(fc.array(maybe(part), { maxLength: 3 })) }, { requiredKeys: [] });

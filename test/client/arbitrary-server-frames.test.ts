@@ -11,20 +11,8 @@ import { connectAgent } from "../../src/client/index.js";
 import { emptyUsage } from "../../src/types/messages.js";
 import type { AgentEvent } from "../../src/types.js";
 import { ScriptedSocket } from "./scripted-socket.js";
+import { junk, maybe } from "../helpers/arbitrary-json.js";
 
-const deep = (levels: number): unknown => JSON.parse(`${"[".repeat(levels)}${"]".repeat(levels)}`);
-const junk = fc.oneof(
-  fc.constant(null),
-  fc.integer(),
-  fc.double(),
-  fc.boolean(),
-  fc.string({ maxLength: 6 }),
-  fc.constant({}),
-  fc.constant([]),
-  fc.constant({ toString: 1 }),
-  fc.constant(deep(3000)),
-);
-const maybe = <T>(arbitrary: fc.Arbitrary<T>): fc.Arbitrary<unknown> => fc.oneof({ weight: 4, arbitrary }, { weight: 1, arbitrary: junk });
 const usage = emptyUsage();
 const message = fc.record(
   {

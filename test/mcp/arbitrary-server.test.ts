@@ -18,21 +18,9 @@ import { assertEventGrammar } from "../../src/testing/event-grammar.js";
 import { scriptedModel } from "../../src/testing/scripted-model.js";
 import type { AgentEvent, AgentTool } from "../../src/types.js";
 import { userMessage } from "../testing/fixtures.js";
+import { deepArray, junk, maybe } from "../helpers/arbitrary-json.js";
 
-const deep = (levels: number): unknown => JSON.parse(`${"[".repeat(levels)}${"]".repeat(levels)}`);
 const deepSchema = (levels: number): unknown => JSON.parse(`${'{"type":"object","properties":{"a":'.repeat(levels)}{}${"}}".repeat(levels)}`);
-const junk = fc.oneof(
-  fc.constant(null),
-  fc.integer(),
-  fc.boolean(),
-  fc.string({ maxLength: 6 }),
-  fc.constant({}),
-  fc.constant([]),
-  fc.constant({ toString: 1 }),
-  fc.constant("x".repeat(5000)),
-  fc.constant(deep(3000)),
-);
-const maybe = <T>(arbitrary: fc.Arbitrary<T>): fc.Arbitrary<unknown> => fc.oneof({ weight: 4, arbitrary }, { weight: 1, arbitrary: junk });
 const schema = fc.oneof(
   fc.constant({ type: "object", properties: {} }),
   fc.constant({ type: "object", properties: { s: { type: "string", pattern: "^(a+)+$" } }, required: ["s"] }),
@@ -58,10 +46,10 @@ const block = fc.oneof(
   fc.record({ type: maybe(fc.constant("text")), text: maybe(fc.string({ maxLength: 8 })) }, { requiredKeys: [] }),
   fc.record({ type: maybe(fc.constantFrom("image", "audio")), data: maybe(fc.constantFrom("iVBORw0KGgo=", "", "%%%")), mimeType: maybe(fc.constantFrom("image/png", "audio/wav", "")) }, { requiredKeys: [] }),
   fc.record({ type: fc.constantFrom("resource", "resource_link"), uri: maybe(fc.constant("file:///x")), resource: maybe(fc.record({ uri: maybe(fc.constant("file:///y")), text: maybe(fc.string({ maxLength: 4 })), blob: maybe(fc.constant("AAAA")) }, { requiredKeys: [] })) }, { requiredKeys: [] }),
-  fc.record({ type: fc.constant("hologram"), depth: fc.constant(deep(3000)) }),
+  fc.record({ type: fc.constant("hologram"), depth: fc.constant(deepArray(3000)) }),
 );
 const callAnswer = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ result: fc.record({ content: maybe(fc.array(maybe(block), { maxLength: 3 })), isError: maybe(fc.boolean()), structuredContent: maybe(fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.constant({ s: `${"a".repeat(40)}!` }), fc.constant({ d: deep(3000) }))) }, { requiredKeys: [] }) }) },
+  { weight: 4, arbitrary: fc.record({ result: fc.record({ content: maybe(fc.array(maybe(block), { maxLength: 3 })), isError: maybe(fc.boolean()), structuredContent: maybe(fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.constant({ s: `${"a".repeat(40)}!` }), fc.constant({ d: deepArray(3000) }))) }, { requiredKeys: [] }) }) },
   { weight: 1, arbitrary: fc.record({ error: fc.record({ code: maybe(fc.integer()), message: maybe(fc.string({ maxLength: 8 })), data: maybe(fc.jsonValue({ maxDepth: 2 })) }, { requiredKeys: [] }) }) },
   { weight: 1, arbitrary: fc.record({ result: junk }) },
 );

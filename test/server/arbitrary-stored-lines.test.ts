@@ -14,9 +14,8 @@ import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/index.js";
 import { JsonlTranscriptStore } from "../../src/server/index.js";
 import { scriptedModel } from "../../src/testing/index.js";
+import { maybe } from "../helpers/arbitrary-json.js";
 
-const junk = fc.oneof(fc.constant(null), fc.integer(), fc.boolean(), fc.string({ maxLength: 5 }), fc.constant({}), fc.constant([]), fc.constant({ toString: 1 }));
-const maybe = <T>(arbitrary: fc.Arbitrary<T>): fc.Arbitrary<unknown> => fc.oneof({ weight: 4, arbitrary }, { weight: 1, arbitrary: junk });
 const block = fc.record(
   {
     type: maybe(fc.constantFrom("text", "image", "thinking", "toolCall")),
