@@ -12,7 +12,7 @@ export class FailedBeforeContent extends Error {
     readonly held: readonly ModelEvent[],
     readonly event: ModelErrorEvent,
   ) {
-    super(event.error.errorMessage ?? "Model call failed");
+    super(errorMessageOf(event));
     this.name = new.target.name;
   }
 }
@@ -42,19 +42,25 @@ export function failBeforeContent(handOver: (event: ModelErrorEvent) => boolean)
             subscriber.next(event);
             return;
           }
-          if (event.type === "start") {
+          // Read as untrusted: this runs before the loop checks the event, and a throw here would
+          // leave the model's `next` (an uncaught exception). What is no event passes on as it came.
+          const type = typeof event === "object" && event !== null ? event.type : undefined;
+          if (type === "start") {
             held.push(event);
             return;
           }
-          let handedOver: boolean;
+          let failed: FailedBeforeContent | undefined;
           try {
-            handedOver = event.type === "error" && handOver(event);
+            // Only an error whose message is an object is handed over: another attempt replaces it whole.
+            const error: unknown = type === "error" ? (event as ModelErrorEvent).error : undefined;
+            const usable = typeof error === "object" && error !== null;
+            failed = usable && handOver(event as ModelErrorEvent) ? new FailedBeforeContent(held, event as ModelErrorEvent) : undefined;
           } catch (error) {
             subscriber.error(error);
             return;
           }
-          if (handedOver) {
-            subscriber.error(new FailedBeforeContent(held, event as ModelErrorEvent));
+          if (failed !== undefined) {
+            subscriber.error(failed);
             return;
           }
           const released = held;
@@ -66,4 +72,10 @@ export function failBeforeContent(handOver: (event: ModelErrorEvent) => boolean)
         complete: () => subscriber.complete(),
       });
     });
+}
+
+/** The failed call's `errorMessage` when it is text, for the error's own message. */
+export function errorMessageOf(event: ModelErrorEvent): string {
+  const message: unknown = event.error.errorMessage;
+  return typeof message === "string" ? message : "Model call failed";
 }

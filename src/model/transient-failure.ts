@@ -16,6 +16,8 @@ const transientMessage =
  */
 export function isTransientFailure(event: ModelErrorEvent): boolean {
   if (event.reason === "aborted") return false;
-  if (event.failure) return event.failure.transient;
-  return transientMessage.test(event.error.errorMessage ?? "");
+  const failure: unknown = event.failure;
+  if (typeof failure === "object" && failure !== null) return (failure as { transient?: unknown }).transient === true;
+  const errorMessage: unknown = event.error.errorMessage;
+  return typeof errorMessage === "string" && transientMessage.test(errorMessage);
 }

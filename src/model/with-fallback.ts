@@ -55,7 +55,7 @@ export function withFallback(models: readonly [Model, ...Model[]], options: Fall
 }
 
 function failedCall(message: AssistantMessage): FailedModelCall {
-  const failed: FailedModelCall = { provider: message.provider, model: message.model, errorMessage: message.errorMessage ?? "Model call failed" };
+  const failed: FailedModelCall = { provider: message.provider, model: message.model, errorMessage: typeof message.errorMessage === "string" ? message.errorMessage : "Model call failed" };
   // Its retries and, for a withFallback inside, the calls it fell back from: the run's bill counts them (runUsage).
   const usage = spentBy(message);
   if (hasUsage(usage)) failed.usage = usage;
@@ -66,6 +66,8 @@ function failedCall(message: AssistantMessage): FailedModelCall {
 function recordFallback(event: ModelEvent, fallbackFrom: readonly FailedModelCall[]): ModelEvent {
   // Without building a long partial's content (SharedContent): a spread would, on every event.
   const mark = (message: AssistantMessage): AssistantMessage => withMessageFields(message, { fallbackFrom: [...fallbackFrom] });
+  // What is no event passes on as it came: the loop, after this, says why it cannot use it.
+  if (typeof event !== "object" || event === null) return event;
   switch (event.type) {
     case "done":
       return { ...event, message: mark(event.message) };

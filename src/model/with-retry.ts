@@ -2,7 +2,7 @@ import type { Observable, SchedulerLike } from "rxjs";
 import { asyncScheduler, catchError, defer, from, fromEvent, map, merge, retry, take, tap, throwError, timer } from "rxjs";
 import type { AssistantMessage, Usage } from "../types/messages.js";
 import type { LlmContext, Model, ModelErrorEvent, ModelEvent, ModelStreamOptions } from "../types/model.js";
-import { FailedBeforeContent, failBeforeContent } from "./fail-before-content.js";
+import { errorMessageOf, FailedBeforeContent, failBeforeContent } from "./fail-before-content.js";
 import { addUsage, hasUsage, spentBy } from "./run-usage.js";
 import { isTransientFailure } from "./transient-failure.js";
 
@@ -63,8 +63,10 @@ export function withRetry(model: Model, options: RetryOptions = {}): Model {
   const random = options.random ?? Math.random;
 
   const delayOf = (event: ModelErrorEvent, retryCount: number): number | undefined => {
-    const requested = event.failure?.retryAfterMs;
-    if (requested !== undefined) return requested > maxRetryAfterMs ? undefined : requested;
+    const failure: unknown = event.failure;
+    // A provider's own hint, when it is a usable number of milliseconds.
+    const requested: unknown = typeof failure === "object" && failure !== null ? (failure as { retryAfterMs?: unknown }).retryAfterMs : undefined;
+    if (typeof requested === "number" && Number.isFinite(requested) && requested >= 0) return requested > maxRetryAfterMs ? undefined : requested;
     return Math.round(Math.min(maxDelayMs, initialDelayMs * 2 ** (retryCount - 1)) * (0.5 + random() / 2));
   };
 
@@ -136,7 +138,7 @@ function withRetriedUsage(event: ModelEvent, retriedUsage: Usage | undefined): M
 }
 
 function gaveUp(event: ModelErrorEvent, attempts: number): ModelErrorEvent {
-  const errorMessage = `${event.error.errorMessage ?? "Model call failed"} (gave up after ${attempts} attempts)`;
+  const errorMessage = `${errorMessageOf(event)} (gave up after ${attempts} attempts)`;
   return { ...event, error: { ...event.error, errorMessage } };
 }
 

@@ -54,7 +54,9 @@ export function tracedModel(model: Model, tracer: Tracer, settings: SpanSettings
           } else if (event.type === "error") {
             const error = problemOfModelMessage(event.error) === undefined ? event.error : undefined;
             if (error !== undefined) span.setAttributes(responseAttributes(error));
-            const status = typeof event.failure === "object" && event.failure !== null ? event.failure.status : undefined;
+            const reported: unknown = typeof event.failure === "object" && event.failure !== null ? event.failure.status : undefined;
+            // Only a number or a string: `String()` of an object whose `toString` is no function throws.
+            const status = typeof reported === "number" || typeof reported === "string" ? reported : undefined;
             const errorMessage = typeof error?.errorMessage === "string" ? error.errorMessage : undefined;
             failSpan(span, event.reason === "aborted" ? "aborted" : status !== undefined ? String(status) : "model_error", errorMessage);
           } else return;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { lastValueFrom, toArray } from "rxjs";
+import { from, lastValueFrom, toArray } from "rxjs";
 import { withFallback } from "../../src/model/with-fallback.js";
 import { withRetry } from "../../src/model/with-retry.js";
 import type { ModelEvent } from "../../src/types/model.js";
@@ -106,5 +106,15 @@ describe("withFallback", () => {
       },
     });
     expect(events[0]).toMatchObject({ type: "start", partial: { model: "steady", fallbackFrom: [{ model: "flaky" }] } });
+  });
+
+  // A `null` from the model it fell back to failed the call ("Cannot read properties of null"),
+  // and a failure's message that is no text went into fallbackFrom as it was.
+  it("passes on what is no event as it came, and records a failure whose message is no text as \"Model call failed\"", async () => {
+    const odd = { ...down, error: { ...down.error, errorMessage: { toString: 1 } as unknown as string } };
+    const model = withFallback([modelOfAttempts([from([primary.start, odd])], "primary"), modelOfAttempts([from([null as unknown as ModelEvent, secondary.start, secondary.done])], "secondary")]);
+    const events = await lastValueFrom(model.stream({ messages: [] }, live()).pipe(toArray()));
+    expect(events[0]).toBeNull();
+    expect(events.at(-1)).toMatchObject({ type: "done", message: { fallbackFrom: [{ provider: "test", model: "primary", errorMessage: "Model call failed" }] } });
   });
 });

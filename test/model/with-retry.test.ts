@@ -134,4 +134,24 @@ describe("withRetry", () => {
     expect(["401 Unauthorized", "400 Bad request", "Model returned invalid JSON"].map((message) => isTransientFailure(failed(message)))).toStrictEqual([false, false, false]);
     expect(isTransientFailure({ ...failed("500"), reason: "aborted" })).toBe(false);
   });
+
+  // Read before the loop checks them: `null` threw out of the model's `next` (an uncaught
+  // exception), as did an error message that is no text once the attempts gave up.
+  it(
+    "passes on what is no event as it came, and gives up on an error whose message and hint are of the wrong kind with a message of its own",
+    marbles((m) => {
+      const odd: ModelEvent = { ...overloaded, error: { ...overloaded.error, errorMessage: { toString: 1 } as unknown as string }, failure: { transient: true, retryAfterMs: "soon" as unknown as number } };
+      const junkFirst = withRetry(modelOfAttempts([m.cold("n-s-e", { ...values, n: null as unknown as ModelEvent })]), { scheduler: m.scheduler });
+      m.expect(junkFirst.stream({ messages: [] }, live())).toBeObservable("n-s-e", { ...values, n: null as unknown as ModelEvent });
+      const giving = withRetry(modelOfAttempts([m.cold("s-o", { ...values, o: odd })]), { retries: 1, initialDelayMs: 10, random: () => 0, scheduler: m.scheduler });
+      const gaveUp = { ...odd, error: { ...odd.error, errorMessage: "Model call failed (gave up after 2 attempts)" } };
+      m.expect(giving.stream({ messages: [] }, live())).toBeObservable("-- 5ms --(sg|)", { ...values, g: gaveUp });
+    }),
+  );
+
+  it("takes a failure as transient only when it says so with true, and reads no message that is not text", async () => {
+    const { isTransientFailure } = await import("../../src/model/transient-failure.js");
+    expect(isTransientFailure({ ...failed("x"), failure: { transient: "yes" } as unknown as { transient: boolean } })).toBe(false);
+    expect(isTransientFailure({ ...failed("x"), error: { ...failed("x").error, errorMessage: { toString: 1 } as unknown as string } })).toBe(false);
+  });
 });

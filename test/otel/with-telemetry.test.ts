@@ -2,15 +2,17 @@ import { trace } from "@opentelemetry/api";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { Type } from "@sinclair/typebox";
 import { filter, lastValueFrom, take } from "rxjs";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Agent } from "../../src/agent/agent.js";
 import { withFallback } from "../../src/model/with-fallback.js";
+import { withRetry } from "../../src/model/with-retry.js";
 import { withTelemetry } from "../../src/otel/index.js";
 import { agentLoop } from "../../src/streams/agent-loop.js";
 import { scriptedModel, type ScriptedTurn } from "../../src/testing/scripted-model.js";
 import type { AgentTool } from "../../src/types.js";
 import { emptyUsage } from "../../src/types/messages.js";
-import { arbitraryModel } from "../reliability/arbitrary-model.js";
+import { arbitraryModel, reply } from "../reliability/arbitrary-model.js";
 import { idOf, named, parentOf, useTracing } from "./tracing.js";
 
 const { exporter, tracer } = useTracing();
@@ -107,6 +109,12 @@ describe("withTelemetry", () => {
     ["no message in a done", [{ type: "done", reason: "stop", message: null }], "model_error", "The model's final message is null."],
     ["no message in an error", [{ type: "error", reason: "error", error: 5 }], "model_error", undefined],
     ["events that are no objects, then no usage", [undefined, null, 7, { type: "done", reason: "stop", message: { role: "assistant", content: [], stopReason: "stop" } }], undefined, undefined],
+    [
+      "an error whose failure's status is an object that cannot be made text",
+      [{ type: "error", reason: "error", error: { role: "assistant", content: [], stopReason: "error", errorMessage: "overloaded" }, failure: { status: { toString: 1 } } }],
+      "model_error",
+      "overloaded",
+    ],
   ])("a model that sends %s ends its chat span and the run", async (_case, events, errorType, statusMessage) => {
     const model = { ...arbitraryModel([{ events, end: "complete" }]), id: "m" };
     const ended = await lastValueFrom(agentLoop([{ role: "user", content: "hi", timestamp: 0 }], { messages: [] }, withTelemetry({ model }, { tracer })));
@@ -114,6 +122,22 @@ describe("withTelemetry", () => {
     const [chat] = named(exporter.getFinishedSpans(), "chat m");
     expect(chat!.attributes["error.type"]).toBe(errorType);
     expect(chat!.status.message).toBe(statusMessage);
+  });
+
+  // Found the status above, and in withRetry a `null` event and an error message that is no text
+  // thrown out of the model's `next`: the arbitrary model's events now carry a `failure` of any shape too.
+  it("ends every run whatever the models send, its spans ended, through retries, a fallback and content recorded (property-based)", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(reply, { minLength: 1, maxLength: 3 }), fc.array(reply, { maxLength: 2 }), async (replies, fallbackReplies) => {
+        exporter.reset();
+        const primary = withRetry({ ...arbitraryModel(replies), id: "m" }, { retries: 1, initialDelayMs: 0, maxRetryAfterMs: 5 });
+        const model = withFallback([primary, { ...arbitraryModel(fallbackReplies), id: "fallback" }]);
+        const ended = await lastValueFrom(agentLoop([{ role: "user", content: "hi", timestamp: 0 }], { messages: [] }, withTelemetry({ model, maxTurns: 4 }, { tracer, recordContent: true })));
+        expect(ended.type).toBe("agent_end");
+        expect(named(exporter.getFinishedSpans(), "invoke_agent")).toHaveLength(1);
+      }),
+      { numRuns: 150 },
+    );
   });
 
   it("recordContent notes content it cannot record (nested past the stack) and the run goes on", async () => {

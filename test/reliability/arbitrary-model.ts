@@ -66,6 +66,18 @@ const event = fc.oneof(
       content: fc.oneof(fc.string({ maxLength: 4 }), wrongValue),
       toolCall: block,
       reason: fc.oneof(fc.constantFrom("stop", "toolUse", "error", "aborted"), wrongValue),
+      // What a provider reports of a failed call (ModelErrorEvent.failure), of any shape.
+      failure: fc.oneof(
+        wrongValue,
+        fc.record(
+          {
+            status: fc.oneof(fc.constantFrom(429, 500, "503"), wrongValue, fc.constant({ toString: 1 })),
+            transient: fc.oneof(fc.boolean(), wrongValue),
+            retryAfterMs: fc.oneof(fc.constantFrom(0, 5, -1, Number.NaN, 1e12), wrongValue),
+          },
+          { requiredKeys: [] },
+        ),
+      ),
     },
     { requiredKeys: [] },
   ),
