@@ -64,11 +64,11 @@ export interface TakenCallIds {
  * Two tool calls with the same id would get two results with that id, which providers refuse and
  * which no UI can tell apart: the second and later get `<id>_2`, `<id>_3`, … (a fresh id), also
  * when the earlier one was in an earlier message of the run's transcript (`taken`, whose table
- * this adds the message's ids to). A call with no id (or one that is not a non-empty string) gets `call_2`,
- * `call_3`, …: its result would otherwise have none, and every later request of the conversation
- * would be refused. A name that is not a string becomes `""` (its result says the call names no
- * tool). The message is copied only when something changes, so a well-formed message costs one
- * scan and a set lookup per call.
+ * this adds the message's ids to). A call with no id (or one that is not a non-empty string)
+ * gets `call_2`, `call_3`, …: its result would otherwise have none, and every later request of
+ * the conversation would be refused. A name that is not a string becomes `""` (its result says
+ * the call names no tool). The message is copied only when something changes, so a well-formed
+ * message costs one scan and a table lookup per call.
  */
 export function settledModelMessage(message: AssistantMessage, taken: TakenCallIds = { toolCallIds: undefined, context: { messages: [] } }): AssistantMessage {
   let settled = message;

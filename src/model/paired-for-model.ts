@@ -14,9 +14,11 @@ export const RESULT_NOT_SENT_TEXT = "No result of this tool call is in the conve
  *
  * Why in the providers, after every hook: OpenAI's two APIs and Anthropic's refuse (HTTP 400) a
  * result without its call or a call without its result, as their documentation says, and so
- * every later request of that conversation. A `transformContext` that keeps the last n messages cuts a call from its results,
- * one that leaves out a tool's results cuts the other way, and a store that lost the line of an
- * assistant message keeps its results: each wedged the session for good.
+ * every later request of that conversation. A `transformContext` that keeps the last n messages
+ * cuts a call from its results, one that leaves out a tool's results cuts the other way, and a
+ * store that lost the line of an assistant message keeps its results: each wedged the session
+ * for good. (The loop's own repair, `pairToolCalls`, fixes the transcript a run starts from; it
+ * cannot see what the hooks make of it.)
  */
 export function pairedForModel(messages: readonly Message[]): readonly Message[] {
   return isPaired(messages) ? messages : repaired(messages);
