@@ -12,16 +12,29 @@
 export class CallIdTable {
   private slots = new Int32Array(INITIAL_SLOTS);
   private count = 0;
-  /** For an id renamed `<id>_<n>`: the next `n` to try. Why: without it the k-th repeat of one id tried k names, each a look through the transcript. */
-  private readonly nextSuffixes = new Map<string, number>();
+  /** For an id renamed `<id>_<n>`: the next `n` to try (made at the first rename). Why: without it the k-th repeat of one id tried k names, each a look through the transcript. */
+  private nextSuffixes: Map<string, number> | undefined;
+  /**
+   * The ids `isTaken` confirmed (made at the first). Why: a server that numbers its calls per
+   * reply sends `call_0` every turn, and each look for it went through the transcript back to the
+   * first turn: one run of 4,000 such turns took 135 µs a turn over the first 500 and 179 µs over
+   * the last 500; with this, 100 µs and 24 µs (a script by hand, Node 20).
+   */
+  private repeated: Set<string> | undefined;
 
   /** `isTaken(id)`: whether a message the run keeps holds a tool call of that id. */
   constructor(private readonly isTaken: (id: string) => boolean) {}
 
   has(id: string): boolean {
+    if (this.repeated?.has(id) === true) return true;
     const hash = hashOf(id);
     const mask = this.slots.length - 1;
-    for (let slot = hash & mask; this.slots[slot] !== 0; slot = (slot + 1) & mask) if (this.slots[slot] === hash) return this.isTaken(id);
+    for (let slot = hash & mask; this.slots[slot] !== 0; slot = (slot + 1) & mask) {
+      if (this.slots[slot] !== hash) continue;
+      if (!this.isTaken(id)) return false;
+      (this.repeated ??= new Set()).add(id);
+      return true;
+    }
     return false;
   }
 
@@ -33,9 +46,10 @@ export class CallIdTable {
 
   /** A name `<base>_<n>` that neither this table nor `alsoTaken` holds, n from 2 up. */
   renamed(base: string, alsoTaken: ReadonlySet<string>): string {
-    let suffix = this.nextSuffixes.get(base) ?? 2;
+    const nextSuffixes = (this.nextSuffixes ??= new Map());
+    let suffix = nextSuffixes.get(base) ?? 2;
     while (alsoTaken.has(`${base}_${suffix}`) || this.has(`${base}_${suffix}`)) suffix += 1;
-    this.nextSuffixes.set(base, suffix + 1);
+    nextSuffixes.set(base, suffix + 1);
     return `${base}_${suffix}`;
   }
 

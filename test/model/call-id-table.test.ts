@@ -29,6 +29,18 @@ describe("CallIdTable", () => {
     expect(asked).toStrictEqual(["call_522859", "call_75749"]);
   });
 
+  // Each look for an id a server repeats every turn went through the transcript again.
+  it("asks isTaken once about an id it holds, however often it is looked for", () => {
+    let asked = 0;
+    const table = new CallIdTable(() => {
+      asked += 1;
+      return true;
+    });
+    table.add("call_0");
+    for (let turn = 0; turn < 100; turn++) expect(table.has("call_0")).toBe(true);
+    expect(asked).toBe(1);
+  });
+
   it("names a repeated id <id>_<n> with the next n, skipping names taken", () => {
     const added = new Set<string>();
     const table = new CallIdTable((id) => added.has(id));
