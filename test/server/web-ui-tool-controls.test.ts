@@ -150,7 +150,8 @@ describe.skipIf(!existsSync(CHROMIUM))("browser UI tool controls (headless Chrom
     await first.press("#input", "Enter");
     const staging = (page: typeof first) => page.locator(".tool-card", { has: page.locator('button[data-tool-call-id="deploy-staging"]') });
     await staging(first).waitFor({ timeout: 10_000 });
-    expect(await first.locator('.tool-card[data-state="awaiting approval"]').count()).toBe(2);
+    // Polled: a card shows before the approval it waits for (CI on Node 24 counted 0 at once).
+    await expect.poll(() => first.locator('.tool-card[data-state="awaiting approval"]').count()).toBe(2);
 
     // A second client, attached now, gets the waiting calls in its snapshot and can answer.
     const second = await browser.newPage();
@@ -185,7 +186,8 @@ describe.skipIf(!existsSync(CHROMIUM))("browser UI tool controls (headless Chrom
     const card = (target: typeof page, id: string) => target.locator(".tool-card", { has: target.locator(`button[data-tool-call-id="${id}"]`) });
     const states = (target: typeof page) => target.locator(".tool-card").evaluateAll((nodes) => nodes.map((node) => node.getAttribute("data-state")));
     await card(page, "second").waitFor({ timeout: 10_000 });
-    expect(await states(page)).toStrictEqual(["running", "waiting"]);
+    // Polled, as the approval cards above: a card shows before the event that sets its state.
+    await expect.poll(() => states(page)).toStrictEqual(["running", "waiting"]);
     expect(await card(page, "second").locator(".status").textContent()).toBe("waiting");
 
     // A page that attaches now sees the same from its snapshot's state.
