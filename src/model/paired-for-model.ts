@@ -1,4 +1,4 @@
-import { isFailedMessage } from "../types/messages.js";
+import { isAssistantMessage, isFailedMessage, toolCallsOf } from "../types/messages.js";
 import type { Message, ToolCall, ToolResultMessage } from "../types/messages.js";
 
 /** What a call whose result is not in the messages sent gets in its place. */
@@ -69,10 +69,7 @@ const NO_CALLS: readonly ToolCall[] = [];
 
 /** The calls of a message that must get results: those of an assistant message that did not fail (a failed one's calls never ran and are not sent). */
 function answerableCalls(message: Message): readonly ToolCall[] {
-  if (message.role !== "assistant" || isFailedMessage(message)) return NO_CALLS;
-  let calls: ToolCall[] | undefined;
-  for (const block of message.content) if (block.type === "toolCall") (calls ??= []).push(block);
-  return calls ?? NO_CALLS;
+  return isAssistantMessage(message) && !isFailedMessage(message) ? toolCallsOf(message) : NO_CALLS;
 }
 
 function notSentResult(call: ToolCall, timestamp: number): ToolResultMessage {

@@ -1,5 +1,6 @@
 import type { AssistantMessage as PiAiAssistantMessage, AssistantMessageEvent } from "@mariozechner/pi-ai";
 import { generatedCallId } from "../model/generated-call-id.js";
+import { isPlainObject } from "../model/json-grammar.js";
 import { isGuessDue, objectOrEmpty } from "../model/partial-json.js";
 import { PartialJsonParser } from "../model/partial-json-parser.js";
 import { SharedContent } from "../util/shared-content.js";
@@ -102,9 +103,9 @@ export class PiAiSnapshots {
         return { type: "toolcall_end", contentIndex: event.contentIndex, toolCall, partial: this.snapshot(event.partial) };
       }
       case "done":
-        return isRecord(event.message) ? { type: "done", reason: event.reason, message: this.finalCopy(event.message) } : this.failedEnd("pi-ai's done event carried no message");
+        return isPlainObject(event.message) ? { type: "done", reason: event.reason, message: this.finalCopy(event.message) } : this.failedEnd("pi-ai's done event carried no message");
       case "error":
-        return isRecord(event.error) ? { type: "error", reason: event.reason, error: this.finalCopy(event.error) } : this.failedEnd("pi-ai's error event carried no message");
+        return isPlainObject(event.error) ? { type: "error", reason: event.reason, error: this.finalCopy(event.error) } : this.failedEnd("pi-ai's error event carried no message");
       default:
         return undefined;
     }
@@ -126,7 +127,7 @@ export class PiAiSnapshots {
 
   /** The message's fields now, the content as streamed; the last usable fields when `live` is none. */
   private snapshot(live: unknown): AssistantMessage {
-    if (isRecord(live)) this.fields = live;
+    if (isPlainObject(live)) this.fields = live;
     const fields = this.fields ?? {};
     return this.content.snapshotInto({ ...fields, content: [], usage: usageCopy(fields.usage) } as unknown as AssistantMessage);
   }
@@ -144,26 +145,22 @@ export class PiAiSnapshots {
 
 const KIND_OF_EVENT = { text: "text", thinking: "thinking", toolcall: "toolCall" } as const;
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /** A block rxagent has a shape for (text, thinking, a tool call), as pi-ai sends it. */
 function isBlock(value: unknown): value is PiAiBlock {
-  return isRecord(value) && (value.type === "text" || value.type === "thinking" || value.type === "toolCall");
+  return isPlainObject(value) && (value.type === "text" || value.type === "thinking" || value.type === "toolCall");
 }
 
 /** The block at `index` of pi-ai's live message, when the message and the block are objects. */
 function liveBlockAt(live: unknown, index: unknown): PiAiBlock | undefined {
-  if (!isRecord(live) || !Array.isArray(live.content) || typeof index !== "number") return undefined;
+  if (!isPlainObject(live) || !Array.isArray(live.content) || typeof index !== "number") return undefined;
   const block: unknown = live.content[index];
   return isBlock(block) ? block : undefined;
 }
 
 /** A copy of pi-ai's usage (and its cost), or of nothing when it is not an object: the loop makes every count usable. */
 function usageCopy(usage: unknown): AssistantMessage["usage"] {
-  const fields = isRecord(usage) ? usage : {};
-  return { ...fields, cost: { ...(isRecord(fields.cost) ? fields.cost : {}) } } as AssistantMessage["usage"];
+  const fields = isPlainObject(usage) ? usage : {};
+  return { ...fields, cost: { ...(isPlainObject(fields.cost) ? fields.cost : {}) } } as AssistantMessage["usage"];
 }
 
 /** True for an index of a content of `length` blocks, or of the block that would come next. */
