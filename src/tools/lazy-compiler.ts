@@ -1,5 +1,6 @@
 import { catchError, defer, from, map, type Observable, of } from "rxjs";
 import { type ArgumentValidation, type CompiledSchema, unusableSchemaText } from "./schema-validator.js";
+import { errorText } from "../util/error-text.js";
 
 /** A compiled schema's answer for one call: always at once. */
 export type SynchronousValidator = (toolName: string, argumentsValue: object) => ArgumentValidation;
@@ -116,8 +117,4 @@ function compiledOrRefusing(compiler: SchemaCompiler, schema: object): Synchrono
     const problem = errorText(error);
     return (toolName) => ({ valid: false, message: unusableSchemaText(toolName, problem) });
   }
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -9,8 +9,8 @@ import type { AgentEvent, AgentToolResult } from "../../src/types.js";
 import { deepArgumentsModel } from "../helpers/deep-json.js";
 import { userMessage } from "../testing/fixtures.js";
 
-/** A result whose `content` throws when read: no check of ours foresees it, so the loop itself fails. */
-function treacherousResult(): AgentToolResult {
+/** A result whose `content` throws whenever it is read: the loop's check of the result finds it, and the call fails. */
+function poisonedResult(): AgentToolResult {
   return Object.defineProperty({ details: {} }, "content", {
     get() {
       throw new Error("content exploded");
@@ -18,7 +18,21 @@ function treacherousResult(): AgentToolResult {
   }) as unknown as AgentToolResult;
 }
 
-const treacherous = defineTool({ name: "treacherous", description: "Returns a poisoned result", parameters: Type.Object({}), execute: treacherousResult });
+/**
+ * A result whose `content` reads well the two times the loop's check of the result reads it, and
+ * throws from then on: no check foresees that, so the loop itself fails further on.
+ */
+function treacherousResult(): AgentToolResult {
+  let reads = 0;
+  return Object.defineProperty({ details: {} }, "content", {
+    get() {
+      if (reads++ < 2) return [{ type: "text", text: "fine so far" }];
+      throw new Error("content exploded");
+    },
+  }) as unknown as AgentToolResult;
+}
+
+const treacherous = defineTool({ name: "treacherous", description: "Returns a result that turns on the loop", parameters: Type.Object({}), execute: treacherousResult });
 
 function types(events: AgentEvent[]): string[] {
   return events.map((event) => event.type).filter((type) => type !== "message_update");
@@ -44,7 +58,8 @@ describe("a run always ends (issue 27, item 2)", () => {
       "agent_end",
     ]);
     assertEventGrammar(events);
-    expect(events.find((event) => event.type === "tool_execution_end")).toMatchObject({ toolCallId: "call_1", isError: true });
+    // The tool's own result passed its check: its end says so; making its message is what failed.
+    expect(events.find((event) => event.type === "tool_execution_end")).toMatchObject({ toolCallId: "call_1", isError: false });
     expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "failed", errorMessage: "The run failed: content exploded" });
     const end = events.at(-1) as Extract<AgentEvent, { type: "agent_end" }>;
     expect(end.messages.map((message) => message.role)).toStrictEqual(["user", "assistant", "toolResult"]);
@@ -62,8 +77,9 @@ describe("a run always ends (issue 27, item 2)", () => {
     const events = await lastValueFrom(agentLoop([userMessage("go")], { messages: [], tools: [instant, waiting, treacherous] }, { model }).pipe(toArray()));
 
     const ends = events.flatMap((event) => (event.type === "tool_execution_end" ? [`${event.toolCallId} ${event.isError ? "error" : "ok"}`] : []));
-    // In the order the calls started: call_4's result is what fails the loop, before its own end.
-    expect(ends).toStrictEqual(["call_1 ok", "call_2 error", "call_3 error", "call_4 error"]);
+    // call_4's result passed its check and ended; making its message fails the loop, which then
+    // ends the calls still running, in the order they started.
+    expect(ends).toStrictEqual(["call_1 ok", "call_4 ok", "call_2 error", "call_3 error"]);
     expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "failed", errorMessage: "The run failed: content exploded" });
   });
 
@@ -87,12 +103,12 @@ describe("a run always ends (issue 27, item 2)", () => {
 
 describe("a tool's poisoned result from a Promise", () => {
   it("is the tool's failure, not an unhandled rejection", async () => {
-    const promised = defineTool({ name: "promised", description: "Resolves a poisoned result", parameters: Type.Object({}), execute: () => Promise.resolve(treacherousResult()) });
+    const promised = defineTool({ name: "promised", description: "Resolves a poisoned result", parameters: Type.Object({}), execute: () => Promise.resolve(poisonedResult()) });
     const model = scriptedModel([{ content: [{ type: "toolCall", id: "call_1", name: "promised", arguments: {} }] }, "fine"]);
     const events = await lastValueFrom(agentLoop([userMessage("go")], { messages: [], tools: [promised] }, { model }).pipe(toArray()));
 
     assertEventGrammar(events);
-    expect(events.find((event) => event.type === "tool_execution_end")).toMatchObject({ isError: true, result: { content: [{ type: "text", text: "content exploded" }] } });
+    expect(events.find((event) => event.type === "tool_execution_end")).toMatchObject({ isError: true, result: { content: [{ type: "text", text: 'Tool "promised" returned a result that could not be read: content exploded' }] } });
     expect(events.at(-1)).toMatchObject({ type: "agent_end", reason: "idle" });
   });
 });

@@ -72,7 +72,15 @@ function executeTool(prepared: PreparedToolCall, batch: ToolBatch, subscriber: S
   }
   execution.starting = false;
   if (execution.settled) return execution.teardownLogic();
-  if (!isObservable(output) && !isPromiseLike(output)) {
+  let kind: OutputKind;
+  try {
+    kind = outputKind(output);
+  } catch (error) {
+    // Telling what it returned ran the tool's own code (a Proxy's traps, a `then` getter).
+    execution.failWithError(error);
+    return execution.teardownLogic();
+  }
+  if (kind === "value") {
     // An interruption that came while the tool ran wins over what it returned, as it would
     // over a Promise's value.
     const interruptedMeanwhile = batch.interruption.reason;
@@ -88,25 +96,32 @@ function executeTool(prepared: PreparedToolCall, batch: ToolBatch, subscriber: S
   // counts from the call's start all the same, since no virtual time passed while it ran.
   const timeoutMs = toolTimeoutMs(prepared, batch.config);
   if (timeoutMs !== undefined) execution.limitTo(timeoutMs, toolDeadlinesOf(batch.deadlinesOwner, batch.scheduler));
-  if (isObservable(output)) {
+  if (kind === "observable") {
     // Typed by ToolExecuteResult; the last value is checked by finishWithValue like any result.
     execution.addTeardown(subscribeToOutput(output as Observable<AgentToolResult>, batch, execution));
-  } else if (isPromiseLike(output)) {
-    // Why `then` and not `from`: a Promise cannot be cancelled, so a subscription would only
-    // cost; a value or failure that comes after the call ended is ignored by `settle`.
-    // A thenable's own `then` may throw: that is the tool's failure, not the batch's.
-    // Why the handlers catch for themselves (`resolved`) rather than a second `then` on the
-    // Promise they return: that was one Promise, one closure and one microtask more per call.
-    try {
-      output.then(
-        (value) => execution.resolved(value),
-        (error: unknown) => execution.failWithError(error),
-      );
-    } catch (error) {
-      execution.failWithError(error);
-    }
+    return execution.teardownLogic();
+  }
+  // Why `then` and not `from`: a Promise cannot be cancelled, so a subscription would only
+  // cost; a value or failure that comes after the call ended is ignored by `settle`.
+  // A thenable's own `then` may throw: that is the tool's failure, not the batch's.
+  // Why the handlers catch for themselves (`resolved`) rather than a second `then` on the
+  // Promise they return: that was one Promise, one closure and one microtask more per call.
+  try {
+    (output as PromiseLike<unknown>).then(
+      (value) => execution.resolved(value),
+      (error: unknown) => execution.failWithError(error),
+    );
+  } catch (error) {
+    execution.failWithError(error);
   }
   return execution.teardownLogic();
+}
+
+type OutputKind = "value" | "observable" | "promise";
+
+function outputKind(output: unknown): OutputKind {
+  if (isObservable(output)) return "observable";
+  return isPromiseLike(output) ? "promise" : "value";
 }
 
 /** Subscribes the execution to a tool's Observable output: its progress, then its last value as the result. */

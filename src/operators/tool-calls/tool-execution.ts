@@ -85,15 +85,21 @@ export class ToolExecution implements ToolExecutionContext, InterruptionListener
     return this.batch.scheduler;
   }
 
+  /**
+   * Emits a progress report as its `tool_execution_update`. One that is not a tool result, nests
+   * too deep or cannot be read (getters that throw, a Proxy) is replaced by a report saying so:
+   * every consumer of the event (a UI, the wire, a store) reads `partialResult.content`.
+   */
   report(partialResult: AgentToolResult): void {
     if (this.settled) return;
     const { toolCall } = this.prepared;
+    const problem = problemOfResult(partialResult, this.batch.config);
     this.subscriber.next({
       type: "tool_execution_update",
       toolCallId: toolCall.id,
       toolName: toolCall.name,
       args: toolCall.arguments,
-      partialResult: resultNestsTooDeep(partialResult, this.batch.config) ? errorResult(tooDeepResultText(toolCall.name, "progress report", this.batch.config)) : partialResult,
+      partialResult: problem === undefined ? partialResult : errorResult(resultProblemText(toolCall.name, "progress report", problem, this.batch.config)),
     });
   }
 
@@ -106,21 +112,21 @@ export class ToolExecution implements ToolExecutionContext, InterruptionListener
     this.subscriber.complete();
   }
 
-  /** Finishes with what the tool returned, or with an error saying it was not a result. */
+  /** Finishes with what the tool returned, or with an error result saying why it is not kept. */
   finishWithValue(value: unknown, hasValue: boolean): void {
-    if (hasValue && isToolResult(value)) {
-      // A result nested too deep would overflow every step after this one (events, wire, store).
-      if (resultNestsTooDeep(value, this.batch.config)) this.settle(errorResult(tooDeepResultText(this.prepared.toolCall.name, "result", this.batch.config)), true);
-      else this.settle(value, false);
+    const { name } = this.prepared.toolCall;
+    if (!hasValue) {
+      this.settle(errorResult(`Tool "${name}" returned no result.`), true);
       return;
     }
-    const returned = hasValue ? "something that is not a tool result ({ content: [...], details })" : "no result";
-    this.settle(errorResult(`Tool "${this.prepared.toolCall.name}" returned ${returned}.`), true);
+    const problem = problemOfResult(value, this.batch.config);
+    if (problem === undefined) this.settle(value as AgentToolResult, false);
+    else this.settle(errorResult(resultProblemText(name, "result", problem, this.batch.config)), true);
   }
 
   /**
-   * Finishes with a Promise's value. What reading it throws (a result whose getters throw) would
-   * be an unhandled rejection, which ends a Node process: it is the tool's failure instead.
+   * Finishes with a Promise's value. Whatever its handler throws would be an unhandled
+   * rejection, which ends a Node process: it is the call's failure instead.
    */
   resolved(value: unknown): void {
     try {
@@ -204,12 +210,32 @@ export class ToolExecution implements ToolExecutionContext, InterruptionListener
   }
 }
 
+/** Why the loop cannot keep what a tool returned: not a tool result, nested too deep, or what reading it threw. */
+type ResultProblem = "not a tool result" | "too deep" | { readonly unreadable: unknown };
+
+/**
+ * Why the loop cannot keep `value` as a tool's result or progress report, or `undefined` when it
+ * can. Why it catches: reading a result runs the tool's own code (getters, a Proxy's traps), and
+ * a throw here would end the run, or the process from a Promise's handler.
+ */
+function problemOfResult(value: unknown, config: { readonly maxJsonDepth?: number }): ResultProblem | undefined {
+  try {
+    if (!isToolResult(value)) return "not a tool result";
+    // A result nested too deep would overflow every step after this one (events, wire, store).
+    return resultNestsTooDeep(value, config) ? "too deep" : undefined;
+  } catch (error) {
+    return { unreadable: error };
+  }
+}
+
+function resultProblemText(toolName: string, what: "result" | "progress report", problem: ResultProblem, config: { readonly maxJsonDepth?: number }): string {
+  if (problem === "too deep") return `Tool "${toolName}" returned a ${what} that was not kept: its details or content ${tooDeepText(jsonDepthOf(config))}.`;
+  if (problem === "not a tool result") return `Tool "${toolName}" ${what === "result" ? "returned something" : "reported progress"} that is not a tool result ({ content: [...], details }).`;
+  return `Tool "${toolName}" returned a ${what} that could not be read: ${errorText(problem.unreadable)}`;
+}
+
 /** True when a result's `details` or `content` nests deeper than the run's `maxJsonDepth` (an MCP server's `structuredContent`, say). */
 function resultNestsTooDeep(result: AgentToolResult, config: { readonly maxJsonDepth?: number }): boolean {
   const limit = jsonDepthOf(config);
   return nestsDeeperThan(result.details, limit) || nestsDeeperThan(result.content, limit);
-}
-
-function tooDeepResultText(toolName: string, what: "result" | "progress report", config: { readonly maxJsonDepth?: number }): string {
-  return `Tool "${toolName}" returned a ${what} that was not kept: its details or content ${tooDeepText(jsonDepthOf(config))}.`;
 }

@@ -58,7 +58,7 @@ describe("running tool calls", () => {
       const turn = await runToolTurnAsync([toolReturning("reads_badly", () => Promise.resolve(throwing))], [call("reads_badly", {})]);
       // A macrotask: Node reports unhandled rejections after the microtasks have run.
       await new Promise((resolve) => setImmediate(resolve));
-      expect([turn.texts, turn.results[0]!.isError, unhandled]).toStrictEqual([["content unreadable"], true, []]);
+      expect([turn.texts, turn.results[0]!.isError, unhandled]).toStrictEqual([['Tool "reads_badly" returned a result that could not be read: content unreadable'], true, []]);
     } finally {
       process.off("unhandledRejection", onUnhandled);
     }
