@@ -2,7 +2,7 @@ import { asyncScheduler, concat, isObservable, Observable, Subscription } from "
 import { InvalidStateError } from "../errors.js";
 import { isAssistantMessage, isModelMessage } from "../types/messages.js";
 import type { AgentContext, AgentEvent, AgentLoopConfig, AgentMessage, DrainableQueue, OutputOf, OutputSchema } from "../types.js";
-import { checkConfig, checkPrompts } from "./check-config.js";
+import { checkConfig, checkContext, checkPrompts } from "./check-config.js";
 import { checkedPrefix, takeLentTranscript } from "./transcript/checked-transcripts.js";
 import { fromAbortSignal } from "./from-abort-signal.js";
 import { LazyAbortController } from "../util/lazy-abort-controller.js";
@@ -30,7 +30,8 @@ import { withOutput } from "./structured-output.js";
  * `agent_end.output` (see `withOutput`).
  *
  * Contract: throws an `InvalidConfigError` at once for a config that cannot work (see
- * `checkConfig`: no model, a bad `maxConcurrency`, duplicate tool names, prompts not an array).
+ * `checkConfig`: no model, a bad `maxConcurrency`, duplicate tool names, prompts not an array;
+ * `checkContext`: a context without a messages array, tools that are not an array).
  *
  * @example
  * agentLoop([{ role: "user", content: "Hi", timestamp: 0 }], { messages: [] }, { model })
@@ -41,6 +42,7 @@ export function agentLoop<TOutputSchema extends OutputSchema = OutputSchema>(
   context: AgentContext,
   config: Omit<AgentLoopConfig, "output"> & { output?: TOutputSchema },
 ): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
+  checkContext(context, "agentLoop");
   checkConfig(config, context.tools, "agentLoop");
   checkPrompts(prompts, "agentLoop", jsonDepthOf(config));
   return observed(config, withOutput(context, config, (runContext, runConfig) => runLoop(prompts, runContext, runConfig))) as Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>>;
@@ -56,6 +58,7 @@ export function agentLoopContinue<TOutputSchema extends OutputSchema = OutputSch
   context: AgentContext,
   config: Omit<AgentLoopConfig, "output"> & { output?: TOutputSchema },
 ): Observable<AgentEvent<unknown, OutputOf<TOutputSchema>>> {
+  checkContext(context, "agentLoopContinue");
   checkConfig(config, context.tools, "agentLoopContinue");
   const last = context.messages[context.messages.length - 1];
   if (last === undefined) {
@@ -75,6 +78,7 @@ export function agentLoopContinue<TOutputSchema extends OutputSchema = OutputSch
  * (`resumeToolCalls`), then their results in call order; then it calls the model as any turn does.
  */
 export function agentLoopReopened(reopened: ReopenedToolCalls, context: AgentContext, config: AgentLoopConfig): Observable<AgentEvent> {
+  checkContext(context, "Agent.open");
   checkConfig(config, context.tools, "Agent.open");
   return observed(config, withOutput(context, config, (runContext, runConfig) => runLoop([], runContext, runConfig, reopened)));
 }

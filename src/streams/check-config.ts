@@ -63,6 +63,20 @@ export function checkConfig(config: CheckedConfig, tools: readonly AgentTool[] |
   }
 }
 
+/**
+ * Throws an `InvalidConfigError` naming the field when a run's context cannot work: not an
+ * object, `messages` not an array, `tools` neither an array nor left out, `systemPrompt` neither
+ * a string nor left out. Why: each failed later, inside the run, as a TypeError that named none
+ * of them ("context.tools?.some is not a function", "reading 'length'").
+ */
+export function checkContext(context: unknown, caller: string): void {
+  if (typeof context !== "object" || context === null) throw new InvalidConfigError("context", `${caller} takes a context ({ messages, tools?, systemPrompt? }), got ${describe(context)}.`);
+  const { messages, tools, systemPrompt } = context as { messages?: unknown; tools?: unknown; systemPrompt?: unknown };
+  if (!Array.isArray(messages)) throw new InvalidConfigError("context.messages", `must be an array of messages (empty for a new conversation), got ${describe(messages)}.`);
+  if (tools !== undefined && !Array.isArray(tools)) throw new InvalidConfigError("context.tools", `must be an array of tools (or left out), got ${describe(tools)}.`);
+  if (systemPrompt !== undefined && typeof systemPrompt !== "string") throw new InvalidConfigError("context.systemPrompt", `must be a string (or left out), got ${describe(systemPrompt)}.`);
+}
+
 /** Up to this many tools, a name is looked for among the tools before it rather than in a Map. */
 const scannedToolNames = 16;
 

@@ -75,6 +75,19 @@ describe("checkConfig", () => {
     });
   });
 
+  // Before checkContext each of these started a run that failed inside with a TypeError naming
+  // none of them ("context.tools?.some is not a function", "Cannot read properties of undefined").
+  const badContexts: { name: string; context: unknown; field: string; message: string }[] = [
+    { name: "no context", context: undefined, field: "context", message: "Invalid context: agentLoop takes a context ({ messages, tools?, systemPrompt? }), got undefined." },
+    { name: "a context without messages", context: {}, field: "context.messages", message: "Invalid context.messages: must be an array of messages (empty for a new conversation), got undefined." },
+    { name: "tools that are an object", context: { messages: [], tools: { search: tool("search") } }, field: "context.tools", message: "Invalid context.tools: must be an array of tools (or left out), got an object." },
+    { name: "a systemPrompt that is not a string", context: { messages: [], systemPrompt: ["Be brief."] }, field: "context.systemPrompt", message: "Invalid context.systemPrompt: must be a string (or left out), got an array." },
+  ];
+  it.each(badContexts)("agentLoop and agentLoopContinue throw for $name, naming the field", ({ context, field, message }) => {
+    expect(invalidConfig(() => agentLoop([prompt], context as never, { model }))).toStrictEqual({ field, message });
+    expect(invalidConfig(() => agentLoopContinue(context as never, { model })).field).toBe(field);
+  });
+
   it("agentLoop throws when the prompts are not an array (a string would become one message per character)", () => {
     const error = invalidConfig(() => agentLoop("Hi" as unknown as AgentMessage[], { messages: [] }, { model }));
     expect(error).toStrictEqual({ field: "prompts", message: 'Invalid prompts: agentLoop takes an array of messages, got "Hi". Wrap one message in [ ].' });
