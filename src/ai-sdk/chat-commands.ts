@@ -1,5 +1,6 @@
 import type { Agent } from "../index.js";
 import type { Refusal } from "./chat-request.js";
+import { errorText } from "../util/error-text.js";
 
 /**
  * What `POST <path>/<chat id>/commands` takes: the controls the AI SDK 5 protocol has no message
@@ -24,7 +25,7 @@ export function runChatCommand(agent: Agent, body: string): Refusal | undefined 
     else agent.abort();
     return undefined;
   } catch (error) {
-    return { status: 409, message: error instanceof Error ? error.message : String(error) };
+    return { status: 409, message: errorText(error) };
   }
 }
 

@@ -4,6 +4,7 @@ import { callDetached, warnerOf } from "../util/detached-callback.js";
 import { runChatCommand } from "./chat-commands.js";
 import { isChatId, parseChatRequest, readBody, type Refusal } from "./chat-request.js";
 import { toServerSentEvents, toUIMessageStream, UI_MESSAGE_STREAM_HEADERS, type UIMessageStreamOptions } from "./to-ui-message-stream.js";
+import { errorText } from "../util/error-text.js";
 
 export interface ChatHandlerOptions {
   /**
@@ -192,7 +193,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
           chats.set(chatId, chat);
           return chat;
         },
-        (error: unknown): Refusal => ({ status: 500, message: `createAgent failed: ${error instanceof Error ? error.message : String(error)}` }),
+        (error: unknown): Refusal => ({ status: 500, message: `createAgent failed: ${errorText(error)}` }),
       );
     pending.set(chatId, creation);
     try {
@@ -216,7 +217,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   return {
     path,
     handles: (pathname) => route(pathname) !== undefined,
-    fetch: (request) => answer(request).catch((error: unknown) => refuse({ status: 500, message: error instanceof Error ? error.message : String(error) })),
+    fetch: (request) => answer(request).catch((error: unknown) => refuse({ status: 500, message: errorText(error) })),
     chatIds: () => [...chats.keys()],
     agent: (chatId) => chats.get(chatId)?.agent,
     async close() {

@@ -1,4 +1,5 @@
 import type OpenAI from "openai";
+import { errorText } from "../util/error-text.js";
 
 /**
  * The `openai` package's client class, imported when a model without a `client` of its own makes
@@ -12,7 +13,7 @@ export function loadOpenAIClient(): Promise<typeof OpenAI> {
   return import("openai").then(
     (sdk) => sdk.default,
     (error: unknown) => {
-      const reason = error instanceof Error ? error.message : String(error);
+      const reason = errorText(error);
       throw new Error(`rxagent/openai could not load the package "openai" (npm i openai): ${reason}`, { cause: error });
     },
   );

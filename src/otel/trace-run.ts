@@ -11,6 +11,7 @@ import { queuedFrom } from "../streams/queued-from.js";
 import type { SpanSettings } from "./attributes.js";
 import { contentAttribute, failSpan, usageAttributes } from "./attributes.js";
 import type { RunSpans } from "./run-spans.js";
+import { errorText } from "../util/error-text.js";
 
 /**
  * The run as an `invoke_agent` span, subscribed with it as the active context (so the model's
@@ -114,7 +115,7 @@ export function traceRun(tracer: Tracer, settings: SpanSettings, runSpans: RunSp
           error: (error: unknown) => {
             if (!ended) {
               ended = true;
-              failSpan(runSpan, "run_error", error instanceof Error ? error.message : String(error));
+              failSpan(runSpan, "run_error", errorText(error));
               runSpan.end();
             }
             subscriber.error(error);

@@ -6,6 +6,7 @@ import type { LlmContext, Model, ModelEvent, ModelStreamOptions } from "../types
 import type { SpanSettings } from "./attributes.js";
 import { contentAttribute, failSpan, responseAttributes } from "./attributes.js";
 import type { RunSpans } from "./run-spans.js";
+import { errorText } from "../util/error-text.js";
 
 /**
  * The model, each call a `chat {model}` span: a child of the run's span (or of the active span
@@ -72,7 +73,7 @@ export function tracedModel(model: Model, tracer: Tracer, settings: SpanSettings
             error: (error: unknown) => {
               if (!ended) {
                 ended = true;
-                failSpan(span, "model_error", error instanceof Error ? error.message : String(error));
+                failSpan(span, "model_error", errorText(error));
                 span.end();
               }
               subscriber.error(error);

@@ -7,6 +7,7 @@ import type { AgentContext, AgentMessage, AssistantMessage, CompactionSummaryMes
 import { jsonText } from "../util/json-text.js";
 import { compactedMessages, compactedWindow, summaryForModel } from "./compacted-messages.js";
 import { summarizeWithModel } from "./summarize-with-model.js";
+import { errorText } from "../util/error-text.js";
 
 /** A function that summarizes messages: the text that will stand for them. */
 export type Summarizer = (messages: readonly AgentMessage[], signal: AbortSignal) => HookResult<string>;
@@ -108,7 +109,7 @@ function summarizeOnce(summarize: Summarizer, messages: readonly AgentMessage[])
       },
       error: (error: unknown) => {
         settled = true;
-        subscriber.error(new Error(`compaction's summarizer failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error }));
+        subscriber.error(new Error(`compaction's summarizer failed: ${errorText(error)}`, { cause: error }));
       },
       complete: () => subscriber.complete(),
     });

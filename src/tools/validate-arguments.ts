@@ -7,6 +7,7 @@ import { jsonSchemaOfStandard, standardValidator } from "./standard-validator.js
 import { schemaKindOf, type ToolParameters } from "./tool-schema.js";
 import { typeBoxCompiler } from "./typebox-loader.js";
 import { MAX_JSON_DEPTH, nestsDeeperThan, tooDeepText } from "../util/json-depth.js";
+import { errorText } from "../util/error-text.js";
 
 export type { ArgumentValidation, CompiledSchema } from "./schema-validator.js";
 
@@ -45,7 +46,7 @@ function compileOnce(schema: ToolParameters): CompiledSchema {
         return jsonSchemaCompiler.compiled(schema);
     }
   } catch (error) {
-    return unusable(error instanceof Error ? error.message : String(error));
+    return unusable(errorText(error));
   }
 }
 

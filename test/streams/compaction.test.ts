@@ -120,6 +120,21 @@ describe("compaction's failures", () => {
     expect(end.messages.map((message) => message.role)).toStrictEqual(["user", "assistant", "toolResult", "assistant"]);
   });
 
+  // Its text was made with String(error), which threw inside the summarizer's error handler: the
+  // run never ended.
+  it("a summarizer that fails with a value that cannot be read as text still ends the run, as failed", async () => {
+    const unreadable = {
+      toString(): string {
+        throw new Error("no text");
+      },
+    };
+    const events = await endOf(() => {
+      throw unreadable;
+    });
+    const end = events.at(-1) as Extract<AgentEvent, { type: "agent_end" }>;
+    expect([end.reason, (end.messages.at(-1) as AssistantMessage).errorMessage]).toStrictEqual(["failed", "prepareNextTurn failed: compaction's summarizer failed: {}"]);
+  });
+
   it("a summarizer that answers no text is a failure too", async () => {
     const end = (await endOf(() => "  ")).at(-1) as Extract<AgentEvent, { type: "agent_end" }>;
     expect((end.messages.at(-1) as AssistantMessage).errorMessage).toBe('prepareNextTurn failed: compaction\'s summarizer answered an empty text, not a summary text');
