@@ -1,5 +1,5 @@
-import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { open } from "node:fs/promises";
 import { errorText } from "../errors.js";
 import { roleOf } from "../types/messages.js";
 import { problemOfMessage, THINKING_LEVELS } from "../streams/check-config.js";
@@ -57,8 +57,8 @@ export class JsonlTranscriptStore implements TranscriptStore, DescriptorHolder {
   }
 
   async loadTranscript(): Promise<StoredTranscript> {
-    if (!existsSync(this.path)) return { messages: [], records: [] };
-    const text = await readFile(this.path, "utf8");
+    const text = await readTranscriptText(this.path);
+    if (text === undefined) return { messages: [], records: [] };
     const lines = text.split("\n");
     return storedTranscriptOf(lines, {
       where: (index) => `${this.path}:${index + 1}`,
@@ -123,7 +123,7 @@ export class JsonlTranscriptStore implements TranscriptStore, DescriptorHolder {
     const text = [...messages.map((message) => this.lineOf(message)), ...records.map((record) => this.recordLineOf(record))].join("");
     const next = `${this.path}.replacing`;
     try {
-      writeFileSync(next, text, { encoding: "utf8", flush: this.options.fsync === true });
+      writeWholeFile(next, text, this.options.fsync === true);
       renameSync(next, this.path);
     } catch (error) {
       try {
@@ -160,8 +160,13 @@ export class JsonlTranscriptStore implements TranscriptStore, DescriptorHolder {
 
   private open(): number {
     if (this.descriptor === undefined) {
-      const descriptor = openSync(this.path, "a+");
-      const size = fstatSync(descriptor).size;
+      const descriptor = openSync(this.path, APPEND_NONBLOCKING, 0o666);
+      const stats = fstatSync(descriptor);
+      if (!stats.isFile()) {
+        closeSync(descriptor);
+        throw new Error(`${this.path}: ${notRegularFileText(stats.isDirectory())}`);
+      }
+      const size = stats.size;
       // A file this store ended cleanly and nobody changed since needs no second look at its last line.
       if (!this.checked || size !== this.size) {
         try {
@@ -306,4 +311,48 @@ function isStoredSettings(value: unknown): value is StoredSettings {
     (model === undefined || (typeof model === "object" && model !== null && typeof model.provider === "string" && typeof model.id === "string")) &&
     (settings.tools === undefined || (Array.isArray(settings.tools) && settings.tools.every((name) => typeof name === "string")))
   );
+}
+
+// Why O_NONBLOCK on every open: a FIFO where the transcript should be waits for a writer (or a
+// reader) forever, on the main thread or on one of libuv's four pool threads; four such sessions
+// stalled every file operation of the process, and even its exit. Non-blocking, the open returns
+// at once, and `fstat` refuses what is not a regular file before any read or write. (Windows has
+// no O_NONBLOCK, and no such wait when opening a named pipe.)
+const NONBLOCKING = constants.O_NONBLOCK ?? 0;
+const APPEND_NONBLOCKING = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | NONBLOCKING;
+const WRITE_NONBLOCKING = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | NONBLOCKING;
+
+/** The transcript file's text, or `undefined` when there is no file yet; throws for a folder, a FIFO, a device or a socket. */
+async function readTranscriptText(path: string): Promise<string | undefined> {
+  let handle;
+  try {
+    handle = await open(path, constants.O_RDONLY | NONBLOCKING);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
+  }
+  try {
+    const stats = await handle.stat();
+    if (!stats.isFile()) throw new Error(`${path}: ${notRegularFileText(stats.isDirectory())}`);
+    return await handle.readFile("utf8");
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Writes `text` as the whole file at `path`, made or emptied first, as `writeFileSync` does, without waiting on a FIFO. */
+function writeWholeFile(path: string, text: string, flush: boolean): void {
+  const descriptor = openSync(path, WRITE_NONBLOCKING, 0o666);
+  try {
+    const stats = fstatSync(descriptor);
+    if (!stats.isFile()) throw new Error(`${path}: ${notRegularFileText(stats.isDirectory())}`);
+    writeFileSync(descriptor, text, "utf8");
+    if (flush) fsyncSync(descriptor);
+  } finally {
+    closeSync(descriptor);
+  }
+}
+
+function notRegularFileText(isFolder: boolean): string {
+  return `${isFolder ? "a folder" : "not a regular file (a FIFO, a device or a socket)"} is where the transcript should be; a transcript is a file of JSON lines.`;
 }

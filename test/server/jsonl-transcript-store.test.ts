@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { lastValueFrom, toArray } from "rxjs";
@@ -89,6 +90,26 @@ describe("JsonlTranscriptStore", () => {
     const warnings: string[] = [];
     expect(await new JsonlTranscriptStore(path, { onWarning: (message) => warnings.push(message) }).load()).toStrictEqual([user("a"), user("c")]);
     expect(warnings).toHaveLength(1);
+  });
+
+  // A FIFO where the transcript should be: load waited for a writer forever on one of libuv's
+  // four pool threads (four such sessions stalled every file operation of the process, and its
+  // exit), and append wrote the message into the pipe, where it was lost.
+  it("refuses a FIFO or a folder where the transcript should be, at once, with an error that says so", async () => {
+    const folder = mkdtempSync(join(tmpdir(), "rxagent-store-"));
+    const fifo = join(folder, "fifo.jsonl");
+    execFileSync("mkfifo", [fifo]);
+    const notFile = `${fifo}: not a regular file (a FIFO, a device or a socket) is where the transcript should be; a transcript is a file of JSON lines.`;
+    const waited = new Promise<string>((resolve) => setTimeout(() => resolve("still waiting after 5 s"), 5000).unref());
+    const loaded = new JsonlTranscriptStore(fifo).load().then(
+      () => "loaded",
+      (error: Error) => error.message,
+    );
+    expect(await Promise.race([loaded, waited])).toBe(notFile);
+    expect(() => new JsonlTranscriptStore(fifo).append(user("kept"))).toThrow(notFile);
+    const directory = join(folder, "folder.jsonl");
+    mkdirSync(directory);
+    await expect(new JsonlTranscriptStore(directory).load()).rejects.toThrow(`${directory}: a folder is where the transcript should be`);
   });
 
   it("returns an empty transcript for a missing file", async () => {

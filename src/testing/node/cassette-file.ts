@@ -1,4 +1,4 @@
-import { closeSync, openSync, readFileSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync, writeFileSync, writeSync } from "node:fs";
 import type { Cassette, CassetteRecord, CassetteSink } from "../cassette.js";
 import { parseCassette, recordsOfCassette } from "../cassette.js";
 
@@ -31,9 +31,40 @@ export function cassetteFileSink(path: string): CassetteFileSink {
   };
 }
 
-/** Reads a cassette file: a JSON document or the JSON Lines of `cassetteFileSink`. */
-export function readCassette(path: string): Cassette {
-  return parseCassette(readFileSync(path, "utf8"));
+/** The most a cassette may hold by default (`readCassette`'s `maxBytes`): 256 MiB. */
+export const MAX_CASSETTE_BYTES = 256 * 1024 * 1024;
+
+/**
+ * Reads a cassette file: a JSON document or the JSON Lines of `cassetteFileSink`. A pipe works
+ * too (`rxagent replay /dev/stdin`); past `maxBytes` reading stops with an error that says so.
+ * Why a bound: a device such as /dev/zero never ends, and reading it whole filled the memory
+ * until the process died.
+ */
+export function readCassette(path: string, { maxBytes = MAX_CASSETTE_BYTES }: { maxBytes?: number } = {}): Cassette {
+  return parseCassette(readBoundedText(path, maxBytes));
+}
+
+function readBoundedText(path: string, maxBytes: number): string {
+  const descriptor = openSync(path, "r");
+  try {
+    const stats = fstatSync(descriptor);
+    if (stats.isDirectory()) throw new Error(`${path} is a folder, not a cassette file.`);
+    const tooLarge = () => new Error(`${path} holds more than ${maxBytes} bytes, more than a cassette may (maxBytes).`);
+    if (stats.size > maxBytes) throw tooLarge();
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (;;) {
+      const chunk = Buffer.allocUnsafe(64 * 1024);
+      const read = readSync(descriptor, chunk, 0, chunk.length, null);
+      if (read === 0) break;
+      total += read;
+      if (total > maxBytes) throw tooLarge();
+      chunks.push(chunk.subarray(0, read));
+    }
+    return Buffer.concat(chunks, total).toString("utf8");
+  } finally {
+    closeSync(descriptor);
+  }
 }
 
 /**
