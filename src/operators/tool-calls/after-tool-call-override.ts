@@ -1,6 +1,7 @@
 import { describe } from "../../model/check-model-message.js";
 import { isToolResult } from "../../tools/tool-results.js";
 import type { AfterToolCallResult, AgentToolResult } from "../../types.js";
+import { errorText } from "../../util/error-text.js";
 import { nestsDeeperThan, tooDeepText } from "../../util/json-depth.js";
 
 /** An executed result with `afterToolCall`'s override applied. */
@@ -19,6 +20,16 @@ export interface OverriddenResult {
  * recurse into until the stack overflows (issue 27).
  */
 export function overrideResult(result: AgentToolResult, isError: boolean, override: AfterToolCallResult, maxJsonDepth: number): OverriddenResult | string {
+  // Reading the answer runs the hook's own code (getters, a Proxy's traps): a throw there is the
+  // hook's answer being unusable, not the run's failure.
+  try {
+    return checkedOverride(result, isError, override, maxJsonDepth);
+  } catch (error) {
+    return `it could not be read (${errorText(error)})`;
+  }
+}
+
+function checkedOverride(result: AgentToolResult, isError: boolean, override: AfterToolCallResult, maxJsonDepth: number): OverriddenResult | string {
   if (typeof override !== "object" || override === null || Array.isArray(override)) {
     return `it answered ${describe(override)}, not an override object`;
   }

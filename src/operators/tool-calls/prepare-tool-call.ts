@@ -164,8 +164,7 @@ function validatedCall(
   return answerOfHook(
     () => beforeToolCall({ assistantMessage: batch.assistantMessage, toolCall, args: validation.value, context: batch.context }, batch.cancellation.signal),
     {
-      answered: (decision: BeforeToolCallResult | undefined): Readiness =>
-        decision?.block ? blockedCall(index, toolCall, decision) : prepared,
+      answered: (decision: BeforeToolCallResult | undefined): Readiness => readinessOfDecision(decision, index, toolCall, prepared),
       failed: (error) => failedCall(index, toolCall, `beforeToolCall failed for tool "${toolCall.name}": ${errorText(error)}`),
       interrupted: (reason) => failedCall(index, toolCall, reason, true),
     },
@@ -174,9 +173,25 @@ function validatedCall(
   );
 }
 
-function blockedCall(index: number, toolCall: ToolCall, decision: BeforeToolCallResult): FinalizedToolCall {
-  const result: AgentToolResult = errorResult(decision.reason || "Tool execution was blocked");
-  if (decision.terminate === true) result.terminate = true;
+/**
+ * The call as `beforeToolCall`'s decision leaves it: ready, or blocked with the hook's reason. A
+ * reason that is not a text (an Error, a number) is written as one: the result's text must be a
+ * string for every provider and client. A decision that cannot be read (a getter or a Proxy that
+ * throws) fails the call, which then does not run: the hook may have meant to block it.
+ */
+function readinessOfDecision(decision: BeforeToolCallResult | undefined, index: number, toolCall: ToolCall, prepared: PreparedToolCall): Readiness {
+  let reason: unknown;
+  let terminate: unknown;
+  try {
+    if (!decision?.block) return prepared;
+    reason = decision.reason;
+    terminate = decision.terminate;
+  } catch (error) {
+    return failedCall(index, toolCall, `beforeToolCall failed for tool "${toolCall.name}": its answer could not be read: ${errorText(error)}`);
+  }
+  const text = reason === undefined || reason === "" ? "Tool execution was blocked" : typeof reason === "string" ? reason : errorText(reason);
+  const result: AgentToolResult = errorResult(text);
+  if (terminate === true) result.terminate = true;
   return new FinalizedToolCall(index, toolCall, result, true);
 }
 

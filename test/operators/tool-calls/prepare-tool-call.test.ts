@@ -11,6 +11,7 @@ import { LazyAbortController } from "../../../src/util/lazy-abort-controller.js"
 import { toolCall } from "../../testing/fixtures.js";
 import { call, runToolTurn, runToolTurnAsync } from "./run-tools.js";
 import { watchedRejection } from "../../helpers/watched-rejection.js";
+import { throwingGetter } from "../../helpers/unreadable-values.js";
 
 function addTool() {
   const received: unknown[] = [];
@@ -152,6 +153,27 @@ describe("preparing tool calls", () => {
       });
       expect(turn.texts).toStrictEqual(['beforeToolCall failed for tool "add": policy down']);
       expect(received).toHaveLength(0);
+    });
+
+    // The reason went into the result's text as it was: an object where every provider and
+    // client reads a string.
+    it("writes a block's reason that is not a text as one: an Error's message, a number's digits", () => {
+      const { tool, received } = addTool();
+      const turn = runToolTurn([tool], [call("add", { a: 1, b: 1 }), call("add", { a: 2, b: 2 })], {
+        beforeToolCall: ({ args }) => ({ block: true, reason: ((args as { a: number }).a === 1 ? new Error("outside office hours") : 42) as never }),
+      });
+      expect(turn.texts).toStrictEqual(["outside office hours", "42"]);
+      expect(received).toHaveLength(0);
+    });
+
+    // Reading `block` threw out of the hook's answer, and the run failed.
+    it("fails the call, which does not run, when the decision cannot be read", () => {
+      const { tool, received } = addTool();
+      const turn = runToolTurn([tool], [call("add", { a: 1, b: 1 })], {
+        beforeToolCall: () => throwingGetter("block", "policy store gone") as never,
+      });
+      expect(turn.texts).toStrictEqual(['beforeToolCall failed for tool "add": its answer could not be read: policy store gone']);
+      expect([turn.results[0]!.isError, received.length, turn.modelCalls]).toStrictEqual([true, 0, 2]);
     });
 
     it("prepares call after call whose Observable decision answers synchronously at one stack depth", () => {

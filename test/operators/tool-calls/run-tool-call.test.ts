@@ -9,6 +9,7 @@ import type { AgentEvent, AgentTool, AgentToolResult, ToolExecuteResult } from "
 import { marbles } from "../../helpers/marbles.js";
 import { lettered, userMessage } from "../../testing/fixtures.js";
 import { call, runToolTurn, runToolTurnAsync } from "./run-tools.js";
+import { throwingGetter } from "../../helpers/unreadable-values.js";
 
 function toolReturning(name: string, execute: (update: (partial: AgentToolResult) => void) => ToolExecuteResult): AgentTool {
   return defineTool({ name, description: name, parameters: Type.Object({}), execute: (_id, _args, { update }) => execute(update) });
@@ -160,6 +161,15 @@ describe("running tool calls", () => {
 
   describe("afterToolCall", () => {
     const plain = () => toolReturning("plain", () => textResult("original", { n: 1 }));
+
+    // A details getter that threw as the override was checked failed the whole run.
+    it("answers an override that cannot be read with an error result for the call, and the run goes on", () => {
+      const turn = runToolTurn([plain()], [call("plain", {}, "a")], {
+        afterToolCall: () => ({ details: throwingGetter("audit", "audit log gone") }),
+      });
+      expect(turn.texts).toStrictEqual(['afterToolCall for tool "plain" answered something that is not an override: it could not be read (audit log gone).']);
+      expect([turn.results[0]!.isError, turn.modelCalls]).toStrictEqual([true, 2]);
+    });
 
     it("overrides content, details, isError and terminate field by field", () => {
       const seen: unknown[] = [];
