@@ -238,8 +238,9 @@ export interface AgentLoopConfig {
   /**
    * Asked before each tool runs, one call at a time in source order (it may wait for a person).
    *
-   * Contract: `{ block: true, reason }` prevents the call (its error result says `reason`;
-   * `terminate: true` makes it count as terminating); a throw becomes an error result.
+   * Contract: `{ block: true, reason }` prevents the call (its error result says `reason`, written
+   * as text when it is not a string; `terminate: true` makes it count as terminating); a throw,
+   * or an answer that cannot be read, becomes an error result and the call does not run.
    * @example beforeToolCall: ({ toolCall }) => toolCall.name === "rm" ? { block: true, reason: "no" } : undefined
    */
   beforeToolCall?: (

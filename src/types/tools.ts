@@ -50,7 +50,11 @@ export interface ToolExecutionContext<TDetails = unknown> {
    * as the reference's one signal per run does.
    */
   signal: AbortSignal;
-  /** Reports progress; each call becomes a `tool_execution_update` event. */
+  /**
+   * Reports progress; each call becomes a `tool_execution_update` event. A report that is not a
+   * tool result (`{ content: [...], details }`), nests deeper than `maxJsonDepth` or cannot be
+   * read goes out as an error result saying so.
+   */
   update(partialResult: AgentToolResult<TDetails>): void;
   /**
    * The run's approval decisions (`AgentLoopConfig.approvals`, an `Agent`'s `approve` / `deny`),
