@@ -2,6 +2,22 @@ import { Observable } from "rxjs";
 import { isAbortError, isConnectionFailure, RequestAbortedError, StreamInterruptedError } from "./provider-errors.js";
 
 /**
+ * The SDK's failure as the stream reports it. Why it catches: telling an abort or a lost
+ * connection reads the error (`instanceof`, `code`, `cause`), and what a custom `fetch` or
+ * client throws may throw as it is read (a revoked Proxy); here, in the Promise's handler, that
+ * was an unhandled rejection, which ends a Node process. Such an error goes on as it is.
+ */
+function classified(error: unknown, signal: AbortSignal, chunks: number): unknown {
+  try {
+    if (signal.aborted || isAbortError(error)) return new RequestAbortedError();
+    if (chunks > 0 && isConnectionFailure(error)) return new StreamInterruptedError(chunks, { cause: error });
+    return error;
+  } catch {
+    return error;
+  }
+}
+
+/**
  * Turns an SDK streaming call into a cold Observable of its chunks: the one place where a
  * Promise and an async iterable become an Observable.
  *
@@ -33,9 +49,7 @@ export function fromSdkStream<T>(
 
     const fail = (error: unknown): void => {
       settled = true;
-      if (controller.signal.aborted || isAbortError(error)) subscriber.error(new RequestAbortedError());
-      else if (chunks > 0 && isConnectionFailure(error)) subscriber.error(new StreamInterruptedError(chunks, { cause: error }));
-      else subscriber.error(error);
+      subscriber.error(classified(error, controller.signal, chunks));
     };
 
     const pump = async (): Promise<void> => {

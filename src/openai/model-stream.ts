@@ -12,6 +12,7 @@ import { createOpenAIClient } from "./openai-options.js";
 import { loadOpenAIClient } from "./openai-sdk.js";
 import type { AccumulatorOptions } from "./stream-accumulator.js";
 import { redactText } from "../util/redact-credentials.js";
+import { errorText } from "../util/error-text.js";
 
 export interface ModelStreamSetup<Chunk> {
   /** Starts the SDK call with the subscription's abort signal. */
@@ -42,13 +43,28 @@ export function streamModelEvents<Chunk>(setup: ModelStreamSetup<Chunk>): Observ
     // An array is an ObservableInput: no Observable per chunk.
     mergeMap((chunk) => pushed(accumulator, chunk)),
     concatWith(defer(() => from(accumulator.end()))),
-    catchError((error: unknown) => {
-      const failure = modelFailureOf(error, setup.now());
-      return from(accumulator.fail(error)).pipe(map((event) => (event.type === "error" && event.reason === "error" ? { ...event, failure } : event)));
-    }),
+    catchError((error: unknown) => from(failedEvents(accumulator, error, setup.now()))),
     // Unsubscribes from the request as soon as the answer is complete (or failed).
     takeWhile((event) => event.type !== "done" && event.type !== "error", true),
   );
+}
+
+/**
+ * The accumulator's last events for a failure, the `error` event with the failure's class. Why
+ * the second try: describing the failure reads it (`instanceof`, `status`, `message`), and what
+ * a custom client or `fetch` throws may throw as it is read (a revoked Proxy); the stream then
+ * errored, against this function's contract. Such a failure is described by `errorText` alone.
+ */
+function failedEvents<Chunk>(accumulator: StreamAccumulator<Chunk>, error: unknown, now: number): ModelEvent[] {
+  let read = error;
+  try {
+    modelFailureOf(error, now);
+    describeProviderError(error);
+  } catch {
+    read = new Error(`The model call failed: ${errorText(error)}`);
+  }
+  const failure = modelFailureOf(read, now);
+  return accumulator.fail(read).map((event) => (event.type === "error" && event.reason === "error" ? { ...event, failure } : event));
 }
 
 /**

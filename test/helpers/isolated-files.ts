@@ -12,6 +12,7 @@ export const isolatedFiles = [
   "test/openai/request-bodies.test.ts",
   "test/operators/tool-calls/run-tool-call.test.ts",
   "test/operators/tool-calls/unreadable-tool-values.test.ts",
+  "test/openai/openai-failures.test.ts",
   "test/otel/provider-http-spans.test.ts",
   "test/otel/span-events.test.ts",
   "test/otel/with-telemetry.test.ts",

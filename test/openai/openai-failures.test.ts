@@ -8,6 +8,7 @@ import { loadFixture } from "../helpers/openai-fixtures.js";
 import { helloContext } from "../helpers/run-fixture.js";
 import type { ReplayServer, ReplayStep } from "../helpers/sse-replay-server.js";
 import { startReplayServer } from "../helpers/sse-replay-server.js";
+import { revokedProxy } from "../helpers/unreadable-values.js";
 
 let server: ReplayServer | undefined;
 afterEach(async () => {
@@ -252,5 +253,26 @@ describe("openaiResponses HTTP failures", () => {
     const events = await lastValueFrom(model.stream(helloContext, { signal: new AbortController().signal }).pipe(toArray()));
     expect(replay.requests).toHaveLength(2);
     expect(finalMessage(events)).toMatchObject({ stopReason: "stop", content: [{ type: "text", text: "2 + 2 equals 4." }] });
+  });
+});
+
+// A client of one's own (or a custom fetch) may fail with a value that throws as it is read.
+// Telling what kind of failure it was threw inside the request Promise's handler: an unhandled
+// rejection, which ended the process (exit code 1 in a plain Node script).
+describe("a failure that cannot be read", () => {
+  it("ends the stream with an error event saying so, and no rejection is left unhandled", async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const client = { chat: { completions: { create: () => Promise.reject(revokedProxy()) } } } as unknown as OpenAI;
+      const events = await lastValueFrom(openaiChat({ model: "gpt-4o-mini", client, maxRetries: 0 }).stream(helloContext, { signal: new AbortController().signal }).pipe(toArray()));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(events.map((event) => event.type)).toStrictEqual(["start", "error"]);
+      expect((events.at(-1) as Extract<ModelEvent, { type: "error" }>).error.errorMessage).toBe("The model call failed: an error that could not be read as text");
+      expect(unhandled).toStrictEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
   });
 });
