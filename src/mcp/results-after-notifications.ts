@@ -1,6 +1,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { errorText } from "../util/error-text.js";
 
 // The transports whose messages already pass through `resultsAfterNotifications`.
 const reordered = new WeakSet<Transport>();
@@ -35,10 +36,24 @@ export function resultsAfterNotifications(client: Client): void {
       try {
         onmessage.call(transport, message, extra);
       } catch (error) {
-        transport.onerror?.(error instanceof Error ? error : new Error(String(error)));
+        transport.onerror?.(asError(error));
       }
     });
   };
+}
+
+/**
+ * What was thrown, as an Error for `onerror`. Why not `String(error)`: a value whose `toString`
+ * throws (or a revoked Proxy, which `instanceof` throws on) would throw again here, in a
+ * microtask, where a throw ends the process.
+ */
+function asError(error: unknown): Error {
+  try {
+    if (error instanceof Error) return error;
+  } catch {
+    // A revoked Proxy: written as text below.
+  }
+  return new Error(errorText(error));
 }
 
 /** A JSON-RPC response (a result or an error): an `id` and no `method`. */

@@ -72,4 +72,24 @@ describe("resultsAfterNotifications", () => {
     await Promise.resolve();
     expect(errors.map((error) => error.message)).toStrictEqual(["handler failed"]);
   });
+
+  // String(error) threw again inside the microtask that hands responses on: an uncaught
+  // exception, which ends the process.
+  it("sends a thrown value whose toString throws to onerror as text", async () => {
+    const errors: Error[] = [];
+    const transport = {
+      onmessage: () => {
+        throw {
+          toString(): string {
+            throw new Error("no text");
+          },
+        };
+      },
+      onerror: (error: Error) => errors.push(error),
+    };
+    resultsAfterNotifications({ transport } as unknown as Client);
+    (transport.onmessage as (message: unknown) => void)({ jsonrpc: "2.0", id: 8, result: {} });
+    await Promise.resolve();
+    expect(errors.map((error) => error.message)).toStrictEqual(["{}"]);
+  });
 });
