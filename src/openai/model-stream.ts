@@ -56,15 +56,16 @@ export function streamModelEvents<Chunk>(setup: ModelStreamSetup<Chunk>): Observ
  * errored, against this function's contract. Such a failure is described by `errorText` alone.
  */
 function failedEvents<Chunk>(accumulator: StreamAccumulator<Chunk>, error: unknown, now: number): ModelEvent[] {
-  let read = error;
   try {
-    modelFailureOf(error, now);
-    describeProviderError(error);
+    return classifiedFailureEvents(accumulator, error, now);
   } catch {
-    read = new Error(`The model call failed: ${errorText(error)}`);
+    return classifiedFailureEvents(accumulator, new Error(`The model call failed: ${errorText(error)}`), now);
   }
-  const failure = modelFailureOf(read, now);
-  return accumulator.fail(read).map((event) => (event.type === "error" && event.reason === "error" ? { ...event, failure } : event));
+}
+
+function classifiedFailureEvents<Chunk>(accumulator: StreamAccumulator<Chunk>, error: unknown, now: number): ModelEvent[] {
+  const failure = modelFailureOf(error, now);
+  return accumulator.fail(error).map((event) => (event.type === "error" && event.reason === "error" ? { ...event, failure } : event));
 }
 
 /**
