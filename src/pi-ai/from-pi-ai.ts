@@ -2,6 +2,7 @@ import {
   type Api,
   type AssistantMessageEvent,
   type AssistantMessageEventStream,
+  getEnvApiKey,
   type Model as PiAiModel,
   type SimpleStreamOptions,
   streamSimple,
@@ -85,7 +86,7 @@ export function fromPiAi<TApi extends Api>(model: PiAiModel<TApi>, options: PiAi
         };
         const finish = (event: ModelEvent): void => {
           settled = true;
-          emit(withoutKey(event, streamOptions.apiKey));
+          emit(withoutKey(event, model.provider, streamOptions.apiKey));
           subscriber.complete();
         };
         const pump = async (events: AsyncIterable<AssistantMessageEvent>): Promise<void> => {
@@ -145,10 +146,23 @@ function failure(partial: AssistantMessage, errorMessage: string, signal: AbortS
 
 /**
  * Blanks the API key (and anything that looks like a credential) in an error event's message:
- * a provider or proxy may quote the key in its error text (issue 27, row 8).
+ * a provider or proxy may quote the key in its error text (issue 27, row 8). The key is the one
+ * given, and the one pi-ai reads from the provider's environment variable (`GROQ_API_KEY`, …) when
+ * none is given: the patterns know only a few providers' forms, and a Groq or xAI key quoted in a
+ * 401 went through whole.
  */
-function withoutKey(event: ModelEvent, apiKey: string | undefined): ModelEvent {
+function withoutKey(event: ModelEvent, provider: string, apiKey: string | undefined): ModelEvent {
   if (event.type !== "error" || typeof event.error.errorMessage !== "string") return event;
-  const errorMessage = redactText(event.error.errorMessage, apiKey === undefined ? [] : [apiKey]);
+  const keys = [apiKey, environmentKeyOf(provider)].filter((key): key is string => typeof key === "string");
+  const errorMessage = redactText(event.error.errorMessage, keys);
   return errorMessage === event.error.errorMessage ? event : { ...event, error: { ...event.error, errorMessage } };
+}
+
+/** The key pi-ai reads from the environment for `provider`; none where there is no environment to read (a browser). */
+function environmentKeyOf(provider: string): string | undefined {
+  try {
+    return getEnvApiKey(provider);
+  } catch {
+    return undefined;
+  }
 }

@@ -138,6 +138,20 @@ describe("fromPiAi failures are data", () => {
     expect(finalMessage(events)).toStrictEqual(failedMessage(thinking.model, "anthropic-messages", "anthropic", `401 ${JSON.stringify(redacted)}`));
   });
 
+  // With no apiKey given, pi-ai takes the provider's key from its environment variable, and the
+  // error text went out with it whole: only the patterns of a few providers' keys were blanked.
+  it("an HTTP 401 that quotes the key pi-ai took from the environment is an error message with the key blanked", async () => {
+    const environmentKey = "env-key-0042-do-not-leak";
+    vi.stubEnv("ANTHROPIC_API_KEY", environmentKey);
+    vi.stubEnv("ANTHROPIC_OAUTH_TOKEN", "");
+    const body = { type: "error", error: { type: "authentication_error", message: `invalid x-api-key ${environmentKey}` } };
+    server = await startReplayServer([{ kind: "http-error", status: 401, body }]);
+    const model = fromPiAi(piAiTestModel(thinking, originOf(server)), { maxRetries: 0 });
+    const events = await lastValueFrom(model.stream(question, { signal: new AbortController().signal }).pipe(toArray()));
+    const redacted = { ...body, error: { ...body.error, message: "invalid x-api-key [redacted]" } };
+    expect(finalMessage(events)).toStrictEqual(failedMessage(thinking.model, "anthropic-messages", "anthropic", `401 ${JSON.stringify(redacted)}`));
+  });
+
   it("an HTTP 500 from Anthropic is an error message", async () => {
     const body = { type: "error", error: { type: "api_error", message: "Internal server error" } };
     server = await startReplayServer([{ kind: "http-error", status: 500, body }]);
