@@ -100,7 +100,7 @@ describe("JsonlTranscriptStore", () => {
     const fifo = join(folder, "fifo.jsonl");
     execFileSync("mkfifo", [fifo]);
     const notFile = `${fifo}: not a regular file (a FIFO, a device or a socket) is where the transcript should be; a transcript is a file of JSON lines.`;
-    const waited = new Promise<string>((resolve) => setTimeout(() => resolve("still waiting after 5 s"), 5000).unref());
+    const waited = new Promise<string>((resolve) => setTimeout(() => resolve("still waiting after 10 s"), 10_000).unref());
     const loaded = new JsonlTranscriptStore(fifo).load().then(
       () => "loaded",
       (error: Error) => error.message,
