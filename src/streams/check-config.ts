@@ -116,8 +116,13 @@ export function checkPrompts(prompts: unknown, caller = "agentLoop", maxJsonDept
  * undefined for a message: the shape `checkPrompts` asks of a prompt, and its depth.
  */
 export function problemOfMessage(value: unknown, maxJsonDepth: number = MAX_JSON_DEPTH): string | undefined {
+  return problemOfMessageShape(value) ?? problemOfDepth(value, maxJsonDepth);
+}
+
+/** What is wrong with the shape of a value taken as a message (`problemOfMessage` without the depth), or undefined for a message. */
+export function problemOfMessageShape(value: unknown): string | undefined {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return `is ${describe(value)}`;
-  return problemOfPrompt(value) ?? problemOfDepth(value, maxJsonDepth);
+  return problemOfPrompt(value);
 }
 
 /** What is wrong with one prompt element, or undefined for a message. */

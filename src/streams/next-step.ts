@@ -6,6 +6,7 @@ import { newMessages, type RunState } from "./run-state.js";
 import { jsonDepthOf, nestsDeeperThan, tooDeepText } from "../util/json-depth.js";
 import { synchronousAnswer } from "../util/synchronous-answer.js";
 import { markQueued } from "./queued-from.js";
+import { problemOfMessageShape } from "./check-config.js";
 
 /** What a turn decides: another turn that starts with `pending`, or the end of the run, and why. */
 export type NextStep = NextTurnStep | EndStep;
@@ -121,9 +122,11 @@ export function nextStep(run: RunState, outcome: TurnOutcome, hookAnswer?: HookA
 
 /**
  * A queue's next messages, or the end of the run when the caller's queue throws or hands out a
- * message nested deeper than `maxJsonDepth` (the transcript, the wire and the stores would
- * overflow the stack writing it out). An `Agent`'s own queues were checked on `steer` and
- * `followUp`; this catches a caller's queue or Observable given to `agentLoop`.
+ * value that is not a message: nested deeper than `maxJsonDepth` (the transcript, the wire and
+ * the stores would overflow the stack writing it out), not a message at all (a number, no role:
+ * it went into the transcript as it was), or one that cannot be read (a getter that throws). An
+ * `Agent`'s own queues were checked on `steer` and `followUp`; this catches a caller's queue or
+ * Observable given to `agentLoop`.
  */
 export function drain(queue: DrainableQueue, mode: QueueMode | undefined, name: "steering" | "follow-up", config: { readonly maxJsonDepth?: number }): AgentMessage[] | EndStep {
   let messages: AgentMessage[];
@@ -135,12 +138,22 @@ export function drain(queue: DrainableQueue, mode: QueueMode | undefined, name: 
   if (messages.length === 0) return messages;
   const limit = jsonDepthOf(config);
   for (let index = 0; index < messages.length; index++) {
-    if (nestsDeeperThan(messages[index], limit)) {
-      return { type: "end", reason: "failed", errorMessage: `The ${name} queue gave a message whose values ${tooDeepText(limit)}; what it gave was not added.` };
-    }
+    const problem = problemOfQueued(messages[index], limit);
+    if (problem !== undefined) return { type: "end", reason: "failed", errorMessage: `The ${name} queue gave a message ${problem}; what it gave was not added.` };
   }
   markQueued(messages, name === "steering" ? "steering" : "followUp");
   return messages;
+}
+
+/** What keeps a queued value out of the transcript, as the end of "a message …", or undefined for a message. */
+function problemOfQueued(message: unknown, limit: number): string | undefined {
+  try {
+    if (nestsDeeperThan(message, limit)) return `whose values ${tooDeepText(limit)}`;
+    const problem = problemOfMessageShape(message);
+    return problem === undefined ? undefined : `that ${problem}`;
+  } catch (error) {
+    return `that could not be read (${errorText(error)})`;
+  }
 }
 
 // One object per reason, not one per run: the ends without an error message carry nothing else.

@@ -5,6 +5,7 @@ import { endBeforeHook, type HookAnswer, nextStep, type NextStep, type TurnOutco
 import type { RunState } from "../../src/streams/run-state.js";
 import type { AgentLoopConfig, DrainableQueue } from "../../src/types.js";
 import { assistantMessage, text, toolCall, toolResultMessage, userMessage } from "../testing/fixtures.js";
+import { throwingGetter } from "../helpers/unreadable-values.js";
 
 const steer = userMessage("steer");
 const follow = userMessage("follow");
@@ -66,6 +67,19 @@ const cases: Case[] = [
   { name: "an answer without tool calls and nothing queued", expected: { type: "end", reason: "idle" } },
   { name: "a steering queue whose drain throws", run: { steering: throwing }, expected: { type: "end", reason: "failed", errorMessage: "The steering queue failed: store down" } },
   { name: "a follow-up queue whose drain throws", run: { followUp: throwing }, expected: { type: "end", reason: "failed", errorMessage: "The follow-up queue failed: store down" } },
+  // Each went into the transcript as it was (and from there to the stores and every client); the
+  // one whose role getter throws failed the run with the getter's bare text.
+  { name: "a follow-up queue that hands out a number", run: { followUp: queueOf(42 as never) }, expected: { type: "end", reason: "failed", errorMessage: "The follow-up queue gave a message that is 42; what it gave was not added." } },
+  {
+    name: "a steering queue that hands out a message without a role",
+    run: { steering: queueOf({ content: "hi", timestamp: 0 } as never) },
+    expected: { type: "end", reason: "failed", errorMessage: "The steering queue gave a message that has no role (role: undefined); what it gave was not added." },
+  },
+  {
+    name: "a follow-up queue that hands out a message whose role cannot be read",
+    run: { followUp: queueOf(throwingGetter("role", "role gone") as never) },
+    expected: { type: "end", reason: "failed", errorMessage: "The follow-up queue gave a message that could not be read (role gone); what it gave was not added." },
+  },
 ];
 
 describe("nextStep", () => {
