@@ -5,6 +5,7 @@ import { runChatCommand } from "./chat-commands.js";
 import { isChatId, parseChatRequest, readBody, type Refusal } from "./chat-request.js";
 import { toServerSentEvents, toUIMessageStream, UI_MESSAGE_STREAM_HEADERS, type UIMessageStreamOptions } from "./to-ui-message-stream.js";
 import { errorText } from "../util/error-text.js";
+import { problemOfAgent } from "../agent/problem-of-agent.js";
 
 export interface ChatHandlerOptions {
   /**
@@ -189,6 +190,8 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       .then(
         (agent): Chat | Refusal => {
           if (!agent) return { status: 404, message: `No chat "${chatId}" here, and the server would not create it.` };
+          const problem = problemOfAgent(agent);
+          if (problem !== undefined) return { status: 500, message: `createAgent failed: it returned ${problem}.` };
           const chat: Chat = { agent, run: undefined };
           chats.set(chatId, chat);
           return chat;

@@ -6,6 +6,7 @@ import { RedisTranscriptStore } from "./redis-transcript-store.js";
 import type { SessionFrames } from "./session-frames.js";
 import type { SessionKeys } from "./session-keys.js";
 import { SessionRunner, transcriptLostText } from "./session-runner.js";
+import { problemOfAgent } from "../agent/problem-of-agent.js";
 
 /** What watching clients read in `agent_end.errorMessage` when a process takes over a run whose runner died. */
 export const TAKEOVER_TEXT = "The process running this session stopped before the run ended; another process took the session over.";
@@ -77,6 +78,8 @@ export async function takeLease(session: LeaseTaker, leftOff = false): Promise<S
   let agent: Agent;
   try {
     agent = await context.createAgent(session.id, store);
+    const problem = problemOfAgent(agent);
+    if (problem !== undefined) throw new TypeError(`it returned ${problem}.`);
   } catch (error) {
     context.unlisten(keys.commands);
     await redis.rxagentReleaseLease(keys.lease, keys.meta, keys.queue, token, 0, 0, keys.frames);

@@ -16,6 +16,7 @@ import type { HostedSession } from "./hosted-session.js";
 import { errorFrame, SessionHub } from "./session-hub.js";
 import { pageOrigins, type UpgradePolicy, type UpgradeRefusal, verifyUpgrade } from "./verify-upgrade.js";
 import type { AgentServer, ServeAgentsOptions } from "./serve-agents-options.js";
+import { problemOfAgent } from "../agent/problem-of-agent.js";
 
 export type { AgentServer, ServeAgentsOptions, SessionInfo } from "./serve-agents-options.js";
 
@@ -232,6 +233,8 @@ export async function serveAgents(options: ServeAgentsOptions): Promise<AgentSer
     if (sessions.size + pending.size >= maxSessions && !evictOne()) return "session_limit";
     const creation = options.hostSession ? hosted(sessionId, request) : Promise.resolve(options.createAgent(sessionId, request)).then((agent) => {
       if (!agent) return "unknown_session" as const;
+      const problem = problemOfAgent(agent);
+      if (problem !== undefined) throw new TypeError(`it returned ${problem}.`);
       if (closing) {
         // Made while the server shut down: it never joins, but its owner still hears it closed.
         callDetached("onSessionClose", options.onSessionClose, [sessionId, agent], warn);

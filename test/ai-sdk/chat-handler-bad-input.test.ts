@@ -18,6 +18,7 @@ describe("the chat handler's answers to bad requests", () => {
       createAgent: (chatId) => {
         if (chatId.startsWith("unknown")) return undefined;
         if (chatId === "throws") throw new Error("no model configured");
+        if (chatId === "not-an-agent") return { prompt: () => undefined } as unknown as Agent;
         created.push(chatId);
         return new Agent({ model: scriptedModel(chatId === "slow" ? [{ content: [{ type: "text", text: "a b c" }], delay: 2000 }] : ["fine"], { scheduler: asyncScheduler }) });
       },
@@ -71,6 +72,8 @@ describe("the chat handler's answers to bad requests", () => {
     expect((await fetch(`${server.url}/api/chat/never/stream`)).status).toBe(204);
     await expectRefusal(await post(JSON.stringify({ type: "abort" }), "/api/chat/never/commands"), 404, 'No chat "never" here.');
     await expectRefusal(await post(chatBody("throws", "hi")), 500, "createAgent failed: no model configured");
+    // Before, its first use failed with a TypeError that named neither createAgent nor the Agent.
+    await expectRefusal(await post(chatBody("not-an-agent", "hi")), 500, "createAgent failed: it returned an object without subscribe(), not an Agent.");
   });
 
   it("answers 405 for a wrong method, 404 past its routes, and leaves other paths to the server", async () => {

@@ -277,6 +277,24 @@ describe.skipIf(!hasRedisServer)("sessions on Redis: bad input and odd states", 
     expect(String(heard[0])).toBe("Error: The session moved to another process: this process lost its lease, so its run stopped here.");
   }, 30_000);
 
+  // Its first use failed far from the factory: "Cannot read properties of undefined (reading 'subscribe')".
+  it("a createAgent that returns something that is not an Agent: the prompt that needs it gets an error saying so", async () => {
+    const sessions = redisSessions({ redis: redisServer.url, leaseMs: 1000, onWarning: () => undefined, createAgent: () => ({}) as Agent });
+    const server = await serveAgents({ port: 0, ...sessions.serveOptions });
+    closing.push(async () => {
+      await server.close();
+      await sessions.close();
+    });
+    const client = await RawClient.open(server.url);
+    clients.push(client);
+    expect(await client.request({ type: "attach", session: "not-an-agent" })).toMatchObject({ type: "ack" });
+    expect(await client.request({ type: "prompt", input: "go" })).toMatchObject({
+      type: "error",
+      code: "internal",
+      message: "createAgent failed: it returned an object without subscribe(), not an Agent.",
+    });
+  }, 30_000);
+
   it("Redis down: attaching gets an error naming the cause, and the server keeps serving", async () => {
     const lonely = await RedisServerProcess.start();
     const warnings: string[] = [];

@@ -132,6 +132,17 @@ describe("sessions", () => {
   });
 });
 
+describe("a createAgent that answers something that is not an Agent", () => {
+  // Its first use failed far from the factory: "Cannot read properties of undefined (reading 'subscribe')".
+  it("is answered with an error that says what it returned, and the server goes on", async () => {
+    const { url } = await start({ createAgent: (sessionId) => (sessionId === "number" ? (42 as unknown as Agent) : sessionId === "object" ? ({} as Agent) : new Agent({ model: scriptedModel(["fine"]) })) });
+    const client = await open(url);
+    expect(await client.request({ type: "attach", session: "number" })).toMatchObject({ type: "error", code: "internal", message: "createAgent failed: it returned a number, not an Agent." });
+    expect(await client.request({ type: "attach", session: "object" })).toMatchObject({ message: "createAgent failed: it returned an object without subscribe(), not an Agent." });
+    expect(await client.request({ type: "attach", session: "fine" })).toMatchObject({ type: "ack" });
+  });
+});
+
 describe("a session whose events hold what JSON cannot write", () => {
   // The event's JSON.stringify threw: the hub dropped the session's clients, the snapshot they
   // reconnected to threw again, and the session could not be watched or prompted any more.
