@@ -25,12 +25,17 @@ export function answerOfHook<Answer, Outcome>(
   cancelled$?: Observable<string>,
 ): Outcome | Observable<Outcome> {
   let answer: HookResult<Answer | undefined>;
+  let pending: boolean;
   try {
     answer = call();
+    // Telling a Promise or an Observable from a value reads the answer (`then`, `instanceof`):
+    // one that throws as it is read (a revoked Proxy) is the hook's failure, not the run's.
+    pending = isPendingHookResult(answer);
   } catch (error) {
     return outcomes.failed(error);
   }
-  if (!isPendingHookResult(answer)) return outcomes.answered(answer);
+  // `pending` is isPendingHookResult's answer, kept from inside the try: a plain value here.
+  if (!pending) return outcomes.answered(answer as Answer | undefined);
   return race(
     (cancelled$ ? race(interruption.reason$, cancelled$) : interruption.reason$).pipe(map((reason) => outcomes.interrupted(reason))),
     fromHookResult(answer).pipe(

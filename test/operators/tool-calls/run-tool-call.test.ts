@@ -9,7 +9,7 @@ import type { AgentEvent, AgentTool, AgentToolResult, ToolExecuteResult } from "
 import { marbles } from "../../helpers/marbles.js";
 import { lettered, userMessage } from "../../testing/fixtures.js";
 import { call, runToolTurn, runToolTurnAsync } from "./run-tools.js";
-import { throwingGetter } from "../../helpers/unreadable-values.js";
+import { hostileProxy, throwingGetter } from "../../helpers/unreadable-values.js";
 
 function toolReturning(name: string, execute: (update: (partial: AgentToolResult) => void) => ToolExecuteResult): AgentTool {
   return defineTool({ name, description: name, parameters: Type.Object({}), execute: (_id, _args, { update }) => execute(update) });
@@ -161,6 +161,14 @@ describe("running tool calls", () => {
 
   describe("afterToolCall", () => {
     const plain = () => toolReturning("plain", () => textResult("original", { n: 1 }));
+
+    // Telling a Promise or an Observable from a plain answer read the Proxy outside any try: the
+    // whole run failed (the property test of hook answers found it on Node 24, in CI).
+    it("answers an override that is a Proxy whose traps throw with an error result for the call, and the run goes on", () => {
+      const turn = runToolTurn([plain()], [call("plain", {}, "a")], { afterToolCall: () => hostileProxy() as never });
+      expect(turn.texts).toStrictEqual(['afterToolCall failed for tool "plain": proxy refused getPrototypeOf']);
+      expect([turn.results[0]!.isError, turn.modelCalls]).toStrictEqual([true, 2]);
+    });
 
     // A details getter that threw as the override was checked failed the whole run.
     it("answers an override that cannot be read with an error result for the call, and the run goes on", () => {
