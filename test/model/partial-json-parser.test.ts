@@ -93,6 +93,14 @@ describe("PartialJsonParser, read fragment by fragment", () => {
     );
   });
 
+  // The oracle took the u after an escaped backslash for a \u escape cut short and dropped it;
+  // the property above failed on it for one seed in a CI run.
+  it("keeps the u after an escaped backslash at the end of a prefix, as the oracle now does", () => {
+    for (const prefix of ['"\\\\u', '["a\\\\u', '"\\\\u0']) {
+      expect([parsedInFragments(prefix, []).value(), oldParsePartialJson(prefix)]).toStrictEqual(Array(2).fill(JSON.parse(`${prefix}"${prefix.startsWith("[") ? "]" : ""}`)));
+    }
+  });
+
   it("ends with exactly what JSON.parse gives for the whole text", () => {
     fc.assert(
       fc.property(jsonText, fc.array(fc.nat(), { maxLength: 8 }), (text, cutSeeds) => {
