@@ -1,5 +1,6 @@
 import type { MonoTypeOperatorFunction } from "rxjs";
 import { Observable } from "rxjs";
+import type { AssistantMessage } from "../types/messages.js";
 import type { ModelErrorEvent, ModelEvent } from "../types/model.js";
 
 /**
@@ -12,7 +13,7 @@ export class FailedBeforeContent extends Error {
     readonly held: readonly ModelEvent[],
     readonly event: ModelErrorEvent,
   ) {
-    super(errorMessageOf(event));
+    super(errorMessageOf(event.error));
     this.name = new.target.name;
   }
 }
@@ -74,8 +75,8 @@ export function failBeforeContent(handOver: (event: ModelErrorEvent) => boolean)
     });
 }
 
-/** The failed call's `errorMessage` when it is text, for the error's own message. */
-export function errorMessageOf(event: ModelErrorEvent): string {
-  const message: unknown = event.error.errorMessage;
-  return typeof message === "string" ? message : "Model call failed";
+/** A failed call's `errorMessage` when it is text, else a stand-in: what retries and fallbacks report of it. */
+export function errorMessageOf(message: AssistantMessage): string {
+  const errorMessage: unknown = message.errorMessage;
+  return typeof errorMessage === "string" ? errorMessage : "Model call failed";
 }

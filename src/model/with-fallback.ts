@@ -3,7 +3,7 @@ import { catchError, defer, map, throwError } from "rxjs";
 import type { AssistantMessage, FailedModelCall } from "../types/messages.js";
 import type { LlmContext, Model, ModelErrorEvent, ModelEvent, ModelStreamOptions } from "../types/model.js";
 import { withMessageFields } from "../util/shared-content.js";
-import { FailedBeforeContent, failBeforeContent } from "./fail-before-content.js";
+import { errorMessageOf, FailedBeforeContent, failBeforeContent } from "./fail-before-content.js";
 import { hasUsage, spentBy } from "./run-usage.js";
 
 export interface FallbackOptions {
@@ -55,7 +55,7 @@ export function withFallback(models: readonly [Model, ...Model[]], options: Fall
 }
 
 function failedCall(message: AssistantMessage): FailedModelCall {
-  const failed: FailedModelCall = { provider: message.provider, model: message.model, errorMessage: typeof message.errorMessage === "string" ? message.errorMessage : "Model call failed" };
+  const failed: FailedModelCall = { provider: message.provider, model: message.model, errorMessage: errorMessageOf(message) };
   // Its retries and, for a withFallback inside, the calls it fell back from: the run's bill counts them (runUsage).
   const usage = spentBy(message);
   if (hasUsage(usage)) failed.usage = usage;

@@ -138,7 +138,7 @@ function withRetriedUsage(event: ModelEvent, retriedUsage: Usage | undefined): M
 }
 
 function gaveUp(event: ModelErrorEvent, attempts: number): ModelErrorEvent {
-  const errorMessage = `${errorMessageOf(event)} (gave up after ${attempts} attempts)`;
+  const errorMessage = `${errorMessageOf(event.error)} (gave up after ${attempts} attempts)`;
   return { ...event, error: { ...event.error, errorMessage } };
 }
 
